@@ -1,0 +1,121 @@
+// Builds the whole server: data dir, the three API families, the router and Deno.serve, with a
+// graceful shutdown that ends open streams, finishes in-flight requests and closes the log.
+
+import type { Config } from "./config.ts";
+import { type Logger } from "./log.ts";
+import { type Route, Router } from "./router.ts";
+import { DataDir } from "./store/mod.ts";
+import { envDurationMs, envInt } from "./config.ts";
+import { createRegistryApi } from "../routes/registry/mod.ts";
+import { createAuthMethodsApi } from "../routes/authmethods/mod.ts";
+import { createEventsApi } from "../routes/events/mod.ts";
+import { createServerApi } from "../routes/server/mod.ts";
+import { createTestingApi } from "../routes/testing/mod.ts";
+import { renderRegistryError } from "../routes/registry/errors.ts";
+import { renderAuthError } from "../routes/authmethods/errors.ts";
+import { renderEventsError } from "../routes/events/errors.ts";
+import { renderServerError } from "../routes/server/errors.ts";
+
+/** What every API family receives when it is created. */
+export interface AppContext {
+  config: Config;
+  data: DataDir;
+  logger: Logger;
+  /** Aborted when shutdown begins: long-lived responses (streams) end their bodies cleanly. */
+  shutdownSignal: AbortSignal;
+  /** Lines meant for the operator (e.g. a generated admin password), printed to stdout. */
+  announce(line: string): void;
+}
+
+/** One API family: its routes, and what to do at shutdown. */
+export interface ApiModule {
+  routes: Route[];
+  close?(): Promise<void> | void;
+}
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  data: DataDir;
+  /** Stops accepting, ends streams, waits for in-flight requests (up to the grace period), closes the data dir. */
+  shutdown(): Promise<void>;
+  finished: Promise<void>;
+}
+
+export async function startServer(
+  config: Config,
+  logger: Logger,
+  announce: (line: string) => void = console.log,
+): Promise<RunningServer> {
+  const data = await DataDir.open(config.dataDir, {
+    rootKey: config.env.WHARF_ROOT_KEY,
+    checkpointMs: envDurationMs(config.env, "WHARF_CHECKPOINT_INTERVAL", 1000),
+    log: {
+      segmentBytes: envInt(config.env, "WHARF_EVENTS_SEGMENT_BYTES", 64 * 1024 * 1024, 1024),
+      segmentIndexes: envInt(config.env, "WHARF_EVENTS_SEGMENT_INDEXES", 10_000, 1),
+      retainIndexes: envInt(config.env, "WHARF_EVENTS_RETAIN_INDEXES", 100_000, 1),
+      retainBytes: envInt(config.env, "WHARF_EVENTS_RETAIN_BYTES", 1024 * 1024 * 1024, 1),
+      pinBytes: envInt(config.env, "WHARF_EVENTS_PIN_BYTES", 1024 * 1024 * 1024, 0),
+    },
+  });
+  const shutdown = new AbortController();
+  const ctx: AppContext = { config, data, logger, shutdownSignal: shutdown.signal, announce };
+  let modules: ApiModule[];
+  try {
+    modules = [
+      await createServerApi(ctx),
+      ...(config.testRoutes ? [await createTestingApi(ctx)] : []),
+      await createEventsApi(ctx),
+      await createAuthMethodsApi(ctx),
+      // The registry owns root paths (/:user/:box), so its routes are matched last.
+      await createRegistryApi(ctx),
+    ];
+  } catch (err) {
+    await data.close();
+    throw err;
+  }
+  const router = new Router(modules.flatMap((m) => m.routes), {
+    renderers: {
+      registry: renderRegistryError,
+      auth: renderAuthError,
+      events: renderEventsError,
+      server: renderServerError,
+    },
+    logger,
+    maxBodyBytes: config.maxBodyBytes,
+    trustProxy: config.trustProxy,
+  });
+
+  let resolveListening!: (addr: Deno.NetAddr) => void;
+  const listening = new Promise<Deno.NetAddr>((r) => (resolveListening = r));
+  const server = Deno.serve({
+    hostname: config.host,
+    port: config.port,
+    onListen: (addr) => resolveListening(addr as Deno.NetAddr),
+    onError: (err) => {
+      logger.error("unhandled server error", { error: String(err) });
+      return new Response("Internal error", { status: 500 });
+    },
+  }, (request, info) => router.handle(request, (info.remoteAddr as Deno.NetAddr).hostname));
+  const addr = await listening;
+
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= (async () => {
+      shutdown.abort();
+      const grace = new Promise<void>((r) => setTimeout(r, config.shutdownGraceMs));
+      await Promise.race([server.shutdown(), grace]);
+      for (const m of modules) await m.close?.();
+      await data.close();
+    })();
+    return stopping;
+  };
+  const host = addr.hostname.includes(":") ? `[${addr.hostname}]` : addr.hostname;
+  return {
+    url: `http://${host}:${addr.port}`,
+    port: addr.port,
+    data,
+    shutdown: stop,
+    finished: server.finished,
+  };
+}

@@ -1,0 +1,104 @@
+// HTTP helpers shared by every family: request context, JSON bodies with size limits, JSON responses.
+
+import { ApiError } from "./errors.ts";
+
+export type Family = "registry" | "auth" | "events" | "server";
+
+export interface RequestContext {
+  request: Request;
+  url: URL;
+  /** Path parameters, percent-decoded. */
+  params: Record<string, string>;
+  requestId: string;
+  /** The client address (first X-Forwarded-For hop only when WHARF_TRUST_PROXY is on). */
+  clientIp: string;
+  family: Family;
+  /** The route's body limit in bytes. */
+  maxBodyBytes: number;
+}
+
+export type Handler = (ctx: RequestContext) => Response | Promise<Response>;
+
+const decoder = new TextDecoder();
+
+/** Reads the body up to `limit` bytes; 413 past it. */
+export async function readBody(request: Request, limit: number): Promise<Uint8Array> {
+  const declared = request.headers.get("Content-Length");
+  if (declared !== null && Number(declared) > limit) throw tooLarge(limit);
+  if (!request.body) return new Uint8Array(0);
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of request.body) {
+    size += chunk.length;
+    if (size > limit) throw tooLarge(limit);
+    chunks.push(chunk);
+  }
+  const out = new Uint8Array(size);
+  let offset = 0;
+  for (const c of chunks) {
+    out.set(c, offset);
+    offset += c.length;
+  }
+  return out;
+}
+
+function tooLarge(limit: number): ApiError {
+  return new ApiError(413, `Request body too large: the limit is ${limit} bytes`);
+}
+
+/**
+ * Parses a JSON body. An empty body gives `undefined` (callers decide whether that is allowed);
+ * malformed JSON is a 400 whose message names the problem.
+ */
+export async function readJson(ctx: RequestContext, limit = ctx.maxBodyBytes): Promise<unknown> {
+  const bytes = await readBody(ctx.request, limit);
+  if (bytes.length === 0) return undefined;
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw new ApiError(400, "Request body is not valid UTF-8");
+  }
+  if (text.trim() === "") return undefined;
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new ApiError(400, `Request body is not valid JSON: ${(err as Error).message}`, {
+      details: { malformedJson: true },
+    });
+  }
+}
+
+/** Reads the body as text (for HCL and other non-JSON bodies). */
+export async function readText(ctx: RequestContext, limit = ctx.maxBodyBytes): Promise<string> {
+  return decoder.decode(await readBody(ctx.request, limit));
+}
+
+export function json(body: unknown, status = 200, headers: HeadersInit = {}): Response {
+  const h = new Headers(headers);
+  if (!h.has("Content-Type")) h.set("Content-Type", "application/json");
+  return new Response(JSON.stringify(body), { status, headers: h });
+}
+
+export function text(body: string, status = 200, headers: HeadersInit = {}): Response {
+  const h = new Headers(headers);
+  if (!h.has("Content-Type")) h.set("Content-Type", "text/plain; charset=utf-8");
+  return new Response(body, { status, headers: h });
+}
+
+/** The first value of a bearer Authorization header, or undefined. */
+export function bearerToken(request: Request): string | undefined {
+  const auth = request.headers.get("Authorization");
+  const m = auth ? /^\s*bearer\s+(\S+)/i.exec(auth) : null;
+  return m?.[1];
+}
+
+/** scheme://host[:port] of this server as the client reached it (or WHARF_PUBLIC_URL). */
+export function baseUrl(ctx: RequestContext, publicUrl: string, trustProxy: boolean): string {
+  if (publicUrl) return publicUrl;
+  const proto = trustProxy ? ctx.request.headers.get("X-Forwarded-Proto")?.split(",")[0]?.trim() : undefined;
+  const host =
+    (trustProxy ? ctx.request.headers.get("X-Forwarded-Host")?.split(",")[0]?.trim() : undefined) ??
+      ctx.request.headers.get("Host") ?? ctx.url.host;
+  return `${proto ?? ctx.url.protocol.replace(":", "")}://${host}`;
+}

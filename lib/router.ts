@@ -1,0 +1,176 @@
+// The route table: method + URLPattern → handler, with 404/405/413/500 rendered in the shape of the
+// API family that owns the path, and one JSON access-log line per request.
+
+import { ApiError } from "./errors.ts";
+import type { Family, Handler, RequestContext } from "./http.ts";
+import type { Logger } from "./log.ts";
+import { randomBase62 } from "./ids.ts";
+
+export interface Route {
+  method: string | readonly string[];
+  /** A URLPattern pathname, e.g. "/v1/auth-methods/:id([^/:]+)\\:authenticate". */
+  path: string;
+  handler: Handler;
+  /** Body limit for this route (default: the server's). Streaming routes enforce their own. */
+  maxBodyBytes?: number;
+  /** Path parameters that are secrets (upload ids): replaced by "***" in the access log. */
+  secretParams?: readonly string[];
+}
+
+export type ErrorRenderer = (error: ApiError, requestId: string) => Response;
+
+interface CompiledRoute extends Route {
+  methods: ReadonlySet<string>;
+  pattern: URLPattern;
+  prefix: string;
+}
+
+export interface RouterOptions {
+  renderers: Record<Family, ErrorRenderer>;
+  logger: Logger;
+  maxBodyBytes: number;
+  trustProxy: boolean;
+}
+
+/** Which family owns a path (ARCHITECTURE.md, "Who owns a path"). */
+export function familyForPath(path: string): Family {
+  if (path.startsWith("/api/v1/") || path === "/api/v1") return "registry";
+  if (/^\/v1\/(auth-methods|scopes|accounts|users|auth-tokens)(\/|:|$)/.test(path)) return "auth";
+  if (path.startsWith("/v1/") || path === "/v1") return "events";
+  if (path === "/health" || path === "/authentication-complete" || path === "/authentication-error") {
+    return "server";
+  }
+  return "registry";
+}
+
+export class Router {
+  #routes: CompiledRoute[];
+  #options: RouterOptions;
+
+  constructor(routes: readonly Route[], options: RouterOptions) {
+    this.#options = options;
+    this.#routes = routes.map((r) => ({
+      ...r,
+      methods: new Set(typeof r.method === "string" ? [r.method] : r.method),
+      pattern: new URLPattern({ pathname: r.path }),
+      prefix: literalPrefix(r.path),
+    }));
+  }
+
+  /** Handles one request; never throws. */
+  async handle(request: Request, remoteAddr: string): Promise<Response> {
+    const started = performance.now();
+    const requestId = randomBase62(12);
+    const url = new URL(request.url);
+    const path = url.pathname.replace(/\/{2,}/g, "/");
+    const family = familyForPath(path);
+    let status = 500;
+    let logPath = path;
+    try {
+      const { route, params, allowed } = this.#match(path, request.method);
+      if (!route) {
+        if (allowed.size > 0) {
+          const allow = [...allowed].join(", ");
+          throw new ApiError(405, "Invalid method", { headers: { Allow: allow } });
+        }
+        throw new ApiError(404, `Not found: ${path}`);
+      }
+      logPath = redactPath(path, params, route.secretParams);
+      const ctx: RequestContext = {
+        request,
+        url,
+        params,
+        requestId,
+        clientIp: clientIp(request, remoteAddr, this.#options.trustProxy),
+        family,
+        maxBodyBytes: route.maxBodyBytes ?? this.#options.maxBodyBytes,
+      };
+      const declared = request.headers.get("Content-Length");
+      if (declared !== null && Number(declared) > ctx.maxBodyBytes) {
+        throw new ApiError(413, `Request body too large: the limit is ${ctx.maxBodyBytes} bytes`);
+      }
+      let response = await route.handler(ctx);
+      if (request.method === "HEAD" && !route.methods.has("HEAD") && response.body) {
+        await response.body.cancel();
+        response = new Response(null, { status: response.status, headers: response.headers });
+      }
+      status = response.status;
+      return response;
+    } catch (err) {
+      const apiError = err instanceof ApiError ? err : undefined;
+      if (!apiError) {
+        this.#options.logger.error("unhandled error", {
+          request_id: requestId,
+          error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
+          stack: err instanceof Error ? err.stack : undefined,
+        });
+      }
+      const rendered = this.#options.renderers[family](
+        apiError ?? new ApiError(500, `Internal error (request ${requestId})`),
+        requestId,
+      );
+      status = rendered.status;
+      return rendered;
+    } finally {
+      this.#options.logger.info("request", {
+        request_id: requestId,
+        method: request.method,
+        path: logPath,
+        status,
+        duration_ms: Math.round((performance.now() - started) * 100) / 100,
+      });
+    }
+  }
+
+  #match(path: string, method: string) {
+    const allowed = new Set<string>();
+    for (const route of this.#routes) {
+      if (!path.startsWith(route.prefix)) continue;
+      const m = route.pattern.exec({ pathname: path });
+      if (!m) continue;
+      const wanted = method === "HEAD" && !route.methods.has("HEAD") ? "GET" : method;
+      if (!route.methods.has(wanted)) {
+        for (const x of route.methods) allowed.add(x);
+        continue;
+      }
+      const params: Record<string, string> = {};
+      for (const [k, v] of Object.entries(m.pathname.groups)) {
+        if (v === undefined) continue;
+        try {
+          params[k] = decodeURIComponent(v);
+        } catch {
+          throw new ApiError(400, `malformed percent-encoding in path parameter ${k}`);
+        }
+      }
+      return { route, params, allowed };
+    }
+    return { route: undefined, params: {}, allowed };
+  }
+}
+
+function literalPrefix(path: string): string {
+  const m = /^[^:*(\\{]*/.exec(path);
+  return m ? m[0] : "";
+}
+
+function redactPath(
+  path: string,
+  params: Record<string, string>,
+  secret: readonly string[] | undefined,
+): string {
+  if (!secret?.length) return path;
+  let out = path;
+  for (const name of secret) {
+    const v = params[name];
+    if (v) out = out.split(encodeURIComponent(v)).join("***").split(v).join("***");
+  }
+  return out;
+}
+
+function clientIp(request: Request, remote: string, trustProxy: boolean): string {
+  if (trustProxy) {
+    const hop = request.headers.get("X-Forwarded-For")?.split(",")[0]?.trim();
+    if (hop) return hop;
+  }
+  return remote;
+}

@@ -1,0 +1,223 @@
+// Content-addressed blobs under data/blobs/: streamed in with all digests computed on the way, fsynced
+// and renamed into place before anything points at them; streamed out with Range, ETag and Content-Length.
+
+import { createHash, type Hash } from "node:crypto";
+import { ApiError } from "../errors.ts";
+import { ensureDir, removeTempFiles, syncDir, tempSuffix, writeAll } from "./fsutil.ts";
+
+export type DigestName = "md5" | "sha1" | "sha256" | "sha384" | "sha512";
+export const digestNames: readonly DigestName[] = ["md5", "sha1", "sha256", "sha384", "sha512"];
+
+export interface StoredBlob {
+  sha256: string;
+  size: number;
+  digests: Record<DigestName, string>;
+}
+
+export interface IngestOptions {
+  /** Bytes allowed; more fails with 413 and nothing is kept. */
+  maxBytes: number;
+  /** When given, the body must have this digest (hex, case-insensitive) or it fails with 422. */
+  expect?: { algorithm: DigestName; hex: string };
+  /** Message for a checksum mismatch, in the caller's words. */
+  mismatchMessage?: string;
+}
+
+const blobName = /^[0-9a-f]{64}$/;
+
+export class BlobStore {
+  readonly dir: string;
+  #tmpCounter = 0;
+
+  private constructor(dir: string) {
+    this.dir = dir;
+  }
+
+  static async open(dir: string): Promise<BlobStore> {
+    await ensureDir(`${dir}/tmp`);
+    await removeTempFiles(`${dir}/tmp`);
+    return new BlobStore(dir);
+  }
+
+  #path(sha256: string): string {
+    if (!blobName.test(sha256)) throw new RangeError("a blob name is 64 lowercase hex characters");
+    return `${this.dir}/${sha256.slice(0, 2)}/${sha256}`;
+  }
+
+  async has(sha256: string): Promise<boolean> {
+    try {
+      await Deno.stat(this.#path(sha256));
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async size(sha256: string): Promise<number | undefined> {
+    try {
+      return (await Deno.stat(this.#path(sha256))).size;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Streams `body` to a temp file while hashing, then makes it durable under its sha256. */
+  async ingest(body: ReadableStream<Uint8Array>, options: IngestOptions): Promise<StoredBlob> {
+    const tmp = `${this.dir}/tmp/${Date.now()}-${Deno.pid}-${++this.#tmpCounter}${tempSuffix}`;
+    const hashes = Object.fromEntries(digestNames.map((n) => [n, createHash(n)])) as Record<DigestName, Hash>;
+    const file = await Deno.open(tmp, { write: true, create: true, truncate: true, mode: 0o600 });
+    let size = 0;
+    let kept = false;
+    try {
+      for await (const chunk of body) {
+        size += chunk.length;
+        if (size > options.maxBytes) {
+          throw new ApiError(413, `upload exceeds the limit of ${options.maxBytes} bytes`);
+        }
+        for (const n of digestNames) hashes[n].update(chunk);
+        await writeAll(file, chunk);
+      }
+      await file.syncData();
+      file.close();
+      const digests = Object.fromEntries(digestNames.map((n) => [n, hashes[n].digest("hex")])) as Record<
+        DigestName,
+        string
+      >;
+      if (options.expect && digests[options.expect.algorithm] !== options.expect.hex.toLowerCase()) {
+        throw new ApiError(
+          422,
+          options.mismatchMessage ?? `checksum mismatch: the ${options.expect.algorithm} differs`,
+        );
+      }
+      const final = this.#path(digests.sha256);
+      await ensureDir(`${this.dir}/${digests.sha256.slice(0, 2)}`);
+      await Deno.rename(tmp, final);
+      await syncDir(`${this.dir}/${digests.sha256.slice(0, 2)}`);
+      kept = true;
+      return { sha256: digests.sha256, size, digests };
+    } finally {
+      try {
+        file.close();
+      } catch {
+        // already closed
+      }
+      if (!kept) await Deno.remove(tmp).catch(() => {});
+    }
+  }
+
+  /** A streamed response for the blob, honouring a single `Range: bytes=a-b`; 404 body when missing. */
+  async respond(sha256: string, request: Request, headers: HeadersInit = {}): Promise<Response> {
+    let file: Deno.FsFile;
+    try {
+      file = await Deno.open(this.#path(sha256), { read: true });
+    } catch {
+      throw new ApiError(404, "blob not found");
+    }
+    const { size } = await file.stat();
+    const out = new Headers(headers);
+    out.set("ETag", `"${sha256}"`);
+    out.set("Accept-Ranges", "bytes");
+    if (!out.has("Content-Type")) out.set("Content-Type", "application/octet-stream");
+    const inm = request.headers.get("If-None-Match");
+    if (inm && inm.split(",").some((t) => t.trim() === `"${sha256}"` || t.trim() === "*")) {
+      file.close();
+      return new Response(null, { status: 304, headers: out });
+    }
+    const range = parseRange(request.headers.get("Range"), size, request.headers.get("If-Range"), sha256);
+    if (range === "unsatisfiable") {
+      file.close();
+      out.set("Content-Range", `bytes */${size}`);
+      return new Response(null, { status: 416, headers: out });
+    }
+    const head = request.method === "HEAD";
+    if (!range) {
+      out.set("Content-Length", String(size));
+      if (head) {
+        file.close();
+        return new Response(null, { status: 200, headers: out });
+      }
+      return new Response(file.readable, { status: 200, headers: out });
+    }
+    const [start, end] = range;
+    out.set("Content-Range", `bytes ${start}-${end}/${size}`);
+    out.set("Content-Length", String(end - start + 1));
+    if (head) {
+      file.close();
+      return new Response(null, { status: 206, headers: out });
+    }
+    await file.seek(start, Deno.SeekMode.Start);
+    return new Response(limitStream(file, end - start + 1), { status: 206, headers: out });
+  }
+
+  /** Removes blobs not in `referenced` and older than `graceMs` (so in-flight uploads survive). */
+  async collectOrphans(referenced: ReadonlySet<string>, graceMs = 60_000): Promise<number> {
+    let removed = 0;
+    const now = Date.now();
+    for await (const shard of Deno.readDir(this.dir)) {
+      if (!shard.isDirectory || !/^[0-9a-f]{2}$/.test(shard.name)) continue;
+      for await (const entry of Deno.readDir(`${this.dir}/${shard.name}`)) {
+        if (!blobName.test(entry.name) || referenced.has(entry.name)) continue;
+        const path = `${this.dir}/${shard.name}/${entry.name}`;
+        const info = await Deno.stat(path).catch(() => undefined);
+        if (!info || now - (info.mtime?.getTime() ?? 0) < graceMs) continue;
+        await Deno.remove(path).catch(() => {});
+        removed++;
+      }
+    }
+    return removed;
+  }
+}
+
+/** Parses a single byte range; undefined = whole body. Multi-range requests get the whole body. */
+export function parseRange(
+  header: string | null,
+  size: number,
+  ifRange: string | null = null,
+  etag = "",
+): [number, number] | "unsatisfiable" | undefined {
+  if (!header) return undefined;
+  if (ifRange && ifRange !== `"${etag}"`) return undefined;
+  const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  if (!m) return undefined;
+  const [, a, b] = m;
+  if (a === "" && b === "") return undefined;
+  let start: number;
+  let end: number;
+  if (a === "") {
+    const suffix = Number(b);
+    if (suffix === 0) return "unsatisfiable";
+    start = Math.max(0, size - suffix);
+    end = size - 1;
+  } else {
+    start = Number(a);
+    end = b === "" ? size - 1 : Math.min(Number(b), size - 1);
+  }
+  if (start >= size || start > end) return "unsatisfiable";
+  return [start, end];
+}
+
+function limitStream(file: Deno.FsFile, length: number): ReadableStream<Uint8Array> {
+  let left = length;
+  return new ReadableStream<Uint8Array>({
+    type: "bytes",
+    async pull(controller) {
+      if (left <= 0) {
+        file.close();
+        controller.close();
+        return;
+      }
+      const buf = new Uint8Array(Math.min(left, 64 * 1024));
+      const n = await file.read(buf);
+      if (n === null || n === 0) {
+        file.close();
+        controller.close();
+        return;
+      }
+      left -= n;
+      controller.enqueue(buf.subarray(0, n));
+    },
+    cancel() {
+      file.close();
+    },
+  });
+}

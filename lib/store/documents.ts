@@ -1,0 +1,383 @@
+// JSON documents in collections: held in memory for reads, committed through the event log, and
+// checkpointed to data/<family>/<collection>/<id>.json by atomic replacement.
+
+import { type BatchBody, type CommittedBatch, type EventLog, type StreamEvent } from "./eventlog.ts";
+import { atomicWrite, ensureDir, removeTempFiles, syncDir } from "./fsutil.ts";
+import { KeyedLocks } from "./locks.ts";
+
+export type Json = Record<string, unknown>;
+
+export interface StoredDoc<T = Json> {
+  id: string;
+  /** Starts at 1 on create and grows by one per write: the compare-and-set token. */
+  version: number;
+  /** Log Index of the commit that wrote this state. */
+  index: number;
+  doc: T;
+}
+
+export interface DocWrite {
+  collection: string;
+  id: string;
+  /** The new full state, or null to delete. */
+  doc: Json | null;
+  /** Compare-and-set: the version the caller read (0 = must not exist). */
+  ifVersion?: number;
+}
+
+/** An event as producers give it; Index, Namespace and FilterKeys are filled in. */
+export interface EventInput {
+  Topic: string;
+  Type: string;
+  Key: string;
+  Namespace?: string;
+  FilterKeys?: string[] | null;
+  Payload: Record<string, unknown>;
+}
+
+export interface CommitPlan<R = unknown> {
+  writes?: DocWrite[];
+  events?: EventInput[];
+  /** Extra members kept in the log line for recovery only (never streamed). */
+  recovery?: Json;
+  result?: R;
+}
+
+/** A plan, or a function of the Index the commit will get (for CreateIndex/ModifyIndex fields). */
+export type PlanResult<R> = CommitPlan<R> | ((index: number) => CommitPlan<R>);
+
+export class VersionConflictError extends Error {
+  readonly collection: string;
+  readonly id: string;
+  readonly expected: number;
+  readonly current: number;
+  constructor(collection: string, id: string, expected: number, current: number) {
+    super(`version ${expected} of ${collection}/${id} is stale: current is ${current}`);
+    this.name = "VersionConflictError";
+    this.collection = collection;
+    this.id = id;
+    this.expected = expected;
+    this.current = current;
+  }
+}
+
+export interface DocChange {
+  collection: string;
+  id: string;
+  current: StoredDoc | undefined;
+  previous: StoredDoc | undefined;
+  index: number;
+}
+
+interface LoggedDoc {
+  c: string;
+  id: string;
+  v: number;
+  d: Json | null;
+}
+
+const collectionPattern = /^(registry|auth|cluster|test)\/[a-z][a-z0-9_-]{0,63}$/;
+const plainId = /^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,149}$/;
+const encoder = new TextEncoder();
+
+/** Maps any id to a safe file name: plain ids as-is, anything else as `~` + hex of its UTF-8. */
+export function fileNameForId(id: string): string {
+  if (id.length === 0) throw new RangeError("a document id must not be empty");
+  if (plainId.test(id) && !id.includes("..") && !id.endsWith(".tmp")) return `${id}.json`;
+  const bytes = encoder.encode(id);
+  if (bytes.length > 110) throw new RangeError("a document id must be at most 110 bytes when not plain");
+  return `~${[...bytes].map((b) => b.toString(16).padStart(2, "0")).join("")}.json`;
+}
+
+export function idForFileName(name: string): string | undefined {
+  if (!name.endsWith(".json")) return undefined;
+  const stem = name.slice(0, -5);
+  if (!stem.startsWith("~")) return stem;
+  const hex = stem.slice(1);
+  if (!/^([0-9a-f]{2})+$/.test(hex)) return undefined;
+  return new TextDecoder().decode(new Uint8Array(hex.match(/../g)!.map((h) => parseInt(h, 16))));
+}
+
+export function assertCollection(name: string): void {
+  if (!collectionPattern.test(name)) throw new RangeError(`invalid collection name ${JSON.stringify(name)}`);
+}
+
+export class DocumentStore {
+  readonly root: string;
+  readonly log: EventLog;
+  #collections = new Map<string, Map<string, StoredDoc>>();
+  #dirty = new Map<string, { collection: string; id: string }>();
+  #watchers = new Map<string, Set<(change: DocChange) => void>>();
+  #locks = new KeyedLocks();
+  #checkpointIndex = 0;
+  #checkpointing: Promise<void> | undefined;
+
+  private constructor(root: string, log: EventLog) {
+    this.root = root;
+    this.log = log;
+  }
+
+  /** Loads every document under `root`, then replays log lines after the manifest's checkpoint. */
+  static async open(root: string, log: EventLog): Promise<DocumentStore> {
+    const store = new DocumentStore(root, log);
+    await store.#load();
+    return store;
+  }
+
+  get checkpointIndex(): number {
+    return this.#checkpointIndex;
+  }
+
+  get dirtyCount(): number {
+    return this.#dirty.size;
+  }
+
+  async #load(): Promise<void> {
+    await ensureDir(this.root);
+    try {
+      const manifest = JSON.parse(await Deno.readTextFile(`${this.root}/manifest.json`));
+      this.#checkpointIndex = Number(manifest.checkpointIndex) || 0;
+    } catch (err) {
+      if (!(err instanceof Deno.errors.NotFound)) {
+        throw new Error(`cannot read ${this.root}/manifest.json: ${err}`);
+      }
+    }
+    await removeTempFiles(this.root);
+    for (const family of ["registry", "auth", "cluster", "test"]) {
+      const familyDir = `${this.root}/${family}`;
+      let entries: Deno.DirEntry[];
+      try {
+        entries = [...Deno.readDirSync(familyDir)];
+      } catch (err) {
+        if (err instanceof Deno.errors.NotFound) continue;
+        throw err;
+      }
+      for (const entry of entries) {
+        if (!entry.isDirectory) continue;
+        const collection = `${family}/${entry.name}`;
+        if (!collectionPattern.test(collection)) continue;
+        await this.#loadCollection(collection, `${familyDir}/${entry.name}`);
+      }
+    }
+    if (this.#checkpointIndex > this.log.lastIndex) {
+      throw new Error(
+        `documents are checkpointed at index ${this.#checkpointIndex} but the event log ends at ${this.log.lastIndex}`,
+      );
+    }
+    for await (const { line } of this.log.read(this.#checkpointIndex + 1)) {
+      const record = JSON.parse(line) as { Index: number; Docs?: LoggedDoc[] };
+      this.#applyDocs(record.Index, record.Docs ?? [], false);
+    }
+  }
+
+  async #loadCollection(collection: string, dir: string): Promise<void> {
+    const docs = this.#collection(collection);
+    await removeTempFiles(dir);
+    const names: string[] = [];
+    for (const entry of Deno.readDirSync(dir)) {
+      if (entry.isFile && entry.name.endsWith(".json")) names.push(entry.name);
+    }
+    const decoder = new TextDecoder();
+    for (const name of names) {
+      const id = idForFileName(name);
+      if (id === undefined) continue;
+      const text = decoder.decode(Deno.readFileSync(`${dir}/${name}`));
+      let stored: StoredDoc;
+      try {
+        stored = JSON.parse(text);
+      } catch {
+        throw new Error(`document ${dir}/${name} is not valid JSON`);
+      }
+      docs.set(stored.id, stored);
+    }
+  }
+
+  #collection(name: string): Map<string, StoredDoc> {
+    let docs = this.#collections.get(name);
+    if (!docs) {
+      assertCollection(name);
+      docs = new Map();
+      this.#collections.set(name, docs);
+    }
+    return docs;
+  }
+
+  get<T = Json>(collection: string, id: string): StoredDoc<T> | undefined {
+    return this.#collections.get(collection)?.get(id) as StoredDoc<T> | undefined;
+  }
+
+  /** Every document of a collection, in insertion order (no disk access). */
+  list<T = Json>(collection: string): IterableIterator<StoredDoc<T>> {
+    return (this.#collections.get(collection)?.values() ?? [].values()) as IterableIterator<StoredDoc<T>>;
+  }
+
+  count(collection: string): number {
+    return this.#collections.get(collection)?.size ?? 0;
+  }
+
+  /** Calls `listener` after every committed change to `collection`; returns unsubscribe. */
+  watch(collection: string, listener: (change: DocChange) => void): () => void {
+    assertCollection(collection);
+    let set = this.#watchers.get(collection);
+    if (!set) this.#watchers.set(collection, set = new Set());
+    set.add(listener);
+    return () => set.delete(listener);
+  }
+
+  /**
+   * Runs `plan` while holding `locks` (document keys like "registry/boxes/ID" or any uniqueness key),
+   * then commits its writes and events as one durable log batch. The plan reads current state with
+   * get/list; a thrown error aborts without writing. Resolves after the commit is durable.
+   */
+  async transact<R = undefined>(
+    locks: Iterable<string>,
+    plan: () => PlanResult<R> | Promise<PlanResult<R>>,
+  ): Promise<{ index: number; result: R }> {
+    const release = await this.#locks.acquire(locks);
+    try {
+      const planned = await plan();
+      let result: R | undefined;
+      const batch = await this.log.append(
+        (index) => {
+          const p = typeof planned === "function" ? planned(index) : planned;
+          result = p.result;
+          return this.#buildBody(index, p);
+        },
+        (committed) => this.#applyCommitted(committed),
+      );
+      return { index: batch.index, result: result as R };
+    } finally {
+      release();
+    }
+  }
+
+  #buildBody(index: number, plan: CommitPlan<unknown>): BatchBody {
+    const docs: LoggedDoc[] = [];
+    for (const w of plan.writes ?? []) {
+      const current = this.#collection(w.collection).get(w.id);
+      if (w.ifVersion !== undefined && (current?.version ?? 0) !== w.ifVersion) {
+        throw new VersionConflictError(w.collection, w.id, w.ifVersion, current?.version ?? 0);
+      }
+      if (w.doc !== null) fileNameForId(w.id);
+      if (w.doc === null && !current) continue;
+      docs.push({ c: w.collection, id: w.id, v: w.doc === null ? 0 : (current?.version ?? 0) + 1, d: w.doc });
+    }
+    const events = (plan.events ?? []).map((e) => toStreamEvent(e, index));
+    return { Events: events, ...(docs.length ? { Docs: docs } : {}), ...(plan.recovery ?? {}) };
+  }
+
+  #applyCommitted(batch: CommittedBatch): void {
+    this.#applyDocs(batch.index, (batch.record.Docs as LoggedDoc[] | undefined) ?? [], true);
+  }
+
+  #applyDocs(index: number, docs: LoggedDoc[], notify: boolean): void {
+    for (const d of docs) {
+      const coll = this.#collection(d.c);
+      const previous = coll.get(d.id);
+      let current: StoredDoc | undefined;
+      if (d.d === null) coll.delete(d.id);
+      else {
+        current = { id: d.id, version: d.v, index, doc: d.d };
+        coll.set(d.id, current);
+      }
+      this.#dirty.set(`${d.c}\u0000${d.id}`, { collection: d.c, id: d.id });
+      if (!notify) continue;
+      for (const w of this.#watchers.get(d.c) ?? []) {
+        try {
+          w({ collection: d.c, id: d.id, current, previous, index });
+        } catch {
+          // An index builder's bug must not break the commit path.
+        }
+      }
+    }
+  }
+
+  /** Create or replace one document, optionally compare-and-set; returns the stored state. */
+  async put(
+    collection: string,
+    id: string,
+    doc: Json,
+    options: { ifVersion?: number; events?: EventInput[] } = {},
+  ): Promise<StoredDoc> {
+    await this.transact([`${collection}/${id}`], () => ({
+      writes: [{
+        collection,
+        id,
+        doc,
+        ...(options.ifVersion !== undefined ? { ifVersion: options.ifVersion } : {}),
+      }],
+      events: options.events ?? [],
+    }));
+    return this.get(collection, id)!;
+  }
+
+  /** Delete one document; false when it did not exist. */
+  async delete(
+    collection: string,
+    id: string,
+    options: { ifVersion?: number; events?: EventInput[] } = {},
+  ): Promise<boolean> {
+    const existed = this.get(collection, id) !== undefined;
+    await this.transact([`${collection}/${id}`], () => ({
+      writes: [{
+        collection,
+        id,
+        doc: null,
+        ...(options.ifVersion !== undefined ? { ifVersion: options.ifVersion } : {}),
+      }],
+      events: options.events ?? [],
+    }));
+    return existed;
+  }
+
+  /** Writes every changed document to disk, then records the index they all reflect. */
+  checkpoint(): Promise<void> {
+    if (!this.#checkpointing) {
+      this.#checkpointing = this.#writeCheckpoint().finally(() => (this.#checkpointing = undefined));
+    }
+    return this.#checkpointing;
+  }
+
+  async #writeCheckpoint(): Promise<void> {
+    const upTo = this.log.lastIndex;
+    if (this.#dirty.size === 0 && upTo === this.#checkpointIndex) return;
+    const batch = [...this.#dirty.entries()];
+    this.#dirty.clear();
+    const folders = new Set<string>();
+    try {
+      for (const [, { collection, id }] of batch) {
+        const dir = `${this.root}/${collection}`;
+        const path = `${dir}/${fileNameForId(id)}`;
+        const stored = this.#collections.get(collection)?.get(id);
+        if (!folders.has(dir)) await ensureDir(dir);
+        folders.add(dir);
+        if (stored) await atomicWrite(path, encoder.encode(JSON.stringify(stored)), { syncFolder: false });
+        else {await Deno.remove(path).catch((e) => {
+            if (!(e instanceof Deno.errors.NotFound)) throw e;
+          });}
+      }
+      for (const dir of folders) await syncDir(dir);
+    } catch (err) {
+      for (const [key, value] of batch) if (!this.#dirty.has(key)) this.#dirty.set(key, value);
+      throw err;
+    }
+    await atomicWrite(
+      `${this.root}/manifest.json`,
+      encoder.encode(JSON.stringify({ checkpointIndex: upTo })),
+    );
+    this.#checkpointIndex = upTo;
+  }
+}
+
+/** Orders an event's keys as the stream emits them and stamps the batch Index. */
+export function toStreamEvent(e: EventInput, index: number): StreamEvent {
+  return {
+    Topic: e.Topic,
+    Type: e.Type,
+    Key: e.Key,
+    Namespace: e.Namespace ?? "",
+    FilterKeys: e.FilterKeys ?? null,
+    Index: index,
+    Payload: e.Payload,
+  };
+}

@@ -1,0 +1,89 @@
+// Opens a data directory: the event log, the documents checkpointed from it, blobs and usage counters.
+
+import { ConfigError } from "../errors.ts";
+import { Keyring, loadRootKey } from "../crypto.ts";
+import { EventLog, type EventLogOptions } from "./eventlog.ts";
+import { DocumentStore } from "./documents.ts";
+import { BlobStore } from "./blobs.ts";
+import { UsageCounters } from "./counters.ts";
+import { ensureDir } from "./fsutil.ts";
+
+export { EventLog } from "./eventlog.ts";
+export type { CommittedBatch, LogRecord, StreamEvent } from "./eventlog.ts";
+export { DocumentStore, VersionConflictError } from "./documents.ts";
+export type { CommitPlan, DocChange, DocWrite, EventInput, Json, StoredDoc } from "./documents.ts";
+export { BlobStore } from "./blobs.ts";
+export type { DigestName, StoredBlob } from "./blobs.ts";
+export { UsageCounters } from "./counters.ts";
+
+export interface DataDirOptions {
+  log?: Partial<EventLogOptions>;
+  rootKey?: string;
+  checkpointMs?: number;
+}
+
+export class DataDir {
+  readonly path: string;
+  readonly log: EventLog;
+  readonly store: DocumentStore;
+  readonly blobs: BlobStore;
+  readonly keys: Keyring;
+  #counters = new Map<string, UsageCounters>();
+  #timer: ReturnType<typeof setInterval> | undefined;
+  #closed = false;
+
+  private constructor(path: string, log: EventLog, store: DocumentStore, blobs: BlobStore, keys: Keyring) {
+    this.path = path;
+    this.log = log;
+    this.store = store;
+    this.blobs = blobs;
+    this.keys = keys;
+  }
+
+  /** Opens or creates `path`; throws ConfigError when it cannot be used. */
+  static async open(path: string, options: DataDirOptions = {}): Promise<DataDir> {
+    try {
+      await ensureDir(path);
+      const probe = `${path}/.write-probe`;
+      await Deno.writeTextFile(probe, "ok");
+      await Deno.remove(probe);
+    } catch (err) {
+      throw new ConfigError(`data dir ${path} is not usable: ${err instanceof Error ? err.message : err}`);
+    }
+    const keys = new Keyring(await loadRootKey(options.rootKey, `${path}/root.key`));
+    const log = await EventLog.open(`${path}/events`, options.log);
+    const store = await DocumentStore.open(path, log);
+    const blobs = await BlobStore.open(`${path}/blobs`);
+    const dir = new DataDir(path, log, store, blobs, keys);
+    const every = options.checkpointMs ?? 1000;
+    dir.#timer = setInterval(() => dir.#maintain().catch(() => {}), every);
+    return dir;
+  }
+
+  /** Usage counters named `name`, flushed with every checkpoint. */
+  async counters(name: string): Promise<UsageCounters> {
+    let c = this.#counters.get(name);
+    if (!c) {
+      c = await UsageCounters.open(`${this.path}/usage`, name);
+      this.#counters.set(name, c);
+    }
+    return c;
+  }
+
+  async #maintain(): Promise<void> {
+    if (this.#closed) return;
+    await this.store.checkpoint();
+    await this.log.applyRetention(this.store.checkpointIndex);
+    for (const c of this.#counters.values()) await c.flush();
+  }
+
+  /** Flushes everything and closes the log. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearInterval(this.#timer);
+    await this.log.close();
+    await this.store.checkpoint();
+    for (const c of this.#counters.values()) await c.flush();
+  }
+}

@@ -1,0 +1,49 @@
+// wharf entry point: configuration, data dir, the three API families, serve, graceful shutdown.
+
+import { loadConfig } from "./lib/config.ts";
+import { ConfigError } from "./lib/errors.ts";
+import { createLogger } from "./lib/log.ts";
+import { startServer } from "./lib/app.ts";
+
+async function main(): Promise<number> {
+  let config;
+  try {
+    config = loadConfig(Deno.args, Deno.env.toObject());
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(`wharf: ${err.message}`);
+      return 2;
+    }
+    throw err;
+  }
+  const logger = createLogger(config.logLevel);
+  let server;
+  try {
+    server = await startServer(config, logger);
+  } catch (err) {
+    if (
+      err instanceof ConfigError || err instanceof Deno.errors.AddrInUse ||
+      err instanceof Deno.errors.PermissionDenied
+    ) {
+      console.error(`wharf: ${err.message}`);
+      return 2;
+    }
+    console.error(`wharf: cannot start: ${err instanceof Error ? err.message : err}`);
+    return 2;
+  }
+  console.log(`wharf listening on ${server.url}`);
+  const onSignal = () => {
+    logger.info("shutting down");
+    server.shutdown().then(() => Deno.exit(0), (err) => {
+      logger.error("shutdown failed", { error: String(err) });
+      Deno.exit(1);
+    });
+  };
+  Deno.addSignalListener("SIGINT", onSignal);
+  Deno.addSignalListener("SIGTERM", onSignal);
+  await server.finished;
+  return 0;
+}
+
+const code = await main();
+if (code !== 0) Deno.exit(code);
