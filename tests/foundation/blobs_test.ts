@@ -1,0 +1,114 @@
+import { createHash } from "node:crypto";
+import { assert, assertEquals, assertRejects } from "../helpers/assert.ts";
+import { BlobStore, parseRange } from "../../lib/store/blobs.ts";
+import { ApiError } from "../../lib/errors.ts";
+
+function streamOf(bytes: Uint8Array, chunk = 1000): ReadableStream<Uint8Array> {
+  let offset = 0;
+  return new ReadableStream({
+    pull(c) {
+      if (offset >= bytes.length) return c.close();
+      c.enqueue(bytes.slice(offset, offset + chunk));
+      offset += chunk;
+    },
+  });
+}
+
+function filesUnder(dir: string): string[] {
+  const out: string[] = [];
+  for (const e of Deno.readDirSync(dir)) {
+    if (e.isDirectory) out.push(...filesUnder(`${dir}/${e.name}`));
+    else out.push(`${dir}/${e.name}`);
+  }
+  return out;
+}
+
+const data = new TextEncoder().encode("wharf blob ".repeat(1000));
+
+Deno.test("blobs: ingest computes every digest incrementally and stores by sha256", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const blobs = await BlobStore.open(dir);
+    const stored = await blobs.ingest(streamOf(data), { maxBytes: 1 << 20 });
+    for (const algo of ["md5", "sha1", "sha256", "sha384", "sha512"] as const) {
+      assertEquals(stored.digests[algo], createHash(algo).update(data).digest("hex"));
+    }
+    assertEquals(stored.size, data.length);
+    assert(await blobs.has(stored.sha256));
+    assertEquals(filesUnder(`${dir}/tmp`), []);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("blobs: an upload over the cap or with a wrong checksum leaves nothing behind", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const blobs = await BlobStore.open(dir);
+    await assertRejects(
+      () => blobs.ingest(streamOf(data), { maxBytes: 100 }),
+      (e) => e instanceof ApiError && e.status === 413,
+    );
+    await assertRejects(
+      () => blobs.ingest(streamOf(data), { maxBytes: 1 << 20, expect: { algorithm: "sha1", hex: "00".repeat(20) } }),
+      (e) => e instanceof ApiError && e.status === 422,
+    );
+    assertEquals(filesUnder(dir), []);
+    const ok = await blobs.ingest(streamOf(data), {
+      maxBytes: 1 << 20,
+      expect: { algorithm: "sha1", hex: createHash("sha1").update(data).digest("hex").toUpperCase() },
+    });
+    assert(await blobs.has(ok.sha256));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("blobs: respond streams the whole body, a Range as 206, HEAD without body, 416 past the end", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const blobs = await BlobStore.open(dir);
+    const { sha256 } = await blobs.ingest(streamOf(data), { maxBytes: 1 << 20 });
+    const whole = await blobs.respond(sha256, new Request("http://x/"));
+    assertEquals(whole.status, 200);
+    assertEquals(whole.headers.get("Content-Length"), String(data.length));
+    assertEquals(whole.headers.get("ETag"), `"${sha256}"`);
+    assertEquals(new Uint8Array(await whole.arrayBuffer()), data);
+    const part = await blobs.respond(sha256, new Request("http://x/", { headers: { Range: "bytes=10-19" } }));
+    assertEquals(part.status, 206);
+    assertEquals(part.headers.get("Content-Range"), `bytes 10-19/${data.length}`);
+    assertEquals(new Uint8Array(await part.arrayBuffer()), data.slice(10, 20));
+    const head = await blobs.respond(sha256, new Request("http://x/", { method: "HEAD" }));
+    assertEquals([head.status, head.body], [200, null]);
+    const past = await blobs.respond(sha256, new Request("http://x/", { headers: { Range: "bytes=999999-" } }));
+    assertEquals(past.status, 416);
+    const cached = await blobs.respond(sha256, new Request("http://x/", { headers: { "If-None-Match": `"${sha256}"` } }));
+    assertEquals(cached.status, 304);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("blobs: parseRange handles suffix, open-ended and invalid ranges", () => {
+  assertEquals(parseRange("bytes=-10", 100), [90, 99]);
+  assertEquals(parseRange("bytes=95-", 100), [95, 99]);
+  assertEquals(parseRange("bytes=0-1000", 100), [0, 99]);
+  assertEquals(parseRange("bytes=50-10", 100), "unsatisfiable");
+  assertEquals(parseRange("items=0-1", 100), undefined);
+  assertEquals(parseRange("bytes=0-1", 100, '"other"', "etag"), undefined);
+});
+
+Deno.test("blobs: orphan collection removes only unreferenced blobs past the grace period", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const blobs = await BlobStore.open(dir);
+    const keep = await blobs.ingest(streamOf(data), { maxBytes: 1 << 20 });
+    const drop = await blobs.ingest(streamOf(data.slice(5)), { maxBytes: 1 << 20 });
+    assertEquals(await blobs.collectOrphans(new Set([keep.sha256]), 60_000), 0, "young blobs are kept");
+    assertEquals(await blobs.collectOrphans(new Set([keep.sha256]), 0), 1);
+    assert(await blobs.has(keep.sha256));
+    assertEquals(await blobs.has(drop.sha256), false);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
