@@ -79,6 +79,8 @@ interface LoggedDoc {
 const collectionPattern = /^(registry|auth|cluster|test)\/[a-z][a-z0-9_-]{0,63}$/;
 const plainId = /^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,149}$/;
 const encoder = new TextEncoder();
+const checkpointParallelism = 32;
+const loadParallelism = 64;
 
 /** Maps any id to a safe file name: plain ids as-is, anything else as `~` + hex of its UTF-8. */
 export function fileNameForId(id: string): string {
@@ -177,19 +179,23 @@ export class DocumentStore {
     for (const entry of Deno.readDirSync(dir)) {
       if (entry.isFile && entry.name.endsWith(".json")) names.push(entry.name);
     }
+    // Reads run in parallel on the runtime's I/O threads; parsing stays on this one.
     const decoder = new TextDecoder();
-    for (const name of names) {
-      const id = idForFileName(name);
-      if (id === undefined) continue;
-      const text = decoder.decode(Deno.readFileSync(`${dir}/${name}`));
-      let stored: StoredDoc;
-      try {
-        stored = JSON.parse(text);
-      } catch {
-        throw new Error(`document ${dir}/${name} is not valid JSON`);
+    let next = 0;
+    await Promise.all(Array.from({ length: Math.min(loadParallelism, names.length) }, async () => {
+      while (next < names.length) {
+        const name = names[next++]!;
+        if (idForFileName(name) === undefined) continue;
+        const bytes = await Deno.readFile(`${dir}/${name}`);
+        let stored: StoredDoc;
+        try {
+          stored = JSON.parse(decoder.decode(bytes));
+        } catch {
+          throw new Error(`document ${dir}/${name} is not valid JSON`);
+        }
+        docs.set(stored.id, stored);
       }
-      docs.set(stored.id, stored);
-    }
+    }));
   }
 
   #collection(name: string): Map<string, StoredDoc> {
@@ -345,17 +351,19 @@ export class DocumentStore {
     this.#dirty.clear();
     const folders = new Set<string>();
     try {
-      for (const [, { collection, id }] of batch) {
-        const dir = `${this.root}/${collection}`;
-        const path = `${dir}/${fileNameForId(id)}`;
-        const stored = this.#collections.get(collection)?.get(id);
-        if (!folders.has(dir)) await ensureDir(dir);
-        folders.add(dir);
-        if (stored) await atomicWrite(path, encoder.encode(JSON.stringify(stored)), { syncFolder: false });
-        else {await Deno.remove(path).catch((e) => {
-            if (!(e instanceof Deno.errors.NotFound)) throw e;
-          });}
-      }
+      for (const [, { collection }] of batch) folders.add(`${this.root}/${collection}`);
+      for (const dir of folders) await ensureDir(dir);
+      // Many files in flight at once let their fsyncs overlap; each is still temp → fsync → rename.
+      let next = 0;
+      await Promise.all(Array.from({ length: Math.min(checkpointParallelism, batch.length) }, async () => {
+        while (next < batch.length) {
+          const { collection, id } = batch[next++]![1];
+          const path = `${this.root}/${collection}/${fileNameForId(id)}`;
+          const stored = this.#collections.get(collection)?.get(id);
+          if (stored) await atomicWrite(path, encoder.encode(JSON.stringify(stored)), { syncFolder: false });
+          else await removeIfPresent(path);
+        }
+      }));
       for (const dir of folders) await syncDir(dir);
     } catch (err) {
       for (const [key, value] of batch) if (!this.#dirty.has(key)) this.#dirty.set(key, value);
@@ -380,4 +388,12 @@ export function toStreamEvent(e: EventInput, index: number): StreamEvent {
     Index: index,
     Payload: e.Payload,
   };
+}
+
+async function removeIfPresent(path: string): Promise<void> {
+  try {
+    await Deno.remove(path);
+  } catch (err) {
+    if (!(err instanceof Deno.errors.NotFound)) throw err;
+  }
 }

@@ -1,7 +1,71 @@
 // The auth-method family (Boundary-shaped /v1/auth-methods, scopes, accounts, users, auth-tokens).
 
 import type { ApiModule, AppContext } from "../../lib/app.ts";
+import type { Handler, RequestContext } from "../../lib/http.ts";
+import type { Route } from "../../lib/router.ts";
+import {
+  changePassword,
+  createAccount,
+  listAccounts,
+  readAccount,
+  removeAccount,
+  setPassword,
+  updateAccount,
+} from "./accounts.ts";
+import { authenticate } from "./authenticate.ts";
+import { callbackRoute } from "./authenticate_oidc.ts";
+import { deleteAuthToken, readAuthToken } from "./authtokens.ts";
+import { bootstrapIfEmpty } from "./bootstrap.ts";
+import { createMethod, listMethods, readMethod, removeMethod } from "./methods.ts";
+import { changeState, updateMethod } from "./methods_update.ts";
+import { buildAuthUrl, exchangeCode, validateDiscoveredConfig } from "./oidc_client.ts";
+import { completionPage, errorPage } from "./pages.ts";
+import { createScope, deleteScope, listScopes, readScope, updateScope } from "./scopes.ts";
+import { AuthService } from "./service.ts";
+import { listUsers, readUser, updateUser } from "./users.ts";
 
-export function createAuthMethodsApi(_ctx: AppContext): ApiModule {
-  return { routes: [] };
+const id = ":id([^/:]+)";
+
+export async function createAuthMethodsApi(ctx: AppContext): Promise<ApiModule> {
+  const svc = new AuthService(ctx, { validateDiscoveredConfig, buildAuthUrl, exchangeCode });
+  try {
+    await bootstrapIfEmpty(svc);
+    await svc.state.pruneTombstones();
+  } catch (err) {
+    svc.close();
+    throw err;
+  }
+  const h = (fn: (svc: AuthService, ctx: RequestContext) => Response | Promise<Response>): Handler => (c) =>
+    fn(svc, c);
+  const routes: Route[] = [
+    { method: "GET", path: "/v1/auth-methods", handler: h(listMethods) },
+    { method: "POST", path: "/v1/auth-methods", handler: h(createMethod) },
+    { method: "GET", path: "/v1/auth-methods/oidc\\:authenticate\\:callback", handler: h(callbackRoute) },
+    { method: "GET", path: `/v1/auth-methods/${id}\\:authenticate\\:callback`, handler: h(callbackRoute) },
+    { method: "POST", path: `/v1/auth-methods/${id}\\:authenticate`, handler: h(authenticate) },
+    { method: "POST", path: `/v1/auth-methods/${id}\\:change-state`, handler: h(changeState) },
+    { method: "GET", path: `/v1/auth-methods/${id}`, handler: h(readMethod) },
+    { method: "PATCH", path: `/v1/auth-methods/${id}`, handler: h(updateMethod) },
+    { method: "DELETE", path: `/v1/auth-methods/${id}`, handler: h(removeMethod) },
+    { method: "GET", path: "/v1/scopes", handler: h(listScopes) },
+    { method: "POST", path: "/v1/scopes", handler: h(createScope) },
+    { method: "GET", path: `/v1/scopes/${id}`, handler: h(readScope) },
+    { method: "PATCH", path: `/v1/scopes/${id}`, handler: h(updateScope) },
+    { method: "DELETE", path: `/v1/scopes/${id}`, handler: h(deleteScope) },
+    { method: "GET", path: "/v1/accounts", handler: h(listAccounts) },
+    { method: "POST", path: "/v1/accounts", handler: h(createAccount) },
+    { method: "POST", path: `/v1/accounts/${id}\\:set-password`, handler: h(setPassword) },
+    { method: "POST", path: `/v1/accounts/${id}\\:change-password`, handler: h(changePassword) },
+    { method: "GET", path: `/v1/accounts/${id}`, handler: h(readAccount) },
+    { method: "PATCH", path: `/v1/accounts/${id}`, handler: h(updateAccount) },
+    { method: "DELETE", path: `/v1/accounts/${id}`, handler: h(removeAccount) },
+    { method: "GET", path: "/v1/users", handler: h(listUsers) },
+    { method: "GET", path: `/v1/users/${id}`, handler: h(readUser) },
+    { method: "PATCH", path: `/v1/users/${id}`, handler: h(updateUser) },
+    { method: "GET", path: `/v1/auth-tokens/${id}`, handler: h(readAuthToken) },
+    { method: "DELETE", path: `/v1/auth-tokens/${id}`, handler: h(deleteAuthToken) },
+    { method: "GET", path: "/authentication-complete", handler: () => completionPage() },
+    { method: "GET", path: "/authentication-error", handler: (c) => errorPage(c.url) },
+  ];
+  return { routes, close: () => svc.close() };
 }

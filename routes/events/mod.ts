@@ -1,14 +1,51 @@
-// The Nomad-shaped family (/v1/...): agent health now; the event stream, ACL API and producers build on it.
+// The Nomad-shaped family (/v1/...): agent health, the ACL API, the event stream, publishing, nodes and jobs.
 
 import type { ApiModule, AppContext } from "../../lib/app.ts";
 import { json } from "../../lib/http.ts";
+import { AclState } from "./acl_state.ts";
+import { compileAcl, type ParsedPolicy, parsePolicy, renderRulesJson } from "./policy.ts";
+import { createAclTokenRoutes } from "./acl_tokens.ts";
+import { createAclPolicyRoutes } from "./acl_policies.ts";
+import { bootstrapAcl, createBootstrapRoutes, isBootstrapped } from "./acl_bootstrap.ts";
+import { createEventStream } from "./stream.ts";
+import { createPublishRoutes } from "./publish.ts";
+import { loadEventsSettings } from "./settings.ts";
+import { nodeRoutes } from "./nodes.ts";
+import { jobRoutes } from "./jobs.ts";
 
-export function createEventsApi(_ctx: AppContext): ApiModule {
+export async function createEventsApi(ctx: AppContext): Promise<ApiModule> {
+  const settings = loadEventsSettings(ctx);
+  const acl = new AclState(ctx, settings.aclEnabled, {
+    parse: parsePolicy,
+    rulesJson: (p) => renderRulesJson(p as ParsedPolicy),
+    compile: (ps) => compileAcl(ps as ParsedPolicy[]),
+  });
+  if (settings.aclEnabled && settings.bootstrapSecret && !isBootstrapped(ctx)) {
+    await bootstrapAcl(ctx, settings.bootstrapSecret);
+  }
+  const stream = createEventStream(ctx, acl, settings);
+  const resolveCaller = acl.resolveCaller.bind(acl);
   return {
-    routes: [{
-      method: "GET",
-      path: "/v1/agent/health",
-      handler: () => json({ server: { ok: true, message: "ok" } }),
-    }],
+    routes: [
+      {
+        method: "GET",
+        path: "/v1/agent/health",
+        handler: () => json({ server: { ok: true, message: "ok" } }),
+      },
+      ...stream.routes,
+      ...createPublishRoutes(ctx, acl),
+      ...createBootstrapRoutes(ctx, acl),
+      ...createAclTokenRoutes(ctx, acl, {
+        minTtlMs: settings.tokenMinTtlMs,
+        maxTtlMs: settings.tokenMaxTtlMs,
+      }),
+      ...createAclPolicyRoutes(ctx, acl),
+      ...nodeRoutes(ctx, resolveCaller),
+      ...jobRoutes(ctx, resolveCaller),
+    ],
+    close() {
+      stream.close();
+      acl.close();
+    },
   };
 }

@@ -1,7 +1,241 @@
-// The box registry (Vagrant Cloud API v1) route table.
+// The box registry (Vagrant Cloud API v1) route table. Every route runs behind the registry's own
+// checks in spec order: maintenance 503 → rate limit 429 → route 404/405 → the handler.
 
 import type { ApiModule, AppContext } from "../../lib/app.ts";
+import { ApiError } from "../../lib/errors.ts";
+import { baseUrl, type Handler, type RequestContext } from "../../lib/http.ts";
+import type { Route } from "../../lib/router.ts";
+import { type Req, resolveCaller } from "./auth.ts";
+import { notFound } from "./errors.ts";
+import { loadRegistrySettings } from "./settings.ts";
+import { Registry } from "./state.ts";
+import { RateLimiter } from "./ratelimit.ts";
+import { TwoFactor } from "./twofactor.ts";
+import { outboxSender, webhookSender } from "./sms.ts";
+import { bootstrapAdmin } from "./bootstrap.ts";
+import { createToken, deleteToken, maintenanceError, requestCode, validateToken } from "./tokens.ts";
+import * as adminUsers from "./admin_users.ts";
+import * as adminOrgs from "./admin_orgs.ts";
+import { getNamespace } from "./users.ts";
+import { search } from "./search.ts";
+import { createBox, deleteBox, getBox, updateBox } from "./boxes.ts";
+import {
+  createVersion,
+  deleteVersion,
+  getVersion,
+  releaseVersion,
+  revokeVersion,
+  updateVersion,
+} from "./versions.ts";
+import { createProvider, deleteProvider, getProvider, updateProvider } from "./providers.ts";
+import { prepareUpload, receiveUpload, uploadCallback, Uploads } from "./uploads.ts";
+import { boxMetadata, downloadProvider } from "./downloads.ts";
 
-export function createRegistryApi(_ctx: AppContext): ApiModule {
-  return { routes: [] };
+type RegistryHandler = (req: Req) => Response | Promise<Response>;
+
+/**
+ * Root routes accept every method so that other families' unknown paths (`/v1/x`) are not answered
+ * with a registry 405; registry paths with another method get 405 here.
+ */
+function rootOnly(handler: RegistryHandler): RegistryHandler {
+  return async (req) => {
+    const method = req.ctx.request.method;
+    if (method !== "GET" && method !== "HEAD") {
+      throw new ApiError(405, "Method not allowed", { headers: { Allow: "GET, HEAD" } });
+    }
+    if (method !== "HEAD") return handler(req);
+    // These routes declare HEAD themselves, so the router does not drop the body for them.
+    const response = await handler(req);
+    await response.body?.cancel();
+    return new Response(null, { status: response.status, headers: response.headers });
+  };
+}
+
+interface RouteSpec {
+  method: string | string[];
+  path: string;
+  handler: RegistryHandler;
+  /** POST /authenticate: admins may log in during maintenance (checked after the password). */
+  login?: boolean;
+  secretParams?: string[];
+  maxBodyBytes?: number;
+}
+
+const ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
+const B = "/api/v1/box/:username/:name";
+const V = `${B}/version/:version`;
+const P = `${V}/provider/:provider`;
+const ROOT_USER = ":username";
+
+export async function createRegistryApi(ctx: AppContext): Promise<ApiModule> {
+  const settings = loadRegistrySettings(ctx.config);
+  const reg = new Registry(ctx, settings, {
+    downloads: await ctx.data.counters("registry-downloads"),
+    tokenUse: await ctx.data.counters("registry-token-last-used"),
+  });
+  const sender = settings.smsWebhook
+    ? webhookSender(settings.smsWebhook, settings.smsWebhookToken, ctx.logger)
+    : outboxSender(ctx.config.dataDir, ctx.logger);
+  reg.twoFactor = new TwoFactor(settings.codeTtlMs, sender, ctx.data.keys);
+  await bootstrapAdmin(reg);
+  const uploads = new Uploads(reg);
+  const limiter = new RateLimiter(settings.rateLimitRps, settings.rateLimitBurst);
+  const orphanTimer = setInterval(() => reg.scheduleOrphanCollection(), 60_000);
+  Deno.unrefTimer(orphanTimer);
+  reg.scheduleOrphanCollection();
+
+  const specs: RouteSpec[] = [
+    { method: "POST", path: "/api/v1/authenticate", handler: createToken, login: true },
+    { method: "GET", path: "/api/v1/authenticate", handler: validateToken },
+    { method: "DELETE", path: "/api/v1/authenticate", handler: deleteToken },
+    { method: "POST", path: "/api/v1/two-factor/request-code", handler: requestCode },
+    { method: "GET", path: "/api/v1/user/:username", handler: getNamespace },
+    { method: "GET", path: "/api/v1/search", handler: search },
+    { method: "POST", path: "/api/v1/boxes", handler: createBox },
+    { method: "GET", path: B, handler: getBox },
+    { method: "PUT", path: B, handler: updateBox },
+    { method: "DELETE", path: B, handler: deleteBox },
+    { method: "POST", path: `${B}/versions`, handler: createVersion },
+    { method: "GET", path: V, handler: getVersion },
+    { method: "PUT", path: V, handler: updateVersion },
+    { method: "DELETE", path: V, handler: deleteVersion },
+    { method: "PUT", path: `${V}/release`, handler: releaseVersion },
+    { method: "PUT", path: `${V}/revoke`, handler: revokeVersion },
+    { method: "POST", path: `${V}/providers`, handler: createProvider },
+    { method: "GET", path: P, handler: getProvider },
+    { method: "PUT", path: P, handler: updateProvider },
+    { method: "DELETE", path: P, handler: deleteProvider },
+    { method: "GET", path: `${P}/upload`, handler: prepareUpload(uploads, "standard") },
+    { method: "GET", path: `${P}/upload/direct`, handler: prepareUpload(uploads, "direct") },
+    { method: "PUT", path: `${P}/upload/direct/:id`, handler: uploadCallback(uploads), secretParams: ["id"] },
+    {
+      method: "PUT",
+      path: "/api/v1/uploads/:id",
+      handler: receiveUpload(uploads),
+      secretParams: ["id"],
+      maxBodyBytes: settings.maxUploadBytes,
+    },
+    { method: "GET", path: "/api/v1/admin/users", handler: adminUsers.listUsers },
+    { method: "POST", path: "/api/v1/admin/users", handler: adminUsers.createUser },
+    { method: "GET", path: "/api/v1/admin/users/:name", handler: adminUsers.getUser },
+    { method: "PUT", path: "/api/v1/admin/users/:name", handler: adminUsers.updateUser },
+    { method: "DELETE", path: "/api/v1/admin/users/:name", handler: adminUsers.deleteUser },
+    { method: "POST", path: "/api/v1/admin/users/:name/totp", handler: adminUsers.enrolTotp },
+    { method: "DELETE", path: "/api/v1/admin/users/:name/totp", handler: adminUsers.removeTotp },
+    { method: "POST", path: "/api/v1/admin/users/:name/totp/confirm", handler: adminUsers.confirmTotp },
+    { method: "GET", path: "/api/v1/admin/users/:name/tokens", handler: adminUsers.listUserTokens },
+    {
+      method: "DELETE",
+      path: "/api/v1/admin/users/:name/tokens/:token_hash",
+      handler: adminUsers.deleteUserToken,
+    },
+    { method: "GET", path: "/api/v1/admin/organizations", handler: adminOrgs.listOrgs },
+    { method: "POST", path: "/api/v1/admin/organizations", handler: adminOrgs.createOrg },
+    { method: "GET", path: "/api/v1/admin/organizations/:name", handler: adminOrgs.getOrg },
+    { method: "PUT", path: "/api/v1/admin/organizations/:name", handler: adminOrgs.updateOrg },
+    { method: "DELETE", path: "/api/v1/admin/organizations/:name", handler: adminOrgs.deleteOrg },
+    {
+      method: "PUT",
+      path: "/api/v1/admin/organizations/:name/members/:username",
+      handler: adminOrgs.putMember,
+    },
+    {
+      method: "DELETE",
+      path: "/api/v1/admin/organizations/:name/members/:username",
+      handler: adminOrgs.deleteMember,
+    },
+    { method: "GET", path: "/api/v1/admin/maintenance", handler: adminOrgs.getMaintenance },
+    { method: "PUT", path: "/api/v1/admin/maintenance", handler: adminOrgs.putMaintenance },
+    {
+      method: ALL_METHODS,
+      path: `/${ROOT_USER}/boxes/:name/versions/:version/providers/:provider([^/]+)\\.box`,
+      handler: rootOnly(downloadProvider),
+    },
+    { method: ALL_METHODS, path: `/${ROOT_USER}/:name`, handler: rootOnly(boxMetadata) },
+  ];
+  const patterns = specs.map((s) => ({
+    pattern: new URLPattern({ pathname: s.path }),
+    methods: typeof s.method === "string" ? [s.method] : s.method,
+  }));
+
+  /** The registry's checks before any handler, in the spec's order. */
+  const guard =
+    (handler: RegistryHandler, login = false, checkParams = true): Handler => async (ctx: RequestContext) => {
+      // Root patterns also match other families' unknown paths (/v1/…): those get their family's 404.
+      if (ctx.family !== "registry") throw new ApiError(404, `Not found: ${ctx.url.pathname}`);
+      const caller = resolveCaller(reg, ctx);
+      if (!login && reg.maintenanceEnabled() && !caller.user?.admin) throw maintenanceError();
+      const retry = limiter.take(caller.tokenHash ? `t:${caller.tokenHash}` : `ip:${ctx.clientIp}`);
+      if (retry > 0) {
+        throw new ApiError(429, `Rate limit exceeded; retry in ${retry} s`, {
+          headers: { "Retry-After": String(retry) },
+        });
+      }
+      if (checkParams) {
+        for (const v of Object.values(ctx.params)) if (v.includes("/") || v === "") throw notFound();
+      }
+      return await handler({
+        ctx,
+        reg,
+        caller,
+        origin: baseUrl(ctx, settings.publicUrl, settings.trustProxy),
+      });
+    };
+
+  /** Echoes a sane X-Request-Id (else the router's id) on answers and on errors. */
+  const withRequestId = (inner: Handler): Handler => async (ctx: RequestContext) => {
+    const given = ctx.request.headers.get("X-Request-Id");
+    const id = given && /^[A-Za-z0-9._:-]{1,128}$/.test(given) ? given : ctx.requestId;
+    try {
+      const response = await inner(ctx);
+      response.headers.set("X-Request-Id", id);
+      return response;
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      const headers = new Headers(err.headers);
+      headers.set("X-Request-Id", id);
+      throw new ApiError(err.status, err.message, {
+        kind: err.kind,
+        ...(err.details ? { details: err.details } : {}),
+        headers,
+      });
+    }
+  };
+
+  /** Unknown /api/v1 paths and methods: 405 with Allow when the path exists, else 404. */
+  const unmatched: RegistryHandler = (req) => {
+    const path = req.ctx.url.pathname.replace(/\/{2,}/g, "/");
+    const allowed = new Set<string>();
+    for (const p of patterns) {
+      if (p.pattern.test({ pathname: path })) p.methods.forEach((m) => allowed.add(m));
+    }
+    if (allowed.has("GET")) allowed.add("HEAD");
+    if (allowed.size) {
+      throw new ApiError(405, "Method not allowed", { headers: { Allow: [...allowed].join(", ") } });
+    }
+    throw notFound();
+  };
+
+  const routes: Route[] = specs.map((s) => ({
+    method: s.method,
+    path: s.path,
+    handler: withRequestId(guard(s.handler, s.login)),
+    ...(s.secretParams ? { secretParams: s.secretParams } : {}),
+    ...(s.maxBodyBytes ? { maxBodyBytes: s.maxBodyBytes } : {}),
+  }));
+  routes.push({
+    method: ALL_METHODS,
+    path: "/api/v1{/*}?",
+    handler: withRequestId(guard(unmatched, false, false)),
+  });
+
+  return {
+    routes,
+    async close() {
+      clearInterval(orphanTimer);
+      uploads.close();
+      reg.close();
+      await reg.settle();
+    },
+  };
 }

@@ -1,0 +1,48 @@
+// Durable publish rate: 64 concurrent publishers on POST /v1/event/publish (one event each) against a child
+// server, vs the raw baseline of 64 concurrent EventLog.append calls in this process (same fsync group commit).
+// Run: deno run -A bench/events_publish.ts [seconds]
+
+import { EventLog } from "../lib/store/eventlog.ts";
+import { benchServer, fmt, nodeEvents, publishEvents, stopServer } from "./events_common.ts";
+
+const seconds = Number(Deno.args[0] ?? 5);
+const concurrency = 64;
+
+async function runFor(work: () => Promise<void>): Promise<number> {
+  const deadline = performance.now() + seconds * 1000;
+  let done = 0;
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    while (performance.now() < deadline) {
+      await work();
+      done++;
+    }
+  }));
+  return done / seconds;
+}
+
+const rawDir = await Deno.makeTempDir({ prefix: "wharf-bench-raw-" });
+const log = await EventLog.open(rawDir);
+const event = nodeEvents(1, 0)[0] as {
+  Topic: string;
+  Type: string;
+  Key: string;
+  Payload: Record<string, unknown>;
+};
+const rawRate = await runFor(async () => {
+  await log.append((index) => ({ Events: [{ ...event, Namespace: "", FilterKeys: null, Index: index }] }));
+});
+await log.close();
+await Deno.remove(rawDir, { recursive: true });
+
+const dir = await Deno.makeTempDir({ prefix: "wharf-bench-publish-" });
+const server = await benchServer(dir);
+let seq = 0;
+const publishRate = await runFor(async () => {
+  await publishEvents(server.url, nodeEvents(1, seq++));
+});
+await stopServer(server);
+await Deno.remove(dir, { recursive: true });
+
+console.log(`raw EventLog.append, ${concurrency} concurrent: ${fmt(rawRate)} batches/s`);
+console.log(`POST /v1/event/publish, ${concurrency} concurrent: ${fmt(publishRate)} events/s (durable)`);
+console.log(`ratio publish / raw append: ${(publishRate / rawRate).toFixed(2)}`);

@@ -1,0 +1,86 @@
+// Registry reads with BENCH_REGISTRY_BOXES (10,000) boxes created through the API: box JSON, metadata and
+// search under wrk (50 connections), each against a plain Deno.serve sending the same bytes from memory.
+
+import { type Figure, hasCommand, rssMiB, runWrk, startChild } from "../lib.ts";
+import { boxName, seedBoxes } from "../registry_seed.ts";
+import { startBenchRegistry } from "../registry_server.ts";
+
+const boxCount = Number(Deno.env.get("BENCH_REGISTRY_BOXES") ?? 10_000);
+const seconds = Number(Deno.env.get("BENCH_SECONDS") ?? 10);
+
+export default async function run(): Promise<{ title: string; figures: Figure[]; notes: string[] }> {
+  if (!hasCommand("wrk")) throw new Error("wrk is not installed");
+  const registry = await startBenchRegistry();
+  let baseline: Awaited<ReturnType<typeof startChild>> | undefined;
+  try {
+    const { api, token, server } = registry;
+    const seedStarted = performance.now();
+    await seedBoxes(api, token, "alice", boxCount, 64);
+    const seedSeconds = (performance.now() - seedStarted) / 1000;
+
+    const sample = boxName(Math.floor(boxCount / 2));
+    const targets = [
+      { name: "GET /api/v1/box/:u/:b", path: `/api/v1/box/alice/${sample}`, target: "≥ 0.8×" },
+      { name: "GET /:u/:b (metadata)", path: `/alice/${sample}`, target: "≥ 0.8×" },
+      {
+        name: "GET /api/v1/search?q&sort&page",
+        path: "/api/v1/search?q=ubuntu&sort=downloads&order=desc&page=3&limit=10",
+        target: "≥ 0.5×, p99 < 10 ms",
+      },
+    ];
+    const canned: Record<string, { contentType: string; bodyBase64: string }> = {};
+    for (const t of targets) {
+      const response = await fetch(`${server.url}${t.path}`);
+      const bytes = new Uint8Array(await response.arrayBuffer());
+      if (response.status !== 200) throw new Error(`${t.path} → ${response.status}`);
+      canned[t.path] = {
+        contentType: response.headers.get("content-type") ?? "application/json",
+        bodyBase64: btoa(Array.from(bytes, (b) => String.fromCharCode(b)).join("")),
+      };
+    }
+    const bodiesFile = `${registry.dir}/bodies.json`;
+    await Deno.writeTextFile(bodiesFile, JSON.stringify(canned));
+    const script = new URL("../registry_baseline_server.ts", import.meta.url).pathname;
+    baseline = await startChild(script, [bodiesFile], /baseline listening on (\S+)/);
+    const baselineUrl = baseline.match[1]!;
+
+    const figures: Figure[] = [{
+      name: `seeding ${boxCount} boxes via the API (4 writes each, 64 in flight)`,
+      value: (boxCount * 4) / seedSeconds,
+      unit: "writes/s",
+    }];
+    const notes: string[] = [];
+    for (const t of targets) {
+      const wharf = await runWrk(`${server.url}${t.path}`, { seconds, connections: 50 });
+      const base = await runWrk(`${baselineUrl}${t.path}`, { seconds, connections: 50 });
+      figures.push({
+        name: `${t.name} req/s`,
+        value: wharf.requestsPerSec,
+        unit: "req/s",
+        baseline: { name: "Deno.serve, same bytes", value: base.requestsPerSec },
+        target: t.target,
+      });
+      figures.push({
+        name: `${t.name} p99`,
+        value: wharf.p99ms,
+        unit: "ms",
+        baseline: { name: "p99", value: base.p99ms },
+      });
+      notes.push(
+        `\`wrk -t2 -c50 -d${seconds}s --latency ${server.url}${t.path}\` (p50 ${wharf.p50ms.toFixed(2)} ms)`,
+      );
+    }
+    notes.push(
+      `server RSS after the run: ${rssMiB(server.process.pid).toFixed(0)} MiB with ${boxCount} boxes`,
+    );
+    notes.push(
+      `load average at the end: ${
+        Deno.loadavg().map((l) => l.toFixed(1)).join(" ")
+      } (${navigator.hardwareConcurrency} CPUs)`,
+    );
+    return { title: `Registry reads with ${boxCount} boxes (wrk, 50 connections)`, figures, notes };
+  } finally {
+    await baseline?.stop();
+    await registry.close();
+  }
+}

@@ -1,0 +1,68 @@
+// Registry large-file transfer: a BENCH_REGISTRY_FILE_MIB (256; 1024 by hand) box uploaded the way vagrant
+// does (curl -T to the standard upload URL) against dd with fsync, downloaded with curl against cat, on the
+// same disk; reports the server's peak RSS to show the file is streamed, not buffered.
+
+import type { Figure } from "../lib.ts";
+import { peakRssMiB, startBenchRegistry, timeShell } from "../registry_server.ts";
+
+const fileMiB = Number(Deno.env.get("BENCH_REGISTRY_FILE_MIB") ?? 256);
+
+export default async function run(): Promise<{ title: string; figures: Figure[]; notes: string[] }> {
+  const registry = await startBenchRegistry({ WHARF_MAX_UPLOAD_BYTES: String(64 * 1024 ** 3) });
+  try {
+    const { api, token, server, dir } = registry;
+    const file = `${dir}/big.box`;
+    await timeShell(`head -c ${fileMiB}M /dev/urandom > '${file}'`);
+    const ddSeconds = await timeShell(`dd if='${file}' of='${dir}/dd-copy' bs=1M conv=fsync status=none`);
+    await Deno.remove(`${dir}/dd-copy`);
+
+    const B = "/api/v1/box/alice/bigbox";
+    await api.expectOk("POST", "/api/v1/boxes", {
+      token,
+      body: { username: "alice", name: "bigbox", is_private: false },
+    });
+    await api.expectOk("POST", `${B}/versions`, { token, body: { version: { version: "1.0.0" } } });
+    await api.expectOk("POST", `${B}/version/1.0.0/providers`, {
+      token,
+      body: { provider: { name: "virtualbox" } },
+    });
+    const prepared = await api.expectOk("GET", `${B}/version/1.0.0/provider/virtualbox/upload`, { token });
+    const peakBefore = peakRssMiB(server.process.pid);
+    const uploadSeconds = await timeShell(
+      `curl -sS --fail -T '${file}' '${prepared.upload_path}' -o /dev/null`,
+    );
+    await api.expectOk("PUT", `${B}/version/1.0.0/release`, { token });
+
+    const url = `${server.url}/alice/boxes/bigbox/versions/1.0.0/providers/virtualbox.box`;
+    const catSeconds = await timeShell(`cat '${file}' > /dev/null`);
+    const downloadSeconds = await timeShell(`curl -sS --fail -o /dev/null '${url}'`);
+    const peakAfter = peakRssMiB(server.process.pid);
+
+    const mibPerSec = (s: number) => fileMiB / s;
+    return {
+      title: `Registry upload and download of a ${fileMiB} MiB box`,
+      figures: [
+        {
+          name: "upload (curl -T, standard upload, fsync'd)",
+          value: mibPerSec(uploadSeconds),
+          unit: "MiB/s",
+          baseline: { name: "dd conv=fsync", value: mibPerSec(ddSeconds) },
+        },
+        {
+          name: "download (curl -o /dev/null)",
+          value: mibPerSec(downloadSeconds),
+          unit: "MiB/s",
+          baseline: { name: "cat > /dev/null", value: mibPerSec(catSeconds) },
+        },
+        { name: "server peak RSS after both transfers", value: peakAfter, unit: "MiB" },
+      ],
+      notes: [
+        `server peak RSS before the transfers: ${peakBefore.toFixed(0)} MiB`,
+        `upload: \`curl -sS --fail -T big.box <upload_path>\`; download: \`curl -sS --fail -o /dev/null <download_url>\``,
+        `load average at the end: ${Deno.loadavg().map((l) => l.toFixed(1)).join(" ")}`,
+      ],
+    };
+  } finally {
+    await registry.close();
+  }
+}

@@ -1,0 +1,357 @@
+// /v1/accounts: password accounts created by admins (others appear at first login), reads by owner or
+// admin, PATCH, delete (with the user and tokens), set-password and change-password.
+
+import { ApiError } from "../../lib/errors.ts";
+import { json, type RequestContext } from "../../lib/http.ts";
+import { VersionConflictError } from "../../lib/store/mod.ts";
+import type { DocWrite, EventInput, StoredDoc } from "../../lib/store/mod.ts";
+import { passwordDefaults } from "./attrs_password.ts";
+import { recordFailure } from "./authenticate.ts";
+import { assertAdminsRemain, deleteAccounts, emptyPlan } from "./cascade.ts";
+import { assertIdFormat, collections, isObject, nowIso } from "./common.ts";
+import { fieldError, FieldErrors, forbidden, notFound, unauthenticated, versionMismatch } from "./errors.ts";
+import {
+  applyNameDescription,
+  checkCreateVersion,
+  fieldMask,
+  rejectReadOnly,
+  requireVersion,
+} from "./fields.ts";
+import { parseFilterParam, runList } from "./listing.ts";
+import { filterIter, methodIdPrefixes } from "./methods.ts";
+import { accountWithUser, renderAccount, userProfile } from "./principals.ts";
+import { type AuthService, readObjectBody } from "./service.ts";
+import type { AccountDoc, ActorCaller, MethodDoc, TombstoneDoc, UserDoc } from "./state.ts";
+
+const accountPrefixes = ["acctpw", "acctoidc", "acctldap"];
+const readOnly = ["id", "scope", "created_time", "updated_time", "authorized_actions"];
+
+function minLengths(method: MethodDoc) {
+  const a = { ...passwordDefaults, ...method.attributes } as typeof passwordDefaults;
+  return a;
+}
+
+function checkLoginName(name: unknown, method: MethodDoc, errors: FieldErrors): string | undefined {
+  if (typeof name !== "string" || name === "") {
+    errors.add("attributes.login_name", "This is a required field.");
+    return undefined;
+  }
+  if (!/^[a-z0-9.-]+$/.test(name)) {
+    errors.add(
+      "attributes.login_name",
+      "Login name must contain only lowercase letters, digits, '.' and '-'.",
+    );
+    return undefined;
+  }
+  if (name.length < minLengths(method).min_login_name_length) {
+    errors.add(
+      "attributes.login_name",
+      `Login name must be at least ${minLengths(method).min_login_name_length} characters.`,
+    );
+    return undefined;
+  }
+  if (name.length > 256) errors.add("attributes.login_name", "Login name is too long.");
+  return name;
+}
+
+export function checkPassword(
+  pw: unknown,
+  method: MethodDoc,
+  field: string,
+  errors: FieldErrors,
+): string | undefined {
+  if (typeof pw !== "string") {
+    errors.add(field, "Expected a string value.");
+    return undefined;
+  }
+  const min = minLengths(method).min_password_length;
+  if ([...pw].length < min) errors.add(field, `Password must be at least ${min} characters.`);
+  else if (pw.length > 1024) errors.add(field, "Password is too long.");
+  else return pw;
+  return undefined;
+}
+
+/** Id syntax (400), then the caller's right (401/403: admin, or the owner when `ownerMay`), then existence. */
+function loadAccount(svc: AuthService, ctx: RequestContext, ownerMay: boolean) {
+  const id = ctx.params.id!;
+  assertIdFormat(id, accountPrefixes);
+  const caller = svc.caller(ctx);
+  if (caller.kind !== "user") throw unauthenticated();
+  const stored = svc.state.get<AccountDoc>(collections.accounts, id);
+  const own = stored !== undefined &&
+    svc.state.get<UserDoc>(collections.users, stored.doc.user_id)?.id === caller.userId;
+  if (!caller.admin && !(ownerMay && own)) throw forbidden();
+  if (!stored) throw notFound();
+  return { id, caller, stored };
+}
+
+export async function createAccount(svc: AuthService, ctx: RequestContext): Promise<Response> {
+  const caller = svc.requireAdmin(ctx);
+  const body = await readObjectBody(ctx);
+  const errors = new FieldErrors();
+  rejectReadOnly(body, readOnly, errors);
+  checkCreateVersion(body, errors);
+  const methodId = body.auth_method_id;
+  if (typeof methodId !== "string") {
+    throw fieldError({ name: "auth_method_id", description: "This is a required field." });
+  }
+  assertIdFormat(methodId, methodIdPrefixes, "auth_method_id");
+  const method = svc.state.method(methodId);
+  if (!method) throw notFound();
+  if (method.doc.type !== "password") {
+    throw fieldError({
+      name: "auth_method_id",
+      description:
+        "Accounts can only be created in password auth methods; OIDC and LDAP accounts appear at first login.",
+    });
+  }
+  if (body.type !== undefined && body.type !== "password") {
+    errors.add("type", "Must match the auth method's type.");
+  }
+  const attrs = isObject(body.attributes) ? body.attributes : {};
+  for (const k of Object.keys(attrs)) {
+    if (k !== "login_name" && k !== "password") errors.add(`attributes.${k}`, "Unknown field.");
+  }
+  const named: { name?: string; description?: string } = {};
+  applyNameDescription(body, named, errors);
+  const loginName = checkLoginName(attrs.login_name, method.doc, errors);
+  const password = attrs.password === undefined || attrs.password === null
+    ? undefined
+    : checkPassword(attrs.password, method.doc, "attributes.password", errors);
+  errors.throwIfAny();
+  const passwordHash = password !== undefined ? await svc.hasher.hash(password) : undefined;
+  const created = await svc.state.store.transact([`auth/login/${methodId}/${loginName}`], () => {
+    if (!svc.state.method(methodId)) throw notFound();
+    if (svc.state.accountByKey(methodId, loginName!)) {
+      throw fieldError({
+        name: "attributes.login_name",
+        description: "Login name is already in use in this auth method.",
+      });
+    }
+    const c = accountWithUser({
+      methodId,
+      scopeId: method.doc.scope_id,
+      type: "password",
+      key: loginName!,
+      attributes: { login_name: loginName },
+      ...(passwordHash ? { passwordHash } : {}),
+      ...named,
+    });
+    return { writes: c.writes, result: c.accountId };
+  });
+  return json(
+    renderAccount(svc.state, svc.state.get<AccountDoc>(collections.accounts, created.result)!, caller),
+  );
+}
+
+export function listAccounts(svc: AuthService, ctx: RequestContext): Response {
+  const caller = svc.requireAdmin(ctx);
+  const methodId = ctx.url.searchParams.get("auth_method_id");
+  if (!methodId) throw fieldError({ name: "auth_method_id", description: "This is a required field." });
+  assertIdFormat(methodId, methodIdPrefixes, "auth_method_id");
+  if (!svc.state.method(methodId)) throw notFound();
+  return json(runList<AccountDoc>({
+    resource: "account",
+    candidates: filterIter(
+      svc.state.list<AccountDoc>(collections.accounts),
+      (a) => a.doc.auth_method_id === methodId,
+    ),
+    tombstones: filterIter(
+      svc.state.list<TombstoneDoc>(collections.tombstones),
+      (t) => t.doc.resource === "account" && t.doc.parent_id === methodId,
+    ),
+    render: (a) => renderAccount(svc.state, a, caller),
+    caller,
+    queryKey: JSON.stringify([methodId, ctx.url.searchParams.get("filter") ?? ""]),
+    url: ctx.url,
+    defaultPageSize: svc.settings.defaultPageSize,
+    keys: svc.app.data.keys,
+    generation: svc.state.generation,
+    cache: svc.state.listCache,
+  }, parseFilterParam(ctx.url)));
+}
+
+export function readAccount(svc: AuthService, ctx: RequestContext): Response {
+  const { caller, stored } = loadAccount(svc, ctx, true);
+  return json(renderAccount(svc.state, stored, caller));
+}
+
+async function commitAccount(
+  svc: AuthService,
+  id: string,
+  version: number,
+  build: (cur: StoredDoc<AccountDoc>) => { writes: DocWrite[]; events?: EventInput[] },
+  extraLocks: string[] = [],
+): Promise<void> {
+  try {
+    await svc.state.store.transact([`${collections.accounts}/${id}`, ...extraLocks], () => {
+      const cur = svc.state.get<AccountDoc>(collections.accounts, id);
+      if (!cur) throw notFound();
+      if (cur.version !== version) throw versionMismatch(version, cur.version);
+      return build(cur);
+    });
+  } catch (err) {
+    if (err instanceof VersionConflictError) throw versionMismatch(err.expected, err.current);
+    throw err;
+  }
+}
+
+export async function updateAccount(svc: AuthService, ctx: RequestContext): Promise<Response> {
+  const { id, caller, stored } = loadAccount(svc, ctx, false);
+  const body = await readObjectBody(ctx);
+  const errors = new FieldErrors();
+  const allowed = new Set([
+    "name",
+    "description",
+    "version",
+    "attributes",
+    "type",
+    "auth_method_id",
+    ...readOnly,
+  ]);
+  for (const k of Object.keys(body)) {
+    if (readOnly.includes(k)) errors.add(k, "This field is read only.");
+    else if (!allowed.has(k)) errors.add(k, "Unknown field.");
+  }
+  if ("type" in body && body.type !== stored.doc.type) errors.add("type", "Cannot modify the resource type.");
+  if ("auth_method_id" in body && body.auth_method_id !== stored.doc.auth_method_id) {
+    errors.add("auth_method_id", "This field is read only.");
+  }
+  errors.throwIfAny();
+  const version = requireVersion(body);
+  const mask = fieldMask(ctx.url, body, (p) => ["name", "description", "attributes.login_name"].includes(p));
+  if (mask.some((p) => !["name", "description", "attributes.login_name"].includes(p))) {
+    throw fieldError(
+      mask.filter((p) => !["name", "description", "attributes.login_name"].includes(p)).map((p) => ({
+        name: p,
+        description: "Unknown field.",
+      })),
+    );
+  }
+  const next: AccountDoc = { ...stored.doc, attributes: { ...stored.doc.attributes } };
+  const values: Record<string, unknown> = {};
+  for (const k of mask) values[k] = k in body ? body[k] : null;
+  applyNameDescription(values, next, errors, new Set(mask));
+  let newLogin: string | undefined;
+  if (mask.includes("attributes.login_name")) {
+    if (stored.doc.type !== "password") {
+      errors.add("attributes.login_name", "Only password accounts have a settable login name.");
+    } else {
+      const method = svc.state.method(stored.doc.auth_method_id)!;
+      newLogin = checkLoginName(
+        isObject(body.attributes) ? body.attributes.login_name : undefined,
+        method.doc,
+        errors,
+      );
+    }
+  }
+  errors.throwIfAny();
+  await commitAccount(svc, id, version, (cur) => {
+    if (
+      newLogin !== undefined && newLogin !== cur.doc.key &&
+      svc.state.accountByKey(cur.doc.auth_method_id, newLogin)
+    ) {
+      throw fieldError({
+        name: "attributes.login_name",
+        description: "Login name is already in use in this auth method.",
+      });
+    }
+    const now = nowIso();
+    const doc: AccountDoc = { ...next, updated_time: now };
+    if (newLogin !== undefined) {
+      doc.key = newLogin;
+      doc.attributes.login_name = newLogin;
+    }
+    const writes: DocWrite[] = [{ collection: collections.accounts, id, doc, ifVersion: version }];
+    const user = svc.state.get<UserDoc>(collections.users, cur.doc.user_id);
+    if (user && newLogin !== undefined) {
+      writes.push({
+        collection: collections.users,
+        id: user.id,
+        doc: { ...user.doc, ...userProfile(doc.attributes), updated_time: now },
+      });
+    }
+    return { writes };
+  }, newLogin ? [`auth/login/${stored.doc.auth_method_id}/${newLogin}`] : []);
+  return json(renderAccount(svc.state, svc.state.get<AccountDoc>(collections.accounts, id)!, caller));
+}
+
+export async function removeAccount(svc: AuthService, ctx: RequestContext): Promise<Response> {
+  const { id } = loadAccount(svc, ctx, false);
+  await svc.state.store.transact([`${collections.accounts}/${id}`], () => {
+    if (!svc.state.get(collections.accounts, id)) throw notFound();
+    const plan = emptyPlan();
+    deleteAccounts(svc.state, [id], plan, nowIso(), "account_deleted");
+    assertAdminsRemain(svc.state, plan);
+    return { writes: plan.writes, events: plan.events };
+  });
+  return json({});
+}
+
+export async function setPassword(svc: AuthService, ctx: RequestContext): Promise<Response> {
+  const { id, caller, stored } = loadAccount(svc, ctx, false);
+  const body = await readObjectBody(ctx);
+  if (stored.doc.type !== "password") {
+    throw fieldError({ name: "id", description: "Only password accounts have passwords." });
+  }
+  const method = svc.state.method(stored.doc.auth_method_id)!;
+  const errors = new FieldErrors();
+  const version = requireVersion(body);
+  const pw = body.password === undefined || body.password === null
+    ? undefined
+    : checkPassword(body.password, method.doc, "password", errors);
+  errors.throwIfAny();
+  const hash = pw === undefined ? undefined : await svc.hasher.hash(pw);
+  await commitAccount(svc, id, version, (cur) => {
+    const { password_hash: _old, ...rest } = cur.doc;
+    const doc: AccountDoc = { ...rest, ...(hash ? { password_hash: hash } : {}), updated_time: nowIso() };
+    const revoked = svc.state.revokeTokens(
+      svc.state.tokensOfUser(cur.doc.user_id),
+      "password_set",
+      doc.updated_time,
+    );
+    return {
+      writes: [{ collection: collections.accounts, id, doc, ifVersion: version }, ...revoked.writes],
+      events: revoked.events,
+    };
+  });
+  return json(renderAccount(svc.state, svc.state.get<AccountDoc>(collections.accounts, id)!, caller));
+}
+
+export async function changePassword(svc: AuthService, ctx: RequestContext): Promise<Response> {
+  const { id, caller, stored } = loadAccount(svc, ctx, true);
+  const body = await readObjectBody(ctx);
+  if (stored.doc.type !== "password") {
+    throw fieldError({ name: "id", description: "Only password accounts have passwords." });
+  }
+  const method = svc.state.method(stored.doc.auth_method_id)!;
+  const version = requireVersion(body);
+  const errors = new FieldErrors();
+  if (typeof body.current_password !== "string" || body.current_password === "") {
+    errors.add("current_password", "This is a required field.");
+  }
+  const next = checkPassword(body.new_password, method.doc, "new_password", errors);
+  if (next !== undefined && next === body.current_password) {
+    errors.add("new_password", "The new password must differ from the current one.");
+  }
+  errors.throwIfAny();
+  const keys = svc.throttle.check(stored.doc.auth_method_id, stored.doc.key, ctx.clientIp);
+  if (!await svc.hasher.verify(stored.doc.password_hash, body.current_password as string)) {
+    svc.throttle.fail(keys);
+    await recordFailure(svc, ctx, stored.doc.auth_method_id, stored.doc.key, "invalid_credentials");
+    throw new ApiError(403, "Failed to change password.");
+  }
+  const hash = await svc.hasher.hash(next!);
+  await commitAccount(svc, id, version, (cur) => {
+    const doc: AccountDoc = { ...cur.doc, password_hash: hash, updated_time: nowIso() };
+    const others = svc.state.tokensOfUser(cur.doc.user_id).filter((t) =>
+      t.id !== (caller as ActorCaller & { kind: "user" }).tokenId
+    );
+    const revoked = svc.state.revokeTokens(others, "password_changed", doc.updated_time);
+    return {
+      writes: [{ collection: collections.accounts, id, doc, ifVersion: version }, ...revoked.writes],
+      events: revoked.events,
+    };
+  });
+  return json(renderAccount(svc.state, svc.state.get<AccountDoc>(collections.accounts, id)!, caller));
+}

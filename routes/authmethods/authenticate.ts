@@ -1,0 +1,306 @@
+// POST /v1/auth-methods/{id}:authenticate: body parsing shared by every type, password and LDAP logins,
+// and token delivery (body or split cookies). OIDC commands live in authenticate_oidc.ts.
+
+import { ApiError } from "../../lib/errors.ts";
+import { json, type RequestContext } from "../../lib/http.ts";
+import type { DocWrite, EventInput } from "../../lib/store/mod.ts";
+import { asAttrs } from "./attrs_common.ts";
+import { assertIdFormat, collections, isObject, nowIso } from "./common.ts";
+import { failedPrecondition, fieldError, notFound } from "./errors.ts";
+import { ldapAuthenticate, type LdapMethodAttributes } from "./ldap_client.ts";
+import { methodIdPrefixes } from "./methods.ts";
+import { accountWithUser, userProfile } from "./principals.ts";
+import { type AuthService, readObjectBody } from "./service.ts";
+import type { MethodDoc, UserDoc } from "./state.ts";
+import {
+  cookiesSecure,
+  mintToken,
+  type NewToken,
+  renderToken,
+  splitCookies,
+  tokenIssuedEvent,
+} from "./tokens.ts";
+import { oidcCommand } from "./authenticate_oidc.ts";
+
+export interface AuthRequest {
+  id: string;
+  method: MethodDoc;
+  command: string | undefined;
+  /** "token" or "cookie" (lowercased); `typeEcho` is what to echo back when the client sent one. */
+  delivery: "token" | "cookie";
+  typeEcho: string | undefined;
+  attributes: Record<string, unknown>;
+}
+
+const unableToAuthenticate = () => new ApiError(401, "Unable to authenticate.");
+
+function parseDelivery(
+  body: Record<string, unknown>,
+): { delivery: "token" | "cookie"; echo: string | undefined } {
+  const read = (key: "type" | "token_type"): string | undefined => {
+    const v = body[key];
+    if (v === undefined || v === null || v === "") return undefined;
+    if (typeof v !== "string" || !["token", "cookie"].includes(v.toLowerCase())) {
+      throw fieldError({ name: key, description: 'Must be "token" or "cookie".' });
+    }
+    return v;
+  };
+  const type = read("type");
+  const tokenType = read("token_type");
+  if (type && tokenType && type.toLowerCase() !== tokenType.toLowerCase()) {
+    throw fieldError({ name: "token_type", description: 'Conflicts with "type"; send only "type".' });
+  }
+  const chosen = type ?? tokenType;
+  return { delivery: (chosen?.toLowerCase() ?? "token") as "token" | "cookie", echo: type };
+}
+
+export async function authenticate(svc: AuthService, ctx: RequestContext): Promise<Response> {
+  const id = ctx.params.id!;
+  assertIdFormat(id, methodIdPrefixes);
+  const body = await readObjectBody(ctx);
+  const { delivery, echo } = parseDelivery(body);
+  if (body.command !== undefined && body.command !== null && typeof body.command !== "string") {
+    throw fieldError({ name: "command", description: "Invalid command for this auth method type." });
+  }
+  if (body.attributes !== undefined && body.attributes !== null && !isObject(body.attributes)) {
+    throw fieldError({ name: "attributes", description: "Expected an object." });
+  }
+  const stored = svc.state.method(id);
+  if (!stored) throw notFound();
+  const req: AuthRequest = {
+    id,
+    method: stored.doc,
+    command: (body.command as string | undefined) || undefined,
+    delivery,
+    typeEcho: echo,
+    attributes: asAttrs(body.attributes) ?? {},
+  };
+  if (stored.doc.type === "oidc") return await oidcCommand(svc, ctx, req);
+  if (req.command !== undefined && req.command !== "login") {
+    throw fieldError({ name: "command", description: "Invalid command for this auth method type." });
+  }
+  if (stored.doc.type === "ldap" && stored.doc.attributes.state === "inactive") {
+    throw failedPrecondition("Cannot authenticate against an inactive LDAP auth method");
+  }
+  const loginName = req.attributes.login_name;
+  const password = req.attributes.password;
+  const missing = [];
+  if (typeof loginName !== "string" || loginName === "") {
+    missing.push({ name: "attributes.login_name", description: "This is a required field." });
+  }
+  if (typeof password !== "string" || password === "") {
+    missing.push({ name: "attributes.password", description: "This is a required field." });
+  }
+  if (missing.length) throw fieldError(missing);
+  return stored.doc.type === "password"
+    ? await passwordLogin(svc, ctx, req, loginName as string, password as string)
+    : await ldapLogin(svc, ctx, req, loginName as string, password as string);
+}
+
+/** Checks the throttle (429) and reports a `throttled` failure at most once per key per minute. */
+async function checkThrottle(svc: AuthService, ctx: RequestContext, methodId: string, loginName: string) {
+  try {
+    return svc.throttle.check(methodId, loginName, ctx.clientIp);
+  } catch (err) {
+    if (svc.throttle.shouldReportThrottled(`${methodId}\u0000${loginName}\u0000${ctx.clientIp}`)) {
+      await recordFailure(svc, ctx, methodId, loginName, "throttled");
+    }
+    throw err;
+  }
+}
+
+export async function recordFailure(
+  svc: AuthService,
+  ctx: RequestContext,
+  methodId: string,
+  loginName: string,
+  reason: string,
+): Promise<void> {
+  const event: EventInput = {
+    Topic: "AuthToken",
+    Type: "AuthenticationFailed",
+    Key: methodId,
+    Payload: {
+      AuthToken: { auth_method_id: methodId, login_name: loginName, reason, client_ip: ctx.clientIp },
+    },
+  };
+  await svc.state.store.transact([], () => ({ events: [event] }));
+}
+
+async function passwordLogin(
+  svc: AuthService,
+  ctx: RequestContext,
+  req: AuthRequest,
+  loginName: string,
+  password: string,
+): Promise<Response> {
+  const keys = await checkThrottle(svc, ctx, req.id, loginName);
+  const account = svc.state.accountByKey(req.id, loginName);
+  const ok = await svc.hasher.verify(account?.doc.password_hash, password);
+  if (!ok || !account) {
+    svc.throttle.fail(keys);
+    await recordFailure(svc, ctx, req.id, loginName, "invalid_credentials");
+    throw unableToAuthenticate();
+  }
+  svc.throttle.succeed(keys);
+  const writes: DocWrite[] = [];
+  if (account.doc.password_hash && svc.hasher.needsRehash(account.doc.password_hash)) {
+    const rehashed = await svc.hasher.hash(password);
+    writes.push({
+      collection: collections.accounts,
+      id: account.id,
+      doc: { ...account.doc, password_hash: rehashed },
+    });
+  }
+  return await issueAndDeliver(svc, ctx, req, { userId: account.doc.user_id, accountId: account.id }, writes);
+}
+
+async function ldapLogin(
+  svc: AuthService,
+  ctx: RequestContext,
+  req: AuthRequest,
+  loginName: string,
+  password: string,
+): Promise<Response> {
+  const keys = await checkThrottle(svc, ctx, req.id, loginName);
+  const attrs = svc.state.openAttributes(req.id, req.method) as unknown as LdapMethodAttributes;
+  const result = await ldapAuthenticate(attrs, loginName, password, {
+    timeoutMs: svc.settings.ldapTimeoutMs,
+  });
+  if (!result.ok) {
+    svc.throttle.fail(keys);
+    svc.app.logger.info("ldap authentication failed", {
+      auth_method_id: req.id,
+      reason: result.reason,
+      detail: result.message,
+    });
+    await recordFailure(svc, ctx, req.id, loginName, result.reason);
+    throw unableToAuthenticate();
+  }
+  svc.throttle.succeed(keys);
+  const login = loginName.toLowerCase();
+  const mapped = mapLdapAttributes(req.method.attributes.account_attribute_maps, result.attributes);
+  const attributes: Record<string, unknown> = {
+    login_name: login,
+    dn: result.entryDn,
+    ...mapped,
+    ...(result.groups.length ? { member_of_groups: result.groups } : {}),
+  };
+  const who = upsertExternalAccount(svc, req, login, attributes);
+  return await issueAndDeliver(svc, ctx, req, who, who.writes);
+}
+
+/** email / full_name from the entry: account_attribute_maps first, then attributes named email / fullName. */
+export function mapLdapAttributes(
+  maps: unknown,
+  entry: Record<string, string[]>,
+): { email?: string; full_name?: string } {
+  const lower = new Map(Object.entries(entry).map(([k, v]) => [k.toLowerCase(), v]));
+  const sources: Record<"email" | "fullName", string[]> = { email: [], fullName: [] };
+  for (const m of Array.isArray(maps) ? maps : []) {
+    const [from, to] = String(m).split("=").map((s) => s.trim());
+    if (!from || !to) continue;
+    if (to.toLowerCase() === "email") sources.email.push(from);
+    if (to.toLowerCase() === "fullname") sources.fullName.push(from);
+  }
+  sources.email.push("email");
+  sources.fullName.push("fullName");
+  const first = (names: string[]) => {
+    for (const n of names) {
+      const v = lower.get(n.toLowerCase())?.[0];
+      if (v) return v;
+    }
+    return undefined;
+  };
+  const out: { email?: string; full_name?: string } = {};
+  const email = first(sources.email);
+  const fullName = first(sources.fullName);
+  if (email) out.email = email;
+  if (fullName) out.full_name = fullName;
+  return out;
+}
+
+/** Finds the account of an external identity or creates it with its user; refreshes the profile. */
+export function upsertExternalAccount(
+  svc: AuthService,
+  req: { id: string; method: MethodDoc },
+  key: string,
+  attributes: Record<string, unknown>,
+): { userId: string; accountId: string; writes: DocWrite[] } {
+  const existing = svc.state.accountByKey(req.id, key);
+  if (!existing) {
+    const created = accountWithUser({
+      methodId: req.id,
+      scopeId: req.method.scope_id,
+      type: req.method.type,
+      key,
+      attributes,
+    });
+    return { userId: created.userId, accountId: created.accountId, writes: created.writes };
+  }
+  const writes: DocWrite[] = [];
+  if (JSON.stringify(existing.doc.attributes) !== JSON.stringify(attributes)) {
+    const now = nowIso();
+    writes.push({
+      collection: collections.accounts,
+      id: existing.id,
+      doc: { ...existing.doc, attributes, updated_time: now },
+    });
+    const user = svc.state.get<UserDoc>(collections.users, existing.doc.user_id);
+    if (user) {
+      const { login_name: _l, full_name: _f, email: _e, ...rest } = user.doc;
+      writes.push({
+        collection: collections.users,
+        id: user.id,
+        doc: { ...rest, ...userProfile(attributes), updated_time: now },
+      });
+    }
+  }
+  return { userId: existing.doc.user_id, accountId: existing.id, writes };
+}
+
+/** Commits a new token (plus `writes`) with its event and renders the login response. */
+async function issueAndDeliver(
+  svc: AuthService,
+  ctx: RequestContext,
+  req: AuthRequest,
+  who: { userId: string; accountId: string },
+  writes: DocWrite[],
+): Promise<Response> {
+  const minted = mintToken(svc.settings.tokens, { ...who, methodId: req.id, scopeId: req.method.scope_id });
+  await svc.state.store.transact([`${collections.accounts}/${who.accountId}`], () => {
+    if (!svc.state.method(req.id)) throw notFound();
+    return {
+      writes: [...writes, { collection: collections.tokens, id: minted.id, doc: minted.doc, ifVersion: 0 }],
+      events: [tokenIssuedEvent(minted, req.delivery, ctx.clientIp)],
+    };
+  });
+  return deliverToken(svc, ctx, req.command ?? "login", req.typeEcho, req.delivery, minted);
+}
+
+export function deliverToken(
+  svc: AuthService,
+  ctx: RequestContext,
+  command: string,
+  typeEcho: string | undefined,
+  delivery: "token" | "cookie",
+  minted: NewToken,
+): Response {
+  const attributes = renderToken(
+    svc.state,
+    minted.id,
+    minted.doc,
+    delivery === "token" ? minted.token : undefined,
+  );
+  const body: Record<string, unknown> = { command };
+  if (typeEcho) body.type = typeEcho;
+  body.attributes = attributes;
+  const headers = new Headers();
+  if (delivery === "cookie") {
+    const maxAge = Math.floor((Date.parse(minted.doc.expiration_time) - Date.now()) / 1000);
+    for (const c of splitCookies(minted.token, maxAge, cookiesSecure(ctx.url))) {
+      headers.append("Set-Cookie", c);
+    }
+  }
+  return json(body, 200, headers);
+}

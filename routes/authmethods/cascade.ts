@@ -1,0 +1,78 @@
+// Deleting a method takes its accounts, their users and tokens with it (and an org takes its methods);
+// this builds the writes, tombstones and events for one commit, and refuses to remove the last admin.
+
+import type { DocWrite, EventInput } from "../../lib/store/mod.ts";
+import { collections } from "./common.ts";
+import { failedPrecondition } from "./errors.ts";
+import { type ActorCaller, type AuthState, type MethodDoc, methodEvent, type UserDoc } from "./state.ts";
+
+export interface CascadePlan {
+  writes: DocWrite[];
+  events: EventInput[];
+  /** Users removed, to check the last-admin rule across a whole plan. */
+  removedUsers: Set<string>;
+}
+
+export function emptyPlan(): CascadePlan {
+  return { writes: [], events: [], removedUsers: new Set() };
+}
+
+/** Adds the deletion of accounts (their users and tokens) to `plan`. */
+export function deleteAccounts(
+  state: AuthState,
+  accountIds: string[],
+  plan: CascadePlan,
+  now: string,
+  reason: string,
+): void {
+  for (const accountId of accountIds) {
+    const acct = state.get<{ user_id: string; scope_id: string; auth_method_id: string }>(
+      collections.accounts,
+      accountId,
+    );
+    if (!acct) continue;
+    plan.writes.push({ collection: collections.accounts, id: accountId, doc: null });
+    plan.writes.push(state.tombstone(accountId, "account", acct.doc.scope_id, now, acct.doc.auth_method_id));
+    const user = state.get<UserDoc>(collections.users, acct.doc.user_id);
+    if (user && !plan.removedUsers.has(user.id)) {
+      plan.removedUsers.add(user.id);
+      plan.writes.push({ collection: collections.users, id: user.id, doc: null });
+      plan.writes.push(state.tombstone(user.id, "user", user.doc.scope_id, now));
+      const revoked = state.revokeTokens(state.tokensOfUser(user.id), reason, now);
+      plan.writes.push(...revoked.writes);
+      plan.events.push(...revoked.events);
+    }
+  }
+}
+
+/** Adds the deletion of a method and everything under it to `plan`. */
+export function deleteMethod(
+  state: AuthState,
+  id: string,
+  doc: MethodDoc,
+  version: number,
+  actor: ActorCaller,
+  plan: CascadePlan,
+  now: string,
+): void {
+  deleteAccounts(state, state.accountsOfMethod(id).map((a) => a.id), plan, now, "cascade");
+  plan.writes.push({ collection: collections.methods, id, doc: null });
+  plan.writes.push(state.tombstone(id, "auth-method", doc.scope_id, now));
+  plan.events.push(methodEvent("AuthMethodDeleted", id, doc, version, actor));
+}
+
+/** 400 FailedPrecondition when the plan removes every remaining admin. */
+export function assertAdminsRemain(
+  state: AuthState,
+  plan: CascadePlan,
+  demoted: Set<string> = new Set(),
+): void {
+  let before = 0;
+  let after = 0;
+  for (const u of state.list<UserDoc>(collections.users)) {
+    if (!u.doc.admin) continue;
+    before++;
+    if (!plan.removedUsers.has(u.id) && !demoted.has(u.id)) after++;
+  }
+  if (before > 0 && after === 0) throw failedPrecondition("Cannot remove the last admin.");
+}

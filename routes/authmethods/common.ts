@@ -1,0 +1,65 @@
+// Small shared pieces of the auth family: id formats, the strictly increasing clock, JSON type guards.
+
+import { fieldError } from "./errors.ts";
+
+export type MethodType = "password" | "oidc" | "ldap";
+export const methodTypes: readonly MethodType[] = ["password", "oidc", "ldap"];
+export const methodPrefix: Record<MethodType, string> = { password: "ampw", oidc: "amoidc", ldap: "amldap" };
+export const accountPrefix: Record<MethodType, string> = {
+  password: "acctpw",
+  oidc: "acctoidc",
+  ldap: "acctldap",
+};
+
+export const collections = {
+  scopes: "auth/scopes",
+  methods: "auth/methods",
+  accounts: "auth/accounts",
+  users: "auth/users",
+  tokens: "auth/tokens",
+  tombstones: "auth/tombstones",
+} as const;
+
+/** Checks a path id against its allowed prefixes: 400 `id` when it is not of the form prefix_[A-Za-z0-9]+. */
+export function assertIdFormat(id: string, prefixes: readonly string[], field = "id"): void {
+  const m = /^([a-z]+)_[A-Za-z0-9]+$/.exec(id);
+  if (!m || !prefixes.includes(m[1]!) || id.length > 64) {
+    throw fieldError({ name: field, description: "Incorrectly formatted identifier." });
+  }
+}
+
+export function methodTypeOfId(id: string): MethodType | undefined {
+  const prefix = id.slice(0, id.indexOf("_"));
+  return methodTypes.find((t) => methodPrefix[t] === prefix);
+}
+
+let lastMs = 0;
+/** RFC 3339 UTC with milliseconds; never returns the same or an earlier instant twice in this process. */
+export function nowIso(): string {
+  let ms = Date.now();
+  if (ms <= lastMs) ms = lastMs + 1;
+  lastMs = ms;
+  return new Date(ms).toISOString();
+}
+
+export function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** Rejects C0/C1 control characters in names and descriptions. */
+export function hasControlChars(s: string): boolean {
+  // deno-lint-ignore no-control-regex
+  return /[\u0000-\u001f\u007f-\u009f]/.test(s);
+}
+
+/** Drops keys whose value is a zero value, as Boundary's JSON rendering does. */
+export function omitZero(obj: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(obj)) {
+    if (v === undefined || v === null || v === false || v === 0 || v === "") continue;
+    if (Array.isArray(v) && v.length === 0) continue;
+    if (isObject(v) && Object.keys(v).length === 0) continue;
+    out[k] = v;
+  }
+  return out;
+}

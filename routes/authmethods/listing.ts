@@ -1,0 +1,250 @@
+// The list engine shared by every resource of the family (spec §4): created_time-desc initial phase,
+// updated_time-desc refresh phases with removed_ids, MAC'd opaque list tokens, filters, est_item_count.
+
+import { constantTimeEqual, sha256Hex } from "../../lib/crypto.ts";
+import type { Keyring } from "../../lib/crypto.ts";
+import type { StoredDoc } from "../../lib/store/mod.ts";
+import { type Expr, FilterParseError, parseFilter } from "./bexpr/parse.ts";
+import { evaluateFilter } from "./bexpr/eval.ts";
+import { fieldError, invalidListToken } from "./errors.ts";
+import type { ActorCaller, TombstoneDoc } from "./state.ts";
+
+interface Timed {
+  created_time: string;
+  updated_time: string;
+}
+
+export interface ListRequest<T extends Timed> {
+  resource: string;
+  /** Documents in the query's scopes (or of its parent), before visibility and filtering. */
+  candidates: Iterable<StoredDoc<T>>;
+  /** Tombstones that belong to this query (same resource and scopes). */
+  tombstones: Iterable<StoredDoc<TombstoneDoc>>;
+  /** The item as this caller receives it, or undefined when the caller may not see it. */
+  render(stored: StoredDoc<T>): Record<string, unknown> | undefined;
+  caller: ActorCaller;
+  /** Identifies the query (scope, recursion, filter…) so a token cannot be reused for another. */
+  queryKey: string;
+  url: URL;
+  defaultPageSize: number;
+  keys: Keyring;
+  /** Changes whenever any listed collection changes: full listings are reused while it stays the same. */
+  generation: number;
+  cache: ListCache;
+}
+
+interface TokenBody {
+  r: string;
+  cs: number;
+  u: string;
+  a: boolean;
+  q: string;
+  ph: "i" | "r";
+  /** Start of this phase (ms). */
+  ps: number;
+  /** Refresh only: start of the previous phase (the lower bound of updated_time). */
+  pv?: number;
+  /** Last key returned: [time, id]. */
+  lk?: [string, string];
+  /** The est_item_count of the last response, carried so refreshes need not recount everything. */
+  e?: number;
+  done: boolean;
+}
+
+/** `key` is time + NUL + id: ISO times have one length, so plain string order is (time, id) order. */
+type Entry = { key: string; item: Record<string, unknown> };
+const entryKey = (time: string, id: string) => `${time}\u0000${id}`;
+
+/** Full initial-phase listings by query and caller, valid while the generation is unchanged. */
+interface Snapshot {
+  generation: number;
+  sorted: Entry[];
+  estimate: number;
+}
+/** Each service keeps its own cache (several servers may share a process in tests). */
+export type ListCache = Map<string, Snapshot>;
+const maxSnapshots = 32;
+
+const tokenPurpose = "auth.list-token";
+const chainMaxMs = 30 * 86_400_000;
+
+/** Parses query parameters common to lists: filter (400 on `filter`) and page_size (truncated). */
+export function parseFilterParam(url: URL): Expr | undefined {
+  const raw = url.searchParams.get("filter");
+  if (raw === null || raw.trim() === "") return undefined;
+  try {
+    return parseFilter(raw);
+  } catch (err) {
+    if (!(err instanceof FilterParseError)) throw err;
+    throw fieldError(
+      { name: "filter", description: `This field could not be parsed. ${err.message}` },
+      "Improperly formatted identifier.",
+    );
+  }
+}
+
+export function parsePageSize(url: URL, defaultPageSize: number): number {
+  const raw = url.searchParams.get("page_size");
+  if (raw === null || raw === "") return defaultPageSize;
+  if (!/^\d{1,10}$/.test(raw)) {
+    throw fieldError({ name: "page_size", description: "Must be a non-negative integer." });
+  }
+  const n = Number(raw);
+  return n === 0 || n > defaultPageSize ? defaultPageSize : n;
+}
+
+function encodeToken(keys: Keyring, body: TokenBody): string {
+  const payload = btoa(JSON.stringify(body)).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+  return `${payload}.${keys.hmac(tokenPurpose, payload)}`;
+}
+
+function decodeToken(keys: Keyring, raw: string): TokenBody {
+  const bad = () => fieldError({ name: "list_token", description: "This field could not be parsed." });
+  const [payload, mac, extra] = raw.split(".");
+  if (!payload || !mac || extra !== undefined || raw.length > 4096) throw bad();
+  if (!constantTimeEqual(keys.hmac(tokenPurpose, payload), mac)) throw bad();
+  try {
+    const body = JSON.parse(atob(payload.replaceAll("-", "+").replaceAll("_", "/"))) as TokenBody;
+    if (typeof body.cs !== "number" || typeof body.ps !== "number") throw new Error("shape");
+    return body;
+  } catch {
+    throw bad();
+  }
+}
+
+/** Runs one list request and returns the response envelope. */
+export function runList<T extends Timed>(
+  req: ListRequest<T>,
+  filter: Expr | undefined,
+): Record<string, unknown> {
+  const pageSize = parsePageSize(req.url, req.defaultPageSize);
+  const userId = req.caller.kind === "user" ? req.caller.userId : "";
+  const admin = req.caller.kind === "user" && req.caller.admin;
+  const queryHash = sha256Hex(`${req.resource}\u0000${req.queryKey}`).slice(0, 32);
+  const rawToken = req.url.searchParams.get("list_token");
+  const now = Date.now();
+  let token: TokenBody;
+  let firstRefreshPage = false;
+  if (rawToken) {
+    const prev = decodeToken(req.keys, rawToken);
+    if (now - prev.cs > chainMaxMs) throw invalidListToken("list token was expired");
+    if (prev.u !== userId || prev.a !== admin) {
+      throw invalidListToken("grants have changed since list token was issued");
+    }
+    if (prev.r !== req.resource || prev.q !== queryHash) {
+      throw invalidListToken("list token was issued for a different query");
+    }
+    if (prev.done) {
+      token = { ...prev, ph: "r", pv: prev.ps, ps: now, done: false };
+      delete token.lk;
+      firstRefreshPage = true;
+    } else token = prev;
+  } else {
+    token = { r: req.resource, cs: now, u: userId, a: admin, q: queryHash, ph: "i", ps: now, done: false };
+  }
+
+  const refresh = token.ph === "r";
+  const snapshotKey = `${queryHash}\u0000${userId}\u0000${admin}`;
+  let snapshot = req.cache.get(snapshotKey);
+  if (snapshot && snapshot.generation !== req.generation) snapshot = undefined;
+  let visible: Entry[];
+  let estimate: number;
+  const removed: string[] = [];
+  if (!refresh) {
+    snapshot ??= fullListing(req, filter, snapshotKey);
+    visible = snapshot.sorted;
+    estimate = snapshot.estimate;
+  } else {
+    // Only items changed since the previous phase are rendered and filtered.
+    const since = new Date(token.pv ?? 0).toISOString();
+    visible = [];
+    let delta = 0;
+    for (const stored of req.candidates) {
+      if (stored.doc.updated_time < since) continue;
+      const item = req.render(stored);
+      if (item !== undefined && (!filter || evaluateFilter(filter, { item }))) {
+        visible.push({ key: entryKey(stored.doc.updated_time, stored.id), item });
+        if (stored.doc.created_time >= since) delta++;
+      } else if (firstRefreshPage) {
+        removed.push(stored.id);
+        delta--;
+      }
+    }
+    if (firstRefreshPage) {
+      for (const t of req.tombstones) {
+        if (t.doc.deleted_time >= since) {
+          removed.push(t.id);
+          delta--;
+        }
+      }
+    }
+    visible.sort(byKeyDesc);
+    estimate = snapshot?.estimate ??
+      Math.max(visible.length, (token.e ?? 0) + (firstRefreshPage ? delta : 0));
+  }
+  const start = token.lk ? firstAfter(visible, token.lk) : 0;
+  const rest = visible.slice(start);
+  const page = rest.slice(0, pageSize);
+  const more = rest.length > page.length;
+  const last = page[page.length - 1];
+  const next: TokenBody = { ...token, done: !more, e: estimate };
+  if (more && last) next.lk = last.key.split("\u0000") as [string, string];
+  else delete next.lk;
+
+  const body: Record<string, unknown> = {};
+  if (page.length) body.items = page.map((p) => p.item);
+  body.response_type = more ? "delta" : "complete";
+  const emptyInitial = !rawToken && page.length === 0;
+  if (!emptyInitial) body.list_token = encodeToken(req.keys, next);
+  body.sort_by = refresh ? "updated_time" : "created_time";
+  body.sort_dir = "desc";
+  if (removed.length) body.removed_ids = [...new Set(removed)].sort();
+  if (estimate) body.est_item_count = estimate;
+  return body;
+}
+
+function byKeyDesc(x: Entry, y: Entry): number {
+  return x.key < y.key ? 1 : x.key > y.key ? -1 : 0;
+}
+
+/** Index of the first entry after `key` in a descending list (binary search). */
+function firstAfter(sorted: Entry[], last: [string, string]): number {
+  const key = entryKey(last[0], last[1]);
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid]!.key < key) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+/** Filter results by rendered item (rendered items are cached per stored version, so identity is stable). */
+const filterMemo = new WeakMap<object, Map<string, boolean>>();
+
+function matchesMemo(filter: Expr, text: string, item: Record<string, unknown>): boolean {
+  let m = filterMemo.get(item);
+  if (!m || m.size > 8) filterMemo.set(item, m = new Map());
+  let r = m.get(text);
+  if (r === undefined) m.set(text, r = evaluateFilter(filter, { item }));
+  return r;
+}
+
+/** Renders, filters and sorts every candidate; remembered for the next pages of the same query. */
+function fullListing<T extends Timed>(req: ListRequest<T>, filter: Expr | undefined, key: string): Snapshot {
+  const sorted: Entry[] = [];
+  const filterText = req.url.searchParams.get("filter") ?? "";
+  for (const stored of req.candidates) {
+    const item = req.render(stored);
+    if (item !== undefined && (!filter || matchesMemo(filter, filterText, item))) {
+      sorted.push({ key: entryKey(stored.doc.created_time, stored.id), item });
+    }
+  }
+  sorted.sort(byKeyDesc);
+  const snapshot = { generation: req.generation, sorted, estimate: sorted.length };
+  req.cache.delete(key);
+  req.cache.set(key, snapshot);
+  if (req.cache.size > maxSnapshots) req.cache.delete(req.cache.keys().next().value!);
+  return snapshot;
+}

@@ -1,0 +1,207 @@
+// The OIDC callback's code exchange (spec §7.4): token endpoint with PKCE and client authentication, ID token
+// validation with jose (JWKS signature, alg, iss, aud/azp, exp/iat, nonce, auth_time vs max_age), userinfo.
+
+import {
+  createLocalJWKSet,
+  errors as joseErrors,
+  type JSONWebKeySet,
+  type JWTPayload,
+  jwtVerify,
+} from "jose";
+import { constantTimeEqual } from "../../lib/crypto.ts";
+import {
+  type DiscoveredConfig,
+  discoverVerified,
+  type OidcAttributesInput,
+  OidcHttpError,
+  type OidcMethodAttributes,
+  type ProviderHttp,
+  providerHttp,
+  readJsonObject,
+  toOidcAttributes,
+} from "./oidc_client_http.ts";
+
+export type ExchangeResult =
+  | { ok: true; claims: Record<string, unknown> }
+  | { ok: false; reason: "idp_error" | "token_validation_failed"; message: string };
+
+export interface ExchangeParams {
+  code: string;
+  codeVerifier: string;
+  nonce: string;
+  redirectUri: string;
+  timeoutMs?: number;
+}
+
+/** Clock skew allowed on exp, iat, nbf and auth_time (spec: 60 s). */
+const leewaySeconds = 60;
+
+class ValidationFailure extends Error {}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+function clientAuth(config: DiscoveredConfig): "basic" | "post" {
+  const offered = config.token_endpoint_auth_methods_supported;
+  if (offered && !offered.includes("client_secret_basic") && offered.includes("client_secret_post")) {
+    return "post";
+  }
+  return "basic";
+}
+
+async function redeemCode(
+  http: ProviderHttp,
+  config: DiscoveredConfig,
+  attrs: OidcMethodAttributes,
+  params: ExchangeParams,
+): Promise<Record<string, unknown>> {
+  const form = new URLSearchParams({
+    grant_type: "authorization_code",
+    code: params.code,
+    redirect_uri: params.redirectUri,
+    code_verifier: params.codeVerifier,
+  });
+  const headers: Record<string, string> = {
+    "content-type": "application/x-www-form-urlencoded",
+    accept: "application/json",
+  };
+  const id = attrs.client_id ?? "";
+  const secret = attrs.client_secret ?? "";
+  if (clientAuth(config) === "post") {
+    form.set("client_id", id);
+    form.set("client_secret", secret);
+  } else {
+    // RFC 6749 §2.3.1: both parts form-urlencoded before base64.
+    const enc = (s: string) => encodeURIComponent(s).replace(/%20/g, "+");
+    headers.authorization = `Basic ${btoa(`${enc(id)}:${enc(secret)}`)}`;
+  }
+  const res = await http.fetch(config.token_endpoint, { method: "POST", headers, body: form });
+  if (res.status !== 200) {
+    let detail = "";
+    try {
+      const body = JSON.parse(await res.text());
+      if (typeof body?.error === "string") {
+        detail = `: ${body.error}${
+          typeof body.error_description === "string" ? ` (${body.error_description})` : ""
+        }`;
+      }
+    } catch {
+      // not JSON: the status says enough
+    }
+    throw new OidcHttpError(`token endpoint returned HTTP ${res.status}${detail}`);
+  }
+  return await readJsonObject(res, "token response");
+}
+
+async function fetchJwks(http: ProviderHttp, config: DiscoveredConfig): Promise<JSONWebKeySet> {
+  const body = await readJsonObject(await http.fetch(config.jwks_uri), `jwks_uri ${config.jwks_uri}`);
+  if (!Array.isArray(body.keys)) throw new OidcHttpError(`jwks_uri ${config.jwks_uri} has no "keys" list`);
+  return body as unknown as JSONWebKeySet;
+}
+
+async function verifySignature(
+  http: ProviderHttp,
+  config: DiscoveredConfig,
+  attrs: OidcMethodAttributes,
+  idToken: string,
+): Promise<JWTPayload> {
+  const algorithms = attrs.signing_algorithms?.length ? attrs.signing_algorithms : ["RS256"];
+  const options = {
+    algorithms,
+    issuer: attrs.issuer!,
+    audience: attrs.client_id!,
+    clockTolerance: leewaySeconds,
+    requiredClaims: ["iss", "sub", "aud", "exp", "iat"],
+  };
+  const verify = async (jwks: JSONWebKeySet) =>
+    (await jwtVerify(idToken, createLocalJWKSet(jwks), options)).payload;
+  try {
+    return await verify(await fetchJwks(http, config));
+  } catch (err) {
+    // A key rotated since the provider signed: fetch the JWKS once more before giving up.
+    if (err instanceof joseErrors.JWKSNoMatchingKey) return await verify(await fetchJwks(http, config));
+    throw err;
+  }
+}
+
+function checkClaims(payload: JWTPayload, attrs: OidcMethodAttributes, nonce: string): void {
+  const aud = typeof payload.aud === "string" ? [payload.aud] : payload.aud ?? [];
+  const allowed = attrs.allowed_audiences ?? [];
+  if (allowed.length && !aud.some((a) => allowed.includes(a))) {
+    throw new ValidationFailure(`no audience of the ID token is in allowed_audiences`);
+  }
+  const azp = payload.azp;
+  if (azp !== undefined && azp !== attrs.client_id) throw new ValidationFailure("azp is not our client_id");
+  if (aud.length > 1 && azp === undefined) throw new ValidationFailure("several audiences and no azp");
+  const now = Math.floor(Date.now() / 1000);
+  if (typeof payload.iat === "number" && payload.iat > now + leewaySeconds) {
+    throw new ValidationFailure("ID token issued in the future");
+  }
+  if (typeof payload.nonce !== "string" || !constantTimeEqual(payload.nonce, nonce)) {
+    throw new ValidationFailure("nonce does not match the authentication attempt");
+  }
+  if (attrs.max_age !== undefined) {
+    const authTime = payload.auth_time;
+    if (typeof authTime !== "number") throw new ValidationFailure("auth_time missing while max_age is set");
+    if (now - authTime > attrs.max_age + leewaySeconds) {
+      throw new ValidationFailure("authentication is older than max_age");
+    }
+  }
+}
+
+async function fetchUserinfo(
+  http: ProviderHttp,
+  config: DiscoveredConfig,
+  accessToken: string,
+  sub: string,
+): Promise<Record<string, unknown>> {
+  const res = await http.fetch(config.userinfo_endpoint!, {
+    headers: { authorization: `Bearer ${accessToken}`, accept: "application/json" },
+  });
+  if (res.status === 200 && !(res.headers.get("content-type") ?? "").includes("json")) {
+    // A signed/encrypted userinfo JWT: the ID token's claims stand on their own.
+    await res.body?.cancel();
+    return {};
+  }
+  const info = await readJsonObject(res, "userinfo");
+  if (info.sub !== sub) throw new ValidationFailure("userinfo sub differs from the ID token sub");
+  return info;
+}
+
+/** Redeems the authorization code and validates the ID token; claims = ID token claims, userinfo merged. */
+export async function exchangeCode(
+  input: OidcAttributesInput,
+  params: ExchangeParams,
+): Promise<ExchangeResult> {
+  const attrs = toOidcAttributes(input);
+  const http = providerHttp(attrs, params.timeoutMs ?? 10_000);
+  try {
+    const config = await discoverVerified(http, attrs);
+    const tokens = await redeemCode(http, config, attrs, params);
+    const idToken = tokens.id_token;
+    if (typeof idToken !== "string") throw new ValidationFailure("token response has no id_token");
+    let payload: JWTPayload;
+    try {
+      payload = await verifySignature(http, config, attrs, idToken);
+    } catch (err) {
+      if (err instanceof OidcHttpError) throw err;
+      throw new ValidationFailure(`ID token rejected: ${describe(err)}`);
+    }
+    checkClaims(payload, attrs, params.nonce);
+    let claims: Record<string, unknown> = { ...payload };
+    if (config.userinfo_endpoint && typeof tokens.access_token === "string") {
+      const info = await fetchUserinfo(http, config, tokens.access_token, payload.sub!);
+      // The ID token's own identity claims win over anything userinfo says.
+      claims = { ...claims, ...info, sub: payload.sub, iss: payload.iss, aud: payload.aud };
+    }
+    return { ok: true, claims };
+  } catch (err) {
+    if (err instanceof ValidationFailure) {
+      return { ok: false, reason: "token_validation_failed", message: err.message };
+    }
+    return { ok: false, reason: "idp_error", message: describe(err) };
+  } finally {
+    http.close();
+  }
+}

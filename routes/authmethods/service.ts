@@ -1,0 +1,113 @@
+// Everything a handler of the auth family needs: the state, settings, hasher, throttle, caller resolution
+// and the permission checks of spec §9.
+
+import type { AppContext } from "../../lib/app.ts";
+import { envDurationMs, envInt } from "../../lib/config.ts";
+import { ApiError } from "../../lib/errors.ts";
+import { readJson, type RequestContext } from "../../lib/http.ts";
+import { isObject } from "./common.ts";
+import { forbidden, unauthenticated } from "./errors.ts";
+import { defaultArgon2, PasswordHasher } from "./passwords.ts";
+import type { ActorCaller } from "./state.ts";
+import { AuthState } from "./state.ts";
+import { LoginThrottle } from "./throttle.ts";
+import { OidcAttempts } from "./authenticate_oidc.ts";
+import { CallerResolver, type TokenSettings } from "./tokens.ts";
+
+export interface AuthSettings {
+  defaultPageSize: number;
+  tokens: TokenSettings;
+  oidcTimeoutMs: number;
+  ldapTimeoutMs: number;
+}
+
+export function readSettings(env: Readonly<Record<string, string>>): AuthSettings {
+  return {
+    defaultPageSize: envInt(env, "WHARF_DEFAULT_PAGE_SIZE", 1000, 1),
+    tokens: {
+      ttlMs: envDurationMs(env, "WHARF_AUTH_TOKEN_TTL", 7 * 86_400_000),
+      staleMs: envDurationMs(env, "WHARF_AUTH_TOKEN_STALE", 86_400_000),
+    },
+    oidcTimeoutMs: envDurationMs(env, "WHARF_OIDC_HTTP_TIMEOUT", 10_000),
+    ldapTimeoutMs: envDurationMs(env, "WHARF_LDAP_REQUEST_TIMEOUT", 5_000),
+  };
+}
+
+export class AuthService {
+  readonly app: AppContext;
+  readonly state: AuthState;
+  readonly settings: AuthSettings;
+  readonly hasher: PasswordHasher;
+  readonly throttle: LoginThrottle;
+  readonly callers: CallerResolver;
+  readonly oidc: OidcProtocol;
+  readonly oidcAttempts: OidcAttempts;
+
+  constructor(app: AppContext, oidc: OidcProtocol) {
+    this.oidc = oidc;
+    const env = app.config.env;
+    this.app = app;
+    this.settings = readSettings(env);
+    this.state = new AuthState(app);
+    this.hasher = new PasswordHasher({
+      timeCost: envInt(env, "WHARF_ARGON2_TIME", defaultArgon2.timeCost, 1),
+      memoryKib: envInt(env, "WHARF_ARGON2_MEMORY_KIB", defaultArgon2.memoryKib, 8),
+      threads: envInt(env, "WHARF_ARGON2_THREADS", defaultArgon2.threads, 1),
+    });
+    this.throttle = new LoginThrottle({
+      nameThreshold: envInt(env, "WHARF_LOGIN_LOCKOUT_THRESHOLD", 5, 1),
+      ipThreshold: envInt(env, "WHARF_IP_LOCKOUT_THRESHOLD", 20, 1),
+      windowMs: envDurationMs(env, "WHARF_LOGIN_LOCKOUT_WINDOW", 15 * 60_000),
+      lockMs: envDurationMs(env, "WHARF_LOGIN_LOCKOUT_DURATION", 15 * 60_000),
+    });
+    this.callers = new CallerResolver(this.state, this.settings.tokens);
+    this.oidcAttempts = new OidcAttempts(this, envDurationMs(env, "WHARF_OIDC_ATTEMPT_TTL", 5 * 60_000));
+  }
+
+  close(): void {
+    this.oidcAttempts.close();
+    this.state.close();
+  }
+
+  caller(ctx: RequestContext): ActorCaller {
+    return this.callers.resolve(ctx.request);
+  }
+
+  /** 401 for anonymous, 403 for a non-admin user. */
+  requireAdmin(ctx: RequestContext): ActorCaller & { kind: "user" } {
+    const c = this.caller(ctx);
+    if (c.kind !== "user") throw unauthenticated();
+    if (!c.admin) throw forbidden();
+    return c;
+  }
+
+  requireUser(ctx: RequestContext): ActorCaller & { kind: "user" } {
+    const c = this.caller(ctx);
+    if (c.kind !== "user") throw unauthenticated();
+    return c;
+  }
+}
+
+/** The JSON body as an object; anything else (or nothing, when required) is a 400. */
+export async function readObjectBody(ctx: RequestContext, required = true): Promise<Record<string, unknown>> {
+  const body = await readJson(ctx);
+  if (body === undefined && !required) return {};
+  if (!isObject(body)) throw new ApiError(400, "Error in provided request.");
+  return body;
+}
+
+/** The OIDC protocol pieces (routes/authmethods/oidc_client.ts), injected so handlers stay testable. */
+export interface OidcProtocol {
+  validateDiscoveredConfig(attrs: Record<string, unknown>, options: { timeoutMs: number }): Promise<string[]>;
+  buildAuthUrl(
+    attrs: Record<string, unknown>,
+    options: { state: string; nonce: string; codeChallenge: string; redirectUri: string; timeoutMs: number },
+  ): Promise<string>;
+  exchangeCode(
+    attrs: Record<string, unknown>,
+    options: { code: string; codeVerifier: string; nonce: string; redirectUri: string; timeoutMs: number },
+  ): Promise<
+    | { ok: true; claims: Record<string, unknown> }
+    | { ok: false; reason: "idp_error" | "token_validation_failed"; message: string }
+  >;
+}

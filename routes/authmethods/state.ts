@@ -1,0 +1,293 @@
+// The auth family's documents (scopes, methods, accounts, users, tokens, tombstones), their in-memory
+// lookups, and secret handling (sealing at rest, HMACs for display).
+
+import { createHmac, hkdfSync } from "node:crypto";
+import { Buffer } from "node:buffer";
+import type { AppContext } from "../../lib/app.ts";
+import type { DocChange, DocWrite, EventInput, StoredDoc } from "../../lib/store/mod.ts";
+import type { ListCache } from "./listing.ts";
+import { collections, type MethodType } from "./common.ts";
+import type { Attrs } from "./attrs_common.ts";
+
+export interface ScopeDoc {
+  [k: string]: unknown;
+  type: "global" | "org";
+  name?: string;
+  description?: string;
+  parent_scope_id?: string;
+  primary_auth_method_id?: string;
+  created_time: string;
+  updated_time: string;
+}
+
+export interface MethodDoc {
+  [k: string]: unknown;
+  scope_id: string;
+  type: MethodType;
+  name?: string;
+  description?: string;
+  attributes: Attrs;
+  /** Sealed secrets by attribute name (AES-GCM, AAD = method id + field). */
+  secrets: Record<string, string>;
+  /** Display HMACs of the secrets by attribute name. */
+  hmacs: Record<string, string>;
+  created_time: string;
+  updated_time: string;
+}
+
+export interface AccountDoc {
+  [k: string]: unknown;
+  auth_method_id: string;
+  scope_id: string;
+  type: MethodType;
+  name?: string;
+  description?: string;
+  attributes: Attrs;
+  /** Lookup key within the method: login name (password), lowercased login (LDAP), issuer + sub (OIDC). */
+  key: string;
+  password_hash?: string;
+  user_id: string;
+  created_time: string;
+  updated_time: string;
+}
+
+export interface UserDoc {
+  [k: string]: unknown;
+  scope_id: string;
+  name?: string;
+  description?: string;
+  account_ids: string[];
+  primary_account_id: string;
+  login_name?: string;
+  full_name?: string;
+  email?: string;
+  admin?: boolean;
+  created_time: string;
+  updated_time: string;
+}
+
+export interface TokenDoc {
+  [k: string]: unknown;
+  hash: string;
+  user_id: string;
+  account_id: string;
+  auth_method_id: string;
+  scope_id: string;
+  created_time: string;
+  updated_time: string;
+  approximate_last_used_time: string;
+  expiration_time: string;
+}
+
+export interface TombstoneDoc {
+  [k: string]: unknown;
+  resource: string;
+  scope_id: string;
+  /** For accounts: the method they belonged to (list queries are per method). */
+  parent_id?: string;
+  deleted_time: string;
+}
+
+export type ActorCaller = { kind: "anonymous" } | {
+  kind: "user";
+  userId: string;
+  tokenId: string;
+  admin: boolean;
+};
+
+export const sealPurpose = "auth.method-secrets";
+export const tombstoneTtlMs = 30 * 86_400_000;
+
+export class AuthState {
+  readonly app: AppContext;
+  #accountByKey = new Map<string, string>();
+  #methodNames = new Map<string, string>();
+  #unsubscribe: Array<() => void> = [];
+  /** Bumped by every change to a listed collection (not tokens): list snapshots are valid while it holds. */
+  generation = 0;
+  readonly listCache: ListCache = new Map();
+
+  constructor(app: AppContext) {
+    this.app = app;
+    for (const a of this.list<AccountDoc>(collections.accounts)) {
+      this.#accountByKey.set(accountKey(a.doc), a.id);
+    }
+    for (const m of this.list<MethodDoc>(collections.methods)) {
+      if (m.doc.name) this.#methodNames.set(nameKey(m.doc), m.id);
+    }
+    const watch = (c: string, fn: (change: DocChange) => void) => {
+      this.#unsubscribe.push(app.data.store.watch(c, (change) => {
+        this.generation++;
+        fn(change);
+      }));
+    };
+    watch(collections.accounts, (c) => {
+      const prev = c.previous?.doc as AccountDoc | undefined;
+      const cur = c.current?.doc as AccountDoc | undefined;
+      if (prev && this.#accountByKey.get(accountKey(prev)) === c.id) {
+        this.#accountByKey.delete(accountKey(prev));
+      }
+      if (cur) this.#accountByKey.set(accountKey(cur), c.id);
+    });
+    watch(collections.methods, (c) => {
+      const prev = c.previous?.doc as MethodDoc | undefined;
+      const cur = c.current?.doc as MethodDoc | undefined;
+      if (prev?.name && this.#methodNames.get(nameKey(prev)) === c.id) {
+        this.#methodNames.delete(nameKey(prev));
+      }
+      if (cur?.name) this.#methodNames.set(nameKey(cur), c.id);
+    });
+    for (const c of [collections.scopes, collections.users, collections.tombstones]) watch(c, () => {});
+  }
+
+  close(): void {
+    for (const u of this.#unsubscribe) u();
+    this.listCache.clear();
+  }
+
+  /** The id of the method named `name` in `scopeId`, if any. */
+  methodNamed(scopeId: string, name: string): string | undefined {
+    return this.#methodNames.get(`${scopeId}\u0000${name}`);
+  }
+
+  get store() {
+    return this.app.data.store;
+  }
+
+  get<T>(collection: string, id: string): StoredDoc<T> | undefined {
+    return this.store.get<T>(collection, id);
+  }
+
+  list<T>(collection: string): IterableIterator<StoredDoc<T>> {
+    return this.store.list<T>(collection);
+  }
+
+  scope(id: string) {
+    return this.get<ScopeDoc>(collections.scopes, id);
+  }
+
+  method(id: string) {
+    return this.get<MethodDoc>(collections.methods, id);
+  }
+
+  accountByKey(methodId: string, key: string): StoredDoc<AccountDoc> | undefined {
+    const id = this.#accountByKey.get(`${methodId}\u0000${key}`);
+    return id ? this.get<AccountDoc>(collections.accounts, id) : undefined;
+  }
+
+  accountsOfMethod(methodId: string): StoredDoc<AccountDoc>[] {
+    return [...this.list<AccountDoc>(collections.accounts)].filter((a) => a.doc.auth_method_id === methodId);
+  }
+
+  tokensOfUser(userId: string): StoredDoc<TokenDoc>[] {
+    return [...this.list<TokenDoc>(collections.tokens)].filter((t) => t.doc.user_id === userId);
+  }
+
+  adminCount(): number {
+    let n = 0;
+    for (const u of this.list<UserDoc>(collections.users)) if (u.doc.admin) n++;
+    return n;
+  }
+
+  /** Seals a secret for one record and field. */
+  seal(recordId: string, field: string, plaintext: string): string {
+    return this.app.data.keys.seal(sealPurpose, plaintext, `${recordId}:${field}`);
+  }
+
+  open(recordId: string, field: string, sealed: string): string {
+    return this.app.data.keys.open(sealPurpose, sealed, `${recordId}:${field}`);
+  }
+
+  /** base64url(HMAC-SHA256(HKDF(server key, salt = method id, info = scope id), secret)). */
+  secretHmac(methodId: string, scopeId: string, secret: string): string {
+    const key = hkdfSync("sha256", this.app.data.keys.key("auth.secret-hmac"), methodId, scopeId, 32);
+    return createHmac("sha256", Buffer.from(key)).update(secret).digest("base64url");
+  }
+
+  /** The method's attributes with its secrets opened: what the LDAP/OIDC clients need. */
+  openAttributes(id: string, doc: MethodDoc): Attrs {
+    const out: Attrs = { ...doc.attributes };
+    for (const [field, sealed] of Object.entries(doc.secrets)) out[field] = this.open(id, field, sealed);
+    return out;
+  }
+
+  /** Writes and events that delete a user's tokens (logout of every session), with `reason`. */
+  revokeTokens(
+    tokens: StoredDoc<TokenDoc>[],
+    reason: string,
+    now: string,
+  ): { writes: DocWrite[]; events: EventInput[] } {
+    const writes: DocWrite[] = [];
+    const events: EventInput[] = [];
+    for (const t of tokens) {
+      writes.push({ collection: collections.tokens, id: t.id, doc: null });
+      events.push(tokenDeletedEvent(t.id, t.doc, reason));
+    }
+    void now;
+    return { writes, events };
+  }
+
+  tombstone(id: string, resource: string, scopeId: string, now: string, parentId?: string): DocWrite {
+    const doc: TombstoneDoc = {
+      resource,
+      scope_id: scopeId,
+      deleted_time: now,
+      ...(parentId ? { parent_id: parentId } : {}),
+    };
+    return { collection: collections.tombstones, id, doc };
+  }
+
+  /** Tombstones older than 30 days are no longer needed by any valid list token. */
+  async pruneTombstones(): Promise<void> {
+    const cutoff = Date.now() - tombstoneTtlMs;
+    const old = [...this.list<TombstoneDoc>(collections.tombstones)].filter((t) =>
+      Date.parse(t.doc.deleted_time) < cutoff
+    );
+    if (!old.length) return;
+    await this.store.transact([], () => ({
+      writes: old.map((t) => ({ collection: collections.tombstones, id: t.id, doc: null })),
+    }));
+  }
+}
+
+function nameKey(m: MethodDoc): string {
+  return `${m.scope_id}\u0000${m.name}`;
+}
+
+function accountKey(a: AccountDoc): string {
+  return `${a.auth_method_id}\u0000${a.key}`;
+}
+
+export function tokenDeletedEvent(id: string, t: TokenDoc, reason: string): EventInput {
+  return {
+    Topic: "AuthToken",
+    Type: "AuthTokenDeleted",
+    Key: id,
+    Payload: { AuthToken: { id, user_id: t.user_id, auth_method_id: t.auth_method_id, reason } },
+  };
+}
+
+export function methodEvent(
+  type: string,
+  id: string,
+  doc: MethodDoc,
+  version: number,
+  actor: ActorCaller,
+  extra: Record<string, unknown> = {},
+): EventInput {
+  return {
+    Topic: "AuthMethod",
+    Type: type,
+    Key: id,
+    Payload: {
+      AuthMethod: {
+        id,
+        scope_id: doc.scope_id,
+        type: doc.type,
+        version,
+        actor_user_id: actor.kind === "user" ? actor.userId : "",
+        ...extra,
+      },
+    },
+  };
+}

@@ -1,0 +1,195 @@
+// Auth tokens: the at_<id>_s1<secret> format, issuing (hashed at rest), rendering, split-cookie delivery,
+// and resolving the caller from a bearer header or the two cookies.
+
+import { constantTimeEqual, sha256Hex } from "../../lib/crypto.ts";
+import { prefixedId } from "../../lib/ids.ts";
+import type { EventInput } from "../../lib/store/mod.ts";
+import { collections, nowIso, omitZero } from "./common.ts";
+import type { ActorCaller, AuthState, ScopeDoc, TokenDoc, UserDoc } from "./state.ts";
+
+export const jsCookie = "wt-js-token-cookie";
+export const httpCookie = "wt-http-token-cookie";
+
+const base58Alphabet = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
+
+export function base58(bytes: Uint8Array): string {
+  let n = 0n;
+  for (const b of bytes) n = (n << 8n) | BigInt(b);
+  let out = "";
+  while (n > 0n) {
+    out = base58Alphabet[Number(n % 58n)] + out;
+    n /= 58n;
+  }
+  for (const b of bytes) {
+    if (b !== 0) break;
+    out = "1" + out;
+  }
+  return out;
+}
+
+export interface TokenSettings {
+  ttlMs: number;
+  staleMs: number;
+}
+
+export interface NewToken {
+  id: string;
+  token: string;
+  doc: TokenDoc;
+}
+
+/** A fresh token document and its secret; the caller commits the doc. */
+export function mintToken(
+  settings: TokenSettings,
+  who: { userId: string; accountId: string; methodId: string; scopeId: string },
+): NewToken {
+  const id = prefixedId("at");
+  const token = `${id}_s1${base58(crypto.getRandomValues(new Uint8Array(32)))}`;
+  const now = nowIso();
+  const doc: TokenDoc = {
+    hash: sha256Hex(token),
+    user_id: who.userId,
+    account_id: who.accountId,
+    auth_method_id: who.methodId,
+    scope_id: who.scopeId,
+    created_time: now,
+    updated_time: now,
+    approximate_last_used_time: now,
+    expiration_time: new Date(Date.parse(now) + settings.ttlMs).toISOString(),
+  };
+  return { id, token, doc };
+}
+
+export function tokenIssuedEvent(t: NewToken, delivery: string, clientIp: string): EventInput {
+  return {
+    Topic: "AuthToken",
+    Type: "AuthTokenIssued",
+    Key: t.id,
+    Payload: {
+      AuthToken: {
+        id: t.id,
+        user_id: t.doc.user_id,
+        account_id: t.doc.account_id,
+        auth_method_id: t.doc.auth_method_id,
+        delivery,
+        client_ip: clientIp,
+      },
+    },
+  };
+}
+
+export function renderScopeRef(id: string, scope: ScopeDoc | undefined): Record<string, unknown> {
+  return omitZero({
+    id,
+    type: scope?.type ?? (id === "global" ? "global" : "org"),
+    name: scope?.name,
+    description: scope?.description,
+    parent_scope_id: scope?.parent_scope_id,
+  });
+}
+
+/** The token record's attributes (`token` only when given). */
+export function renderToken(
+  state: AuthState,
+  id: string,
+  doc: TokenDoc,
+  token?: string,
+): Record<string, unknown> {
+  const scope = state.scope(doc.scope_id)?.doc;
+  return omitZero({
+    id,
+    scope: renderScopeRef(doc.scope_id, scope),
+    token,
+    user_id: doc.user_id,
+    auth_method_id: doc.auth_method_id,
+    account_id: doc.account_id,
+    created_time: doc.created_time,
+    updated_time: doc.updated_time,
+    approximate_last_used_time: doc.approximate_last_used_time,
+    expiration_time: doc.expiration_time,
+    authorized_actions: ["read:self", "delete:self"],
+  });
+}
+
+/** Set-Cookie values splitting `token` between a script-readable and an HttpOnly cookie. */
+export function splitCookies(token: string, maxAgeSeconds: number, secure: boolean): string[] {
+  const half = Math.floor(token.length / 2);
+  const flags = `Path=/; SameSite=Strict${secure ? "; Secure" : ""}; Max-Age=${Math.max(0, maxAgeSeconds)}`;
+  return [
+    `${jsCookie}=${token.slice(0, half)}; ${flags}`,
+    `${httpCookie}=${token.slice(half)}; HttpOnly; ${flags}`,
+  ];
+}
+
+/** Secure is left out only for plain HTTP on a loopback address (local development). */
+export function cookiesSecure(url: URL): boolean {
+  const loopback = ["127.0.0.1", "localhost", "[::1]"].includes(url.hostname) ||
+    url.hostname.startsWith("127.");
+  return !(url.protocol === "http:" && loopback);
+}
+
+function cookieValue(header: string, name: string): string | undefined {
+  for (const part of header.split(";")) {
+    const i = part.indexOf("=");
+    if (i > 0 && part.slice(0, i).trim() === name) return part.slice(i + 1).trim();
+  }
+  return undefined;
+}
+
+/** The presented token: Authorization Bearer, else both cookies joined. */
+export function presentedToken(request: Request): string | undefined {
+  const auth = request.headers.get("Authorization");
+  const m = auth ? /^\s*bearer\s+(\S+)\s*$/i.exec(auth) : null;
+  if (m) return m[1];
+  const cookies = request.headers.get("Cookie");
+  if (!cookies) return undefined;
+  const js = cookieValue(cookies, jsCookie);
+  const http = cookieValue(cookies, httpCookie);
+  return js && http ? js + http : undefined;
+}
+
+const tokenPattern = /^(at_[0-9A-Za-z]{10})_s1[1-9A-HJ-NP-Za-km-z]{20,60}$/;
+
+export class CallerResolver {
+  readonly #state: AuthState;
+  readonly #settings: TokenSettings;
+  /** In-memory last use; written to the token document at most once a minute. */
+  #lastUse = new Map<string, number>();
+
+  constructor(state: AuthState, settings: TokenSettings) {
+    this.#state = state;
+    this.#settings = settings;
+  }
+
+  /** A bad, unknown, expired or idle token makes the caller anonymous. */
+  resolve(request: Request): ActorCaller {
+    const token = presentedToken(request);
+    if (!token) return { kind: "anonymous" };
+    const m = tokenPattern.exec(token);
+    if (!m) return { kind: "anonymous" };
+    const id = m[1]!;
+    const stored = this.#state.get<TokenDoc>(collections.tokens, id);
+    if (!stored || !constantTimeEqual(stored.doc.hash, sha256Hex(token))) return { kind: "anonymous" };
+    const now = Date.now();
+    const lastUse = Math.max(this.#lastUse.get(id) ?? 0, Date.parse(stored.doc.approximate_last_used_time));
+    if (now >= Date.parse(stored.doc.expiration_time) || now - lastUse > this.#settings.staleMs) {
+      return { kind: "anonymous" };
+    }
+    const user = this.#state.get<UserDoc>(collections.users, stored.doc.user_id);
+    if (!user) return { kind: "anonymous" };
+    this.#touch(id, now, Date.parse(stored.doc.approximate_last_used_time));
+    return { kind: "user", userId: user.id, tokenId: id, admin: user.doc.admin === true };
+  }
+
+  #touch(id: string, now: number, persisted: number): void {
+    this.#lastUse.set(id, now);
+    if (now - persisted < 60_000) return;
+    const store = this.#state.store;
+    store.transact([`${collections.tokens}/${id}`], () => {
+      const cur = store.get<TokenDoc>(collections.tokens, id);
+      if (!cur || now - Date.parse(cur.doc.approximate_last_used_time) < 60_000) return {};
+      const doc = { ...cur.doc, approximate_last_used_time: new Date(now).toISOString() };
+      return { writes: [{ collection: collections.tokens, id, doc, ifVersion: cur.version }] };
+    }).catch(() => {});
+  }
+}

@@ -1,0 +1,232 @@
+// The live ACL state: tokens by secret HMAC, parsed policies, compiled ACLs per caller, change notices.
+
+import type { AppContext } from "../../lib/app.ts";
+import type { DocChange, StoredDoc } from "../../lib/store/mod.ts";
+import type { RequestContext } from "../../lib/http.ts";
+import { ApiError } from "../../lib/errors.ts";
+import type { Acl, AclCaller } from "./acl_types.ts";
+import { requestSecret } from "./caller.ts";
+import { policyCollection, type StoredPolicy, type StoredToken, tokenCollection } from "./acl_model.ts";
+
+/** The policy language (parser, RulesJSON, merge): supplied by the policy module. */
+export interface PolicyEngine {
+  /** Parses HCL or JSON rules; throws an Error whose message is the reason a client sees. */
+  parse(rules: string): unknown;
+  rulesJson(parsed: unknown): unknown;
+  compile(policies: readonly unknown[]): Acl;
+}
+
+/** What changed in the ACL state at a commit: a token (by accessor) or any policy. */
+export type AclChange = { kind: "token"; accessorId: string; index: number } | {
+  kind: "policy";
+  index: number;
+};
+
+export const tokenHmacPurpose = "events.acl-token-secret";
+export const tokenSealPurpose = "events.acl-token-seal";
+
+const allowAll: Acl = {
+  management: true,
+  allowNamespace: () => true,
+  allowAllNamespaces: () => true,
+  allowNodeRead: () => true,
+  allowNodeWrite: () => true,
+};
+
+const allowNothing: Acl = {
+  management: false,
+  allowNamespace: () => false,
+  allowAllNamespaces: () => false,
+  allowNodeRead: () => false,
+  allowNodeWrite: () => false,
+};
+
+export const permissionDenied = () => new ApiError(403, "Permission denied");
+
+export class AclState {
+  readonly enabled: boolean;
+  readonly #ctx: AppContext;
+  readonly #engine: PolicyEngine;
+  #parsed = new Map<string, unknown>();
+  #byHmac = new Map<string, string>();
+  #compiled = new Map<string, Acl>();
+  #listeners = new Set<(change: AclChange) => void>();
+  #tableIndex = new Map<string, number>();
+  #hmacCache = new Map<string, string>();
+  #unwatch: Array<() => void> = [];
+
+  constructor(ctx: AppContext, enabled: boolean, engine: PolicyEngine) {
+    this.#ctx = ctx;
+    this.enabled = enabled;
+    this.#engine = engine;
+    const { store } = ctx.data;
+    for (const t of store.list<StoredToken>(tokenCollection)) this.#indexToken(t, undefined);
+    for (const p of store.list<StoredPolicy>(policyCollection)) this.#indexPolicy(p.doc);
+    this.#unwatch.push(store.watch(tokenCollection, (c) => this.#onTokenChange(c)));
+    this.#unwatch.push(store.watch(policyCollection, (c) => this.#onPolicyChange(c)));
+  }
+
+  close(): void {
+    for (const u of this.#unwatch) u();
+    this.#listeners.clear();
+  }
+
+  get engine(): PolicyEngine {
+    return this.#engine;
+  }
+
+  /** Highest commit Index seen for a collection (X-Nomad-Index of reads). */
+  tableIndex(collection: string): number {
+    return this.#tableIndex.get(collection) ?? 0;
+  }
+
+  /** Listens to token and policy changes (called synchronously at commit); returns unsubscribe. */
+  onChange(listener: (change: AclChange) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  parsedPolicy(name: string): unknown {
+    return this.#parsed.get(name);
+  }
+
+  tokenBySecret(secret: string): StoredToken | undefined {
+    const accessor = this.#byHmac.get(this.#secretHmac(secret));
+    return accessor ? this.#ctx.data.store.get<StoredToken>(tokenCollection, accessor)?.doc : undefined;
+  }
+
+  tokenByAccessor(accessorId: string): StoredToken | undefined {
+    return this.#ctx.data.store.get<StoredToken>(tokenCollection, accessorId)?.doc;
+  }
+
+  /**
+   * HMAC of a presented secret. The HMAC costs ~0.1 ms, more than the rest of a small request, so recent
+   * results are memoized (bounded); the map lives only in this process's memory, like the request itself.
+   */
+  #secretHmac(secret: string): string {
+    let h = this.#hmacCache.get(secret);
+    if (h === undefined) {
+      h = this.#ctx.data.keys.hmac(tokenHmacPurpose, secret);
+      if (this.#hmacCache.size >= 1024) this.#hmacCache.clear();
+      this.#hmacCache.set(secret, h);
+    }
+    return h;
+  }
+
+  /** The plaintext secret of a stored token (for reads that return SecretID). */
+  openSecret(token: StoredToken): string {
+    return this.#ctx.data.keys.open(tokenSealPurpose, token.SecretSealed, token.AccessorID);
+  }
+
+  /**
+   * The caller of a request. ACLs off → management; no token → anonymous. Throws 403
+   * `ACL token not found` / `ACL token expired` for a bad secret (the stream maps these to Permission denied).
+   */
+  resolveCaller(req: RequestContext | Request): AclCaller {
+    const request = req instanceof Request ? req : req.request;
+    if (!this.enabled) return { accessorId: "", acl: allowAll, policies: [], expiresAt: undefined };
+    const secret = requestSecret(request);
+    if (secret === undefined) return this.anonymousCaller();
+    const token = this.tokenBySecret(secret);
+    if (!token) throw new ApiError(403, "ACL token not found");
+    const caller = this.callerForToken(token);
+    if (caller.expiresAt !== undefined && caller.expiresAt <= Date.now()) {
+      throw new ApiError(403, "ACL token expired");
+    }
+    return caller;
+  }
+
+  /** 403 Permission denied unless the caller holds a management token (or ACLs are off). */
+  requireManagement(req: RequestContext): AclCaller {
+    const caller = this.resolveCaller(req);
+    if (!caller.acl.management) throw permissionDenied();
+    return caller;
+  }
+
+  anonymousCaller(): AclCaller {
+    return {
+      accessorId: "anonymous",
+      acl: this.#compile("anonymous", ["anonymous"]),
+      policies: ["anonymous"],
+      expiresAt: undefined,
+    };
+  }
+
+  callerForToken(token: StoredToken): AclCaller {
+    const policies = token.Policies ?? [];
+    return {
+      accessorId: token.AccessorID,
+      acl: token.Type === "management" ? allowAll : this.#compile(token.AccessorID, policies),
+      policies,
+      expiresAt: token.ExpirationTime ? Date.parse(token.ExpirationTime) : undefined,
+    };
+  }
+
+  /** The current caller for an accessor ("anonymous" included); undefined if the token is gone. */
+  callerForAccessor(accessorId: string): AclCaller | undefined {
+    if (!this.enabled) return { accessorId: "", acl: allowAll, policies: [], expiresAt: undefined };
+    if (accessorId === "anonymous") return this.anonymousCaller();
+    const token = this.tokenByAccessor(accessorId);
+    return token ? this.callerForToken(token) : undefined;
+  }
+
+  #compile(cacheKey: string, policies: readonly string[]): Acl {
+    const key = `${cacheKey}\u0000${policies.join("\u0000")}`;
+    let acl = this.#compiled.get(key);
+    if (!acl) {
+      const found = policies.map((p) => this.#parsed.get(p)).filter((p) => p !== undefined);
+      acl = found.length ? this.#engine.compile(found) : allowNothing;
+      if (this.#compiled.size > 10_000) this.#compiled.clear();
+      this.#compiled.set(key, acl);
+    }
+    return acl;
+  }
+
+  #indexToken(stored: StoredDoc<StoredToken>, previous: StoredDoc<StoredToken> | undefined): void {
+    if (previous) this.#byHmac.delete(previous.doc.SecretHmac);
+    this.#byHmac.set(stored.doc.SecretHmac, stored.id);
+    this.#bump(tokenCollection, stored.index);
+  }
+
+  #indexPolicy(policy: StoredPolicy): void {
+    try {
+      this.#parsed.set(policy.Name, this.#engine.parse(policy.Rules));
+    } catch (err) {
+      this.#ctx.logger.warn("stored ACL policy does not parse", { policy: policy.Name, error: String(err) });
+      this.#parsed.delete(policy.Name);
+    }
+    this.#bump(policyCollection, policy.ModifyIndex);
+  }
+
+  #bump(collection: string, index: number): void {
+    if (index > (this.#tableIndex.get(collection) ?? 0)) this.#tableIndex.set(collection, index);
+  }
+
+  #onTokenChange(change: DocChange): void {
+    const current = change.current as StoredDoc<StoredToken> | undefined;
+    const previous = change.previous as StoredDoc<StoredToken> | undefined;
+    if (current) this.#indexToken(current, previous);
+    else if (previous) this.#byHmac.delete(previous.doc.SecretHmac);
+    this.#bump(tokenCollection, change.index);
+    this.#compiled.clear();
+    this.#notify({ kind: "token", accessorId: change.id, index: change.index });
+  }
+
+  #onPolicyChange(change: DocChange): void {
+    if (change.current) this.#indexPolicy(change.current.doc as unknown as StoredPolicy);
+    else this.#parsed.delete(change.id);
+    this.#bump(policyCollection, change.index);
+    this.#compiled.clear();
+    this.#notify({ kind: "policy", index: change.index });
+  }
+
+  #notify(change: AclChange): void {
+    for (const l of this.#listeners) {
+      try {
+        l(change);
+      } catch (err) {
+        this.#ctx.logger.error("ACL change listener failed", { error: String(err) });
+      }
+    }
+  }
+}

@@ -1,0 +1,37 @@
+// The family's own settings, read from the environment (bad values stop the server with exit code 2).
+
+import type { AppContext } from "../../lib/app.ts";
+import { envBool, envDurationMs, envInt } from "../../lib/config.ts";
+import { ConfigError } from "../../lib/errors.ts";
+import { uuidPattern } from "../../lib/ids.ts";
+
+export interface EventsSettings {
+  aclEnabled: boolean;
+  bootstrapSecret: string | undefined;
+  tokenMinTtlMs: number;
+  tokenMaxTtlMs: number;
+  heartbeatMs: number;
+  queueBatches: number;
+  queueBytes: number;
+}
+
+export function loadEventsSettings(ctx: AppContext): EventsSettings {
+  const env = ctx.config.env;
+  const bootstrapSecret = env.WHARF_ACL_BOOTSTRAP_SECRET || undefined;
+  if (bootstrapSecret !== undefined && !uuidPattern.test(bootstrapSecret)) {
+    throw new ConfigError("WHARF_ACL_BOOTSTRAP_SECRET must be a UUID");
+  }
+  const settings: EventsSettings = {
+    aclEnabled: envBool(env, "WHARF_ACL_ENABLED", true),
+    bootstrapSecret,
+    tokenMinTtlMs: envDurationMs(env, "WHARF_ACL_TOKEN_MIN_TTL", 60_000),
+    tokenMaxTtlMs: envDurationMs(env, "WHARF_ACL_TOKEN_MAX_TTL", 24 * 3_600_000),
+    heartbeatMs: envInt(env, "WHARF_EVENTS_HEARTBEAT_MS", 30_000, 1),
+    queueBatches: envInt(env, "WHARF_EVENTS_QUEUE_BATCHES", 64, 1),
+    queueBytes: envInt(env, "WHARF_EVENTS_QUEUE_BYTES", 4 * 1024 * 1024, 1024),
+  };
+  if (settings.tokenMinTtlMs > settings.tokenMaxTtlMs) {
+    throw new ConfigError("WHARF_ACL_TOKEN_MIN_TTL must not exceed WHARF_ACL_TOKEN_MAX_TTL");
+  }
+  return settings;
+}

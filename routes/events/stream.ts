@@ -1,0 +1,96 @@
+// GET /v1/event/stream: query, token and topic ACL checked before any byte, then an NDJSON body per §3,
+// re-validated whenever the subscriber's token or any policy changes (D17) and ended cleanly at shutdown.
+
+import type { AppContext } from "../../lib/app.ts";
+import { ApiError } from "../../lib/errors.ts";
+import type { RequestContext } from "../../lib/http.ts";
+import type { Route } from "../../lib/router.ts";
+import type { AclCaller } from "./acl_types.ts";
+import { type AclState, permissionDenied } from "./acl_state.ts";
+import { parseStreamQuery } from "./stream_query.ts";
+import { mayStream } from "./stream_auth.ts";
+import { compileMatcher, matchesEverything } from "./stream_filter.ts";
+import { StreamHub } from "./stream_hub.ts";
+import { StreamSubscriber } from "./stream_subscriber.ts";
+import type { EventsSettings } from "./settings.ts";
+
+export interface EventStreamApi {
+  routes: Route[];
+  hub: StreamHub;
+  close(): void;
+}
+
+export function createEventStream(ctx: AppContext, acl: AclState, settings: EventsSettings): EventStreamApi {
+  const hub = new StreamHub(ctx.data.log);
+  const open = new Set<StreamSubscriber>();
+  const endAll = () => {
+    for (const s of open) s.end();
+  };
+  ctx.shutdownSignal.addEventListener("abort", endAll, { once: true });
+
+  function stream(req: RequestContext): Response {
+    const query = parseStreamQuery(req.url.searchParams);
+    let caller: AclCaller;
+    try {
+      caller = acl.resolveCaller(req);
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 403) throw permissionDenied();
+      throw err;
+    }
+    if (!mayStream(caller.acl, query)) throw permissionDenied();
+    if (ctx.shutdownSignal.aborted) throw new ApiError(503, "server is shutting down");
+
+    let expiresAt = caller.expiresAt;
+    const accessorId = caller.accessorId;
+    const subscriber = new StreamSubscriber({
+      log: ctx.data.log,
+      hub,
+      startIndex: query.index,
+      matcher: compileMatcher(query),
+      everything: matchesEverything(query),
+      heartbeatMs: settings.heartbeatMs,
+      queueBatches: settings.queueBatches,
+      queueBytes: settings.queueBytes,
+      expired: () => expiresAt !== undefined && expiresAt <= Date.now(),
+      onError: (err) => {
+        ctx.logger.error("event stream failed", { request_id: req.requestId, error: String(err) });
+      },
+      onClose: () => cleanup(),
+    });
+    open.add(subscriber);
+    // Changes are reported synchronously at commit, before the log hands the same batch to the hub,
+    // so a revoked stream never sends a frame at or above the revoking Index.
+    const stopWatching = acl.enabled
+      ? acl.onChange((change) => {
+        if (change.kind === "token" && change.accessorId !== accessorId) return;
+        const current = acl.callerForAccessor(accessorId);
+        if (!current || !mayStream(current.acl, query)) {
+          subscriber.end();
+          return;
+        }
+        expiresAt = current.expiresAt;
+      })
+      : () => {};
+    function cleanup() {
+      stopWatching();
+      open.delete(subscriber);
+    }
+    return new Response(subscriber.body, {
+      status: 200,
+      headers: {
+        "Content-Type": "application/json",
+        "Cache-Control": "no-cache",
+        "X-Accel-Buffering": "no",
+      },
+    });
+  }
+
+  return {
+    routes: [{ method: "GET", path: "/v1/event/stream", handler: stream }],
+    hub,
+    close() {
+      endAll();
+      hub.close();
+    },
+  };
+}

@@ -1,0 +1,131 @@
+// One listener on the event log for every stream: each live batch is prepared (sanitized, serialized per event)
+// once and shared by all subscribers, whose own work is then matching and string concatenation.
+
+import type { CommittedBatch, EventLog, StreamEvent } from "../../lib/store/mod.ts";
+import type { EventMatcher } from "./stream_filter.ts";
+
+const encoder = new TextEncoder();
+
+/**
+ * A batch ready to stream: only Index + Events, token secrets blanked. Event JSON, the full frame and its
+ * bytes are computed on first use and then shared by every subscriber that needs them.
+ */
+export class PreparedBatch {
+  readonly index: number;
+  readonly events: readonly StreamEvent[];
+  #eventJson: string[] | undefined;
+  #frame: string | undefined;
+  #frameBytes: Uint8Array | undefined;
+  #bytes: number | undefined;
+
+  constructor(index: number, events: readonly StreamEvent[], verbatimFrame?: string) {
+    this.index = index;
+    const safe = withoutSecrets(events);
+    this.events = safe;
+    this.#frame = safe === events ? verbatimFrame : undefined;
+  }
+
+  get eventJson(): readonly string[] {
+    return this.#eventJson ??= this.events.map((e) => JSON.stringify(e));
+  }
+
+  /** Approximate size in bytes, for queue accounting. */
+  get bytes(): number {
+    if (this.#bytes === undefined) {
+      let n = 32;
+      for (const s of this.eventJson) n += s.length + 1;
+      this.#bytes = n;
+    }
+    return this.#bytes;
+  }
+
+  get fullFrame(): string {
+    return this.#frame ??= `{"Index":${this.index},"Events":[${this.eventJson.join(",")}]}`;
+  }
+
+  /** The full frame line, newline included, encoded once for all subscribers. */
+  get fullFrameBytes(): Uint8Array {
+    return this.#frameBytes ??= encoder.encode(this.fullFrame + "\n");
+  }
+}
+
+/** The stream never carries a token secret, whatever a producer wrote. */
+function withoutSecrets(events: readonly StreamEvent[]): readonly StreamEvent[] {
+  let out: StreamEvent[] | undefined;
+  for (let i = 0; i < events.length; i++) {
+    const e = events[i]!;
+    if (e.Topic !== "ACLToken") continue;
+    const token = (e.Payload as { ACLToken?: { SecretID?: unknown } }).ACLToken;
+    if (token && typeof token === "object" && token.SecretID !== "" && token.SecretID !== undefined) {
+      out ??= [...events];
+      out[i] = { ...e, Payload: { ...e.Payload, ACLToken: { ...token, SecretID: "" } } };
+    }
+  }
+  return out ?? events;
+}
+
+/** Parses one raw log line into a prepared batch (Docs and recovery members are dropped here). */
+export function prepareLine(index: number, line: string): PreparedBatch {
+  const record = JSON.parse(line) as Record<string, unknown> & { Events?: StreamEvent[] };
+  const events = Array.isArray(record.Events) ? record.Events : [];
+  // A line holding nothing but Index and Events is already the frame.
+  const onlyStreamMembers = Object.keys(record).length === 2;
+  return new PreparedBatch(index, events, onlyStreamMembers ? line : undefined);
+}
+
+/**
+ * What a subscriber sends for `batch`: "all" (the shared full frame), a frame of its own, or undefined when
+ * nothing matches.
+ */
+export function frameFor(
+  batch: PreparedBatch,
+  matcher: EventMatcher,
+  everything: boolean,
+): "all" | string | undefined {
+  const n = batch.events.length;
+  if (n === 0) return undefined;
+  if (everything) return "all";
+  const keep: number[] = [];
+  for (let i = 0; i < n; i++) if (matcher(batch.events[i]!)) keep.push(i);
+  if (keep.length === 0) return undefined;
+  if (keep.length === n) return "all";
+  const json = batch.eventJson;
+  return `{"Index":${batch.index},"Events":[${keep.map((i) => json[i]).join(",")}]}`;
+}
+
+export type BatchSink = (batch: PreparedBatch) => void;
+
+export class StreamHub {
+  readonly #log: EventLog;
+  #sinks = new Set<BatchSink>();
+  #unsubscribe: (() => void) | undefined;
+
+  constructor(log: EventLog) {
+    this.#log = log;
+  }
+
+  get subscriberCount(): number {
+    return this.#sinks.size;
+  }
+
+  /** Adds a sink for every batch committed from now on; returns its removal. */
+  add(sink: BatchSink): () => void {
+    this.#sinks.add(sink);
+    this.#unsubscribe ??= this.#log.subscribe((b) => this.#dispatch(b));
+    return () => {
+      this.#sinks.delete(sink);
+    };
+  }
+
+  close(): void {
+    this.#unsubscribe?.();
+    this.#unsubscribe = undefined;
+    this.#sinks.clear();
+  }
+
+  #dispatch(batch: CommittedBatch): void {
+    if (this.#sinks.size === 0) return;
+    const prepared = new PreparedBatch(batch.index, batch.record.Events);
+    for (const sink of this.#sinks) sink(prepared);
+  }
+}

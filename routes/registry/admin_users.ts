@@ -1,0 +1,271 @@
+// Admin API for users (§5): list, create, read, update, delete (cascade), TOTP enrolment, tokens.
+
+import { ApiError } from "../../lib/errors.ts";
+import { json } from "../../lib/http.ts";
+import { type Req, requireAdmin } from "./auth.ts";
+import { FieldErrors, type Payload, readPayload } from "./body.ts";
+import { notFound, unprocessable } from "./errors.ts";
+import { now, type TokenDoc, TOKENS, type UserDoc, USERS } from "./model.ts";
+import { hashPassword } from "./passwords.ts";
+import { isValidEmail, LONG_TEXT_MAX, mobilePattern, namespacePattern, reservedNames } from "./rules.ts";
+import { adminCount, deleteNamespaceBoxes, renderAdminUser, userRemovalWrites } from "./accounts.ts";
+import { newTotpSecret, otpauthUrl } from "./twofactor.ts";
+import type { Registry } from "./state.ts";
+
+function view(req: Req) {
+  return { reg: req.reg, origin: req.origin, insider: true };
+}
+
+function existingUser(req: Req) {
+  const user = req.reg.user(req.ctx.params.name ?? "");
+  if (!user) throw notFound();
+  return user;
+}
+
+function emailTaken(reg: Registry, email: string, exceptKey?: string): boolean {
+  const lower = email.toLowerCase();
+  for (const u of reg.store.list<UserDoc>(USERS)) {
+    if (u.id !== exceptKey && u.doc.email?.toLowerCase() === lower) return true;
+  }
+  return false;
+}
+
+/** Reads the optional user fields shared by create and update. */
+function readUserFields(errors: FieldErrors, body: Payload) {
+  const email = errors.text(body, "email", "Email", 254);
+  if (typeof email === "string" && !isValidEmail(email)) errors.add("Email is invalid");
+  const password = errors.text(body, "password", "Password", 1024);
+  if (typeof password === "string" && password.length < 8) {
+    errors.add("Password is too short (minimum is 8 characters)");
+  }
+  const mobile = errors.text(body, "mobile", "Mobile", 16);
+  if (typeof mobile === "string" && !mobilePattern.test(mobile)) {
+    errors.add("Mobile must be an E.164 number like +15551231234");
+  }
+  return {
+    email,
+    password,
+    mobile,
+    admin: errors.bool(body, "admin", "Admin"),
+    twoFactor: errors.bool(body, "two_factor_enabled", "Two factor enabled"),
+    profile: errors.text(body, "profile", "Profile", LONG_TEXT_MAX),
+  };
+}
+
+export function listUsers(req: Req): Response {
+  requireAdmin(req);
+  const users = [...req.reg.store.list<UserDoc>(USERS)].map((u) => renderAdminUser(req.reg, u.doc));
+  return json({ users });
+}
+
+export function getUser(req: Req): Response {
+  requireAdmin(req);
+  return json(renderAdminUser(req.reg, existingUser(req).doc));
+}
+
+export async function createUser(req: Req): Promise<Response> {
+  const body = await readPayload(req, "user");
+  requireAdmin(req);
+  const errors = new FieldErrors();
+  const username = errors.required(body, "username", "Username", 39);
+  if (username !== undefined && !namespacePattern.test(username)) errors.add("Username is invalid");
+  else if (username !== undefined && reservedNames.has(username.toLowerCase())) {
+    errors.add("Username is reserved");
+  }
+  const f = readUserFields(errors, body);
+  if (f.email === undefined || f.email === null) errors.add("Email can't be blank");
+  if (f.password === undefined || f.password === null) errors.add("Password can't be blank");
+  if (f.twoFactor && !f.mobile) {
+    errors.add("Two-factor authentication needs a mobile number or an authenticator app");
+  }
+  errors.throwIfAny();
+  const passwordHash = await hashPassword(f.password!);
+  const reg = req.reg;
+  const key = username!.toLowerCase();
+  const doc = await reg.write(() => {
+    const taken: string[] = [];
+    if (reg.namespaceName(key) !== undefined) taken.push("Username has already been taken");
+    if (emailTaken(reg, f.email!)) taken.push("Email has already been taken");
+    if (taken.length) throw unprocessable(taken);
+    const t = now();
+    const doc: UserDoc = {
+      username: username!,
+      email: f.email!,
+      password_hash: passwordHash,
+      mobile: f.mobile ?? null,
+      admin: f.admin === true,
+      two_factor_enabled: f.twoFactor === true,
+      totp_secret: null,
+      totp_pending: null,
+      totp_last_step: 0,
+      profile: f.profile ?? null,
+      delinquent: false,
+      created_at: t,
+      updated_at: t,
+    };
+    return { writes: [{ collection: USERS, id: key, doc, ifVersion: 0 }], result: doc };
+  });
+  return json(renderAdminUser(reg, doc));
+}
+
+export async function updateUser(req: Req): Promise<Response> {
+  const body = await readPayload(req, "user");
+  requireAdmin(req);
+  existingUser(req);
+  const errors = new FieldErrors();
+  const f = readUserFields(errors, body);
+  if (f.email === null) errors.add("Email can't be blank");
+  const delinquent = errors.bool(body, "delinquent", "Delinquent");
+  errors.throwIfAny();
+  const passwordHash = typeof f.password === "string" ? await hashPassword(f.password) : undefined;
+  const reg = req.reg;
+  const doc = await reg.write(() => {
+    const current = existingUser(req);
+    const next: UserDoc = { ...current.doc, updated_at: now() };
+    const problems: string[] = [];
+    if (typeof f.email === "string") {
+      if (emailTaken(reg, f.email, current.id)) problems.push("Email has already been taken");
+      next.email = f.email;
+    }
+    if (passwordHash) next.password_hash = passwordHash;
+    if (f.mobile !== undefined) next.mobile = f.mobile;
+    if (typeof f.admin === "boolean") next.admin = f.admin;
+    if (typeof f.twoFactor === "boolean") next.two_factor_enabled = f.twoFactor;
+    if (f.profile !== undefined) next.profile = f.profile;
+    if (typeof delinquent === "boolean") next.delinquent = delinquent;
+    if (next.two_factor_enabled && !next.mobile && !next.totp_secret) {
+      problems.push("Two-factor authentication needs a mobile number or an authenticator app");
+    }
+    if (current.doc.admin && !next.admin && adminCount(reg) <= 1) {
+      problems.push("The last admin cannot be demoted");
+    }
+    if (problems.length) throw unprocessable(problems);
+    return {
+      writes: [{ collection: USERS, id: current.id, doc: next, ifVersion: current.version }],
+      result: next,
+    };
+  });
+  if (f.mobile !== undefined || f.twoFactor === false) reg.twoFactor.forget(doc.username.toLowerCase());
+  return json(renderAdminUser(reg, doc));
+}
+
+export async function deleteUser(req: Req): Promise<Response> {
+  const actor = requireAdmin(req);
+  existingUser(req);
+  const cascade = req.ctx.url.searchParams.get("cascade") === "true";
+  const reg = req.reg;
+  const doc = await reg.write(() => {
+    const current = existingUser(req);
+    const problems: string[] = [];
+    if (current.doc.admin && adminCount(reg) <= 1) problems.push("The last admin cannot be deleted");
+    if (!cascade && reg.boxesOf(current.id).length > 0) {
+      problems.push("User owns boxes; delete them first or pass cascade=true");
+    }
+    if (problems.length) throw unprocessable(problems);
+    const boxes = deleteNamespaceBoxes(reg, view(req), current.id, actor.username);
+    return {
+      writes: [...boxes.writes, ...userRemovalWrites(reg, current.id)],
+      events: boxes.events,
+      result: current.doc,
+    };
+  });
+  reg.twoFactor.forget(doc.username.toLowerCase());
+  return json(renderAdminUser(reg, doc));
+}
+
+export async function enrolTotp(req: Req): Promise<Response> {
+  requireAdmin(req);
+  existingUser(req);
+  const reg = req.reg;
+  const secret = newTotpSecret();
+  const doc = await reg.write(() => {
+    const current = existingUser(req);
+    const next = {
+      ...current.doc,
+      totp_pending: reg.twoFactor.sealSecret(current.id, secret),
+      updated_at: now(),
+    };
+    return {
+      writes: [{ collection: USERS, id: current.id, doc: next, ifVersion: current.version }],
+      result: next,
+    };
+  });
+  return json({ otpauth_url: otpauthUrl(reg.settings.totpIssuer, doc.username, secret), secret });
+}
+
+export async function confirmTotp(req: Req): Promise<Response> {
+  const body = await readPayload(req, "totp");
+  requireAdmin(req);
+  existingUser(req);
+  const errors = new FieldErrors();
+  const code = errors.required(body, "code", "Code", 16);
+  errors.throwIfAny();
+  const reg = req.reg;
+  const doc = await reg.write(() => {
+    const current = existingUser(req);
+    if (!current.doc.totp_pending) throw new ApiError(422, "No authenticator app enrolment is pending");
+    const pending = current.doc.totp_pending;
+    const secret = reg.twoFactor.openSecret(current.id, pending);
+    const sealed = reg.twoFactor.sealSecret(current.id, secret);
+    const step = reg.twoFactor.totpStep(current.id, pending, code!.trim(), 0);
+    if (step === undefined) throw new ApiError(422, "Invalid two-factor code");
+    const next = {
+      ...current.doc,
+      totp_secret: sealed,
+      totp_pending: null,
+      totp_last_step: step,
+      updated_at: now(),
+    };
+    return {
+      writes: [{ collection: USERS, id: current.id, doc: next, ifVersion: current.version }],
+      result: next,
+    };
+  });
+  return json(renderAdminUser(reg, doc));
+}
+
+export async function removeTotp(req: Req): Promise<Response> {
+  requireAdmin(req);
+  existingUser(req);
+  const reg = req.reg;
+  const doc = await reg.write(() => {
+    const current = existingUser(req);
+    const next = { ...current.doc, totp_secret: null, totp_pending: null, updated_at: now() };
+    if (next.two_factor_enabled && !next.mobile) next.two_factor_enabled = false;
+    return {
+      writes: [{ collection: USERS, id: current.id, doc: next, ifVersion: current.version }],
+      result: next,
+    };
+  });
+  return json(renderAdminUser(reg, doc));
+}
+
+export function listUserTokens(req: Req): Response {
+  requireAdmin(req);
+  const user = existingUser(req);
+  const tokens = [...req.reg.store.list<TokenDoc>(TOKENS)]
+    .filter((t) => t.doc.username.toLowerCase() === user.id)
+    .map((t) => {
+      const used = req.reg.tokenUse.get(t.id);
+      return {
+        token_hash: t.id,
+        description: t.doc.description,
+        created_at: t.doc.created_at,
+        last_used_at: used ? new Date(used).toISOString() : null,
+      };
+    });
+  return json({ tokens });
+}
+
+export async function deleteUserToken(req: Req): Promise<Response> {
+  requireAdmin(req);
+  const user = existingUser(req);
+  const hash = req.ctx.params.token_hash ?? "";
+  await req.reg.write(() => {
+    const token = req.reg.store.get<TokenDoc>(TOKENS, hash);
+    if (!token || token.doc.username.toLowerCase() !== user.id) throw notFound();
+    return { writes: [{ collection: TOKENS, id: hash, doc: null }] };
+  });
+  req.reg.tokenUse.delete(hash);
+  return new Response(null, { status: 204 });
+}

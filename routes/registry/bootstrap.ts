@@ -1,0 +1,39 @@
+// First start without registry users: create `admin`, with WHARF_REGISTRY_ADMIN_PASSWORD or a generated
+// password printed once (§5).
+
+import { randomBase62 } from "../../lib/ids.ts";
+import { now, type UserDoc, USERS } from "./model.ts";
+import { hashPassword } from "./passwords.ts";
+import type { Registry } from "./state.ts";
+
+export async function bootstrapAdmin(reg: Registry): Promise<void> {
+  if (reg.store.count(USERS) > 0) return;
+  const given = reg.settings.adminPassword;
+  const password = given ?? randomBase62(24);
+  const t = now();
+  const doc: UserDoc = {
+    username: "admin",
+    email: null,
+    password_hash: await hashPassword(password),
+    mobile: null,
+    admin: true,
+    two_factor_enabled: false,
+    totp_secret: null,
+    totp_pending: null,
+    totp_last_step: 0,
+    profile: null,
+    delinquent: false,
+    created_at: t,
+    updated_at: t,
+  };
+  await reg.write(() => ({ writes: [{ collection: USERS, id: "admin", doc, ifVersion: 0 }] }));
+  if (!given) {
+    reg.ctx.announce(
+      `wharf registry: created user "admin" with password ${password} (shown once; change it)`,
+    );
+  } else {
+    reg.ctx.announce(
+      'wharf registry: created user "admin" with the password from WHARF_REGISTRY_ADMIN_PASSWORD',
+    );
+  }
+}

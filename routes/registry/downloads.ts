@@ -1,0 +1,84 @@
+// What `vagrant box add` reads (§9): box metadata at /:user/:box and the provider files at
+// /:user/boxes/:box/versions/:version/providers/:provider.box (hosted with Range, or a redirect).
+
+import { json } from "../../lib/http.ts";
+import type { Req } from "./auth.ts";
+import { notFound } from "./errors.ts";
+import { providerIsValid } from "./model.ts";
+import { markdownHtml, renderProvider, sortedVersions } from "./render.ts";
+import { isValidBoxName, namespacePattern } from "./rules.ts";
+import { visibleBox } from "./boxes.ts";
+
+function checkNames(req: Req): void {
+  const { username = "", name = "" } = req.ctx.params;
+  if (!namespacePattern.test(username) || !isValidBoxName(name)) throw notFound();
+}
+
+export function boxMetadata(req: Req): Response {
+  checkNames(req);
+  const { box } = visibleBox(req);
+  const view = { reg: req.reg, origin: req.origin, insider: false };
+  const doc = box.doc;
+  const versions = sortedVersions(doc).filter((v) => v.status === "active").map((v) => {
+    const seen = new Set<string>();
+    const providers = v.providers.filter((p) => providerIsValid(p) && !seen.has(p.name) && seen.add(p.name))
+      .map(
+        (p) => {
+          const checksum = p.checksum && p.checksum_type
+            ? { checksum: p.checksum, checksum_type: p.checksum_type }
+            : p.blob
+            ? { checksum: p.blob.sha256, checksum_type: "sha256" }
+            : { checksum: null, checksum_type: null };
+          return { name: p.name, url: renderProvider(view, doc, v, p).download_url, ...checksum };
+        },
+      );
+    return {
+      version: v.version,
+      status: v.status,
+      description_markdown: v.description,
+      description_html: markdownHtml(v.description),
+      providers,
+    };
+  });
+  return json(
+    {
+      name: `${req.ctx.params.username}/${req.ctx.params.name}`,
+      description: doc.description ?? doc.short_description,
+      short_description: doc.short_description,
+      versions,
+    },
+    200,
+    { "Cache-Control": doc.private ? "private, no-store" : "no-cache" },
+  );
+}
+
+export async function downloadProvider(req: Req): Promise<Response> {
+  checkNames(req);
+  const { box, insider } = visibleBox(req);
+  const version = box.doc.versions.find((v) => v.version === req.ctx.params.version);
+  if (!version || (!insider && version.status !== "active")) throw notFound();
+  const provider = version.providers.find((p) => p.name === req.ctx.params.provider);
+  if (!provider || !providerIsValid(provider)) throw notFound();
+  const isGet = req.ctx.request.method === "GET";
+  if (provider.blob === null) {
+    if (isGet) req.reg.downloads.add(box.id);
+    return new Response(null, {
+      status: 302,
+      headers: { Location: provider.url!, "Cache-Control": "no-store" },
+    });
+  }
+  const headers: Record<string, string> = {
+    "Last-Modified": new Date(provider.blob.uploaded_at).toUTCString(),
+    "Cache-Control": box.doc.private ? "private, no-store" : "no-cache",
+  };
+  let response: Response;
+  try {
+    response = await req.reg.ctx.data.blobs.respond(provider.blob.sha256, req.ctx.request, headers);
+  } catch {
+    throw notFound();
+  }
+  const fromStart = response.status === 200 ||
+    (response.status === 206 && /^bytes 0-/.test(response.headers.get("Content-Range") ?? ""));
+  if (isGet && fromStart) req.reg.downloads.add(box.id);
+  return response;
+}

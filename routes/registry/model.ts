@@ -1,0 +1,105 @@
+// Stored document types of the registry and the collection names they live in (spec §13).
+
+export const USERS = "registry/users";
+export const ORGS = "registry/orgs";
+export const TOKENS = "registry/tokens";
+export const BOXES = "registry/boxes";
+export const SETTINGS = "registry/settings";
+
+export interface UserDoc {
+  [key: string]: unknown;
+  username: string;
+  email: string | null;
+  password_hash: string;
+  mobile: string | null;
+  admin: boolean;
+  two_factor_enabled: boolean;
+  /** AES-GCM sealed base32 TOTP secret, active once confirmed. */
+  totp_secret: string | null;
+  /** Sealed secret awaiting confirmation. */
+  totp_pending: string | null;
+  /** Last accepted TOTP time step (no reuse). */
+  totp_last_step: number;
+  profile: string | null;
+  delinquent: boolean;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface OrgMember {
+  username: string;
+  role: "owner" | "member";
+}
+
+export interface OrgDoc {
+  [key: string]: unknown;
+  name: string;
+  profile: string | null;
+  delinquent: boolean;
+  members: OrgMember[];
+  created_at: string;
+  updated_at: string;
+}
+
+export interface TokenDoc {
+  [key: string]: unknown;
+  token_hash: string;
+  username: string;
+  description: string;
+  created_at: string;
+  expires_at: string | null;
+}
+
+export interface HostedFile {
+  sha256: string;
+  size: number;
+  /** Every digest computed at upload, so a checksum set later can be checked against the file. */
+  digests: Record<string, string>;
+  uploaded_at: string;
+}
+
+export interface ProviderDoc {
+  name: string;
+  url: string | null;
+  checksum: string | null;
+  checksum_type: string | null;
+  /** The hosted file: content address and size, or null. */
+  blob: HostedFile | null;
+  architecture: string;
+  default_architecture: boolean;
+  created_at: string;
+  updated_at: string;
+}
+
+export type VersionStatus = "unreleased" | "active" | "revoked";
+
+export interface VersionDoc {
+  version: string;
+  status: VersionStatus;
+  description: string | null;
+  providers: ProviderDoc[];
+  created_at: string;
+  updated_at: string;
+}
+
+export interface BoxDoc {
+  [key: string]: unknown;
+  /** Lowercase namespace key (the owner's stored id). */
+  owner: string;
+  name: string;
+  short_description: string | null;
+  description: string | null;
+  private: boolean;
+  versions: VersionDoc[];
+  created_at: string;
+  updated_at: string;
+}
+
+export function now(): string {
+  return new Date().toISOString();
+}
+
+/** A provider can be downloaded: it has an external url or a completed upload. */
+export function providerIsValid(p: ProviderDoc): boolean {
+  return p.url !== null || p.blob !== null;
+}

@@ -1,0 +1,193 @@
+// Providers (§8): read (with checksum), create, update (rename, url, checksum), delete.
+
+import { ApiError } from "../../lib/errors.ts";
+import { json } from "../../lib/http.ts";
+import { type Req, requireUser } from "./auth.ts";
+import { FieldErrors, type Payload, readPayload } from "./body.ts";
+import { notFound, unprocessable } from "./errors.ts";
+import { providerEvent } from "./events.ts";
+import { type BoxDoc, BOXES, now, type ProviderDoc, providerIsValid, type VersionDoc } from "./model.ts";
+import { renderProvider } from "./render.ts";
+import { checksumLengths, providerNamePattern } from "./rules.ts";
+import { currentBox, ownerView, writableBox } from "./boxes.ts";
+import { findVersion, visibleVersion } from "./versions.ts";
+
+const DUPLICATE = "Metadata provider must be unique for version";
+
+export function findProvider(version: VersionDoc, name: string): ProviderDoc {
+  const p = version.providers.find((x) => x.name === name);
+  if (!p) throw notFound();
+  return p;
+}
+
+export function getProvider(req: Req): Response {
+  const { box, version, insider } = visibleVersion(req);
+  const provider = findProvider(version, req.ctx.params.provider ?? "");
+  return json(
+    renderProvider({ reg: req.reg, origin: req.origin, insider }, box.doc, version, provider, true),
+  );
+}
+
+interface ProviderFields {
+  name: string | null | undefined;
+  url: string | null | undefined;
+  /** undefined = unchanged, null = clear, else the new pair. */
+  checksum: { type: string; hex: string } | null | undefined;
+}
+
+function readProviderFields(body: Payload): ProviderFields {
+  const errors = new FieldErrors();
+  const name = errors.text(body, "name", "Name", 64);
+  if (typeof name === "string" && !providerNamePattern.test(name)) {
+    errors.add("Name must be lowercase letters, digits, '_' or '-' (like virtualbox), at most 64");
+  }
+  const url = errors.text(body, "url", "Url", 2048);
+  if (typeof url === "string" && url !== "" && !isHttpUrl(url)) {
+    errors.add("Url must be an absolute http or https URL");
+  }
+  const type = errors.text(body, "checksum_type", "Checksum type", 16);
+  const hex = errors.text(body, "checksum", "Checksum", 256);
+  let checksum: ProviderFields["checksum"];
+  const typeGiven = typeof type === "string" && type !== "";
+  const hexGiven = typeof hex === "string" && hex !== "";
+  if (type === "" && hex === "") checksum = null;
+  else if (typeGiven || hexGiven) {
+    const t = typeGiven ? type!.toLowerCase() : undefined;
+    if (typeGiven && !(t! in checksumLengths)) {
+      errors.add("Checksum type must be one of md5, sha1, sha256, sha384, sha512");
+    }
+    if (!typeGiven) errors.add("Checksum type can't be blank when a checksum is given");
+    if (!hexGiven) errors.add("Checksum can't be blank when a checksum type is given");
+    if (
+      hexGiven && t && t in checksumLengths && !new RegExp(`^[0-9a-fA-F]{${checksumLengths[t]}}$`).test(hex!)
+    ) {
+      errors.add(`Checksum must be ${checksumLengths[t]} hexadecimal characters for ${t}`);
+    }
+    if (typeGiven && hexGiven) checksum = { type: t!, hex: hex!.toLowerCase() };
+  }
+  errors.throwIfAny();
+  return { name, url: url === "" ? null : url, checksum };
+}
+
+function isHttpUrl(s: string): boolean {
+  try {
+    const u = new URL(s);
+    return (u.protocol === "http:" || u.protocol === "https:") && u.host !== "";
+  } catch {
+    return false;
+  }
+}
+
+function assertWritableVersion(version: VersionDoc): void {
+  if (version.status === "revoked") throw new ApiError(422, `Version ${version.version} is revoked`);
+}
+
+/** A checksum set on a hosted provider must describe the stored file. */
+function assertMatchesFile(p: ProviderDoc): void {
+  if (!p.blob || !p.checksum || !p.checksum_type) return;
+  const actual = p.blob.digests[p.checksum_type];
+  if (actual !== undefined && actual !== p.checksum) {
+    throw unprocessable([`Checksum mismatch: expected ${p.checksum_type} ${p.checksum}, got ${actual}`]);
+  }
+}
+
+/** Runs `change` on a copy of the path's provider (or version, for create) inside one commit. */
+async function commitProvider(
+  req: Req,
+  change: (
+    box: BoxDoc,
+    version: VersionDoc,
+  ) => { provider: ProviderDoc; type: Parameters<typeof providerEvent>[0] },
+): Promise<Response> {
+  const user = requireUser(req);
+  const target = writableBox(req);
+  findVersion(target.doc, req.ctx.params.version ?? "");
+  const reg = req.reg;
+  const result = await reg.write(() => {
+    const box = currentBox(req, target.id);
+    const doc: BoxDoc = structuredClone(box.doc);
+    const version = findVersion(doc, req.ctx.params.version ?? "");
+    const { provider, type } = change(doc, version);
+    const t = now();
+    doc.updated_at = t;
+    version.updated_at = t;
+    const view = ownerView(req);
+    return {
+      writes: [{ collection: BOXES, id: box.id, doc, ifVersion: box.version }],
+      events: [providerEvent(type, view, doc, version, provider, user.username)],
+      result: renderProvider(view, doc, version, provider),
+    };
+  });
+  return json(result);
+}
+
+export async function createProvider(req: Req): Promise<Response> {
+  const body = await readPayload(req, "provider");
+  requireUser(req);
+  writableBox(req);
+  const fields = readProviderFields(body);
+  if (!fields.name) throw unprocessable(["Name can't be blank"]);
+  return await commitProvider(req, (_box, version) => {
+    assertWritableVersion(version);
+    if (version.providers.some((p) => p.name === fields.name)) throw unprocessable([DUPLICATE]);
+    const t = now();
+    const provider: ProviderDoc = {
+      name: fields.name!,
+      url: fields.url ?? null,
+      checksum: fields.checksum?.hex ?? null,
+      checksum_type: fields.checksum?.type ?? null,
+      blob: null,
+      architecture: "unknown",
+      default_architecture: true,
+      created_at: t,
+      updated_at: t,
+    };
+    version.providers.push(provider);
+    return { provider, type: "ProviderCreated" };
+  });
+}
+
+export async function updateProvider(req: Req): Promise<Response> {
+  const body = await readPayload(req, "provider");
+  requireUser(req);
+  writableBox(req);
+  const fields = readProviderFields(body);
+  return await commitProvider(req, (_box, version) => {
+    assertWritableVersion(version);
+    const provider = findProvider(version, req.ctx.params.provider ?? "");
+    if (fields.name && fields.name !== provider.name) {
+      if (version.providers.some((p) => p.name === fields.name)) throw unprocessable([DUPLICATE]);
+      provider.name = fields.name;
+    }
+    if (typeof fields.url === "string") {
+      provider.url = fields.url;
+      provider.blob = null;
+    } else if (body.url === "") {
+      provider.url = null;
+    }
+    if (fields.checksum === null) {
+      provider.checksum = null;
+      provider.checksum_type = null;
+    } else if (fields.checksum) {
+      provider.checksum = fields.checksum.hex;
+      provider.checksum_type = fields.checksum.type;
+    }
+    assertMatchesFile(provider);
+    if (version.status === "active" && !version.providers.some(providerIsValid)) {
+      throw new ApiError(422, `Version ${version.version} would have no valid provider; revoke it first`);
+    }
+    provider.updated_at = now();
+    return { provider, type: "ProviderUpdated" };
+  });
+}
+
+export function deleteProvider(req: Req): Promise<Response> {
+  return commitProvider(req, (_box, version) => {
+    const provider = findProvider(version, req.ctx.params.provider ?? "");
+    version.providers = version.providers.filter((p) => p !== provider);
+    if (version.status === "active" && !version.providers.some(providerIsValid)) {
+      throw new ApiError(422, `Version ${version.version} would have no valid provider; revoke it first`);
+    }
+    return { provider, type: "ProviderDeleted" };
+  });
+}

@@ -1,0 +1,104 @@
+// JSON renderings of boxes, versions and providers (spec §6.2), Markdown to HTML, and the event payloads.
+
+import MarkdownIt from "markdown-it";
+import type { StoredDoc } from "../../lib/store/mod.ts";
+import { type BoxDoc, type ProviderDoc, providerIsValid, type VersionDoc } from "./model.ts";
+import { compareVersions } from "./rules.ts";
+import type { Registry } from "./state.ts";
+
+const markdown = new MarkdownIt({ html: false, linkify: false });
+
+export function markdownHtml(source: string | null): string | null {
+  return source === null ? null : markdown.render(source);
+}
+
+/** How a box is being looked at: `insider` sees non-active versions; `origin` prefixes emitted URLs. */
+export interface View {
+  reg: Registry;
+  origin: string;
+  insider: boolean;
+}
+
+export function boxPath(reg: Registry, box: BoxDoc): string {
+  return `${reg.namespaceName(box.owner) ?? box.owner}/${box.name}`;
+}
+
+export function renderProvider(view: View, box: BoxDoc, v: VersionDoc, p: ProviderDoc, withChecksum = false) {
+  const out: Record<string, unknown> = {
+    name: p.name,
+    hosted: p.blob !== null,
+    hosted_token: null,
+    original_url: p.url,
+    url: p.url,
+    download_url: `${view.origin}/${
+      ownerName(view, box)
+    }/boxes/${box.name}/versions/${v.version}/providers/${p.name}.box`,
+    created_at: p.created_at,
+    updated_at: p.updated_at,
+  };
+  if (withChecksum) {
+    out.checksum = p.checksum;
+    out.checksum_type = p.checksum_type;
+  }
+  return out;
+}
+
+function ownerName(view: View, box: BoxDoc): string {
+  return view.reg.namespaceName(box.owner) ?? box.owner;
+}
+
+export function renderVersion(view: View, box: BoxDoc, v: VersionDoc) {
+  const base = `${view.origin}/api/v1/box/${boxPath(view.reg, box)}/version/${v.version}`;
+  return {
+    version: v.version,
+    number: v.version,
+    status: v.status,
+    description: v.description,
+    description_markdown: v.description,
+    description_html: markdownHtml(v.description),
+    created_at: v.created_at,
+    updated_at: v.updated_at,
+    release_url: `${base}/release`,
+    revoke_url: `${base}/revoke`,
+    providers: v.providers.map((p) => renderProvider(view, box, v, p)),
+  };
+}
+
+/** Versions, highest first. */
+export function sortedVersions(box: BoxDoc): VersionDoc[] {
+  return [...box.versions].sort((a, b) => compareVersions(b.version, a.version));
+}
+
+export function currentVersion(box: BoxDoc): VersionDoc | undefined {
+  return sortedVersions(box).find((v) => v.status === "active");
+}
+
+/** Exactly the 13 Box keys (12 without `versions`). */
+export function renderBox(view: View, stored: StoredDoc<BoxDoc>, withVersions: boolean) {
+  const box = stored.doc;
+  const current = currentVersion(box);
+  const out: Record<string, unknown> = {
+    tag: boxPath(view.reg, box),
+    username: ownerName(view, box),
+    name: box.name,
+    private: box.private,
+    downloads: view.reg.downloads.get(stored.id),
+    short_description: box.short_description,
+    description: box.description,
+    description_markdown: box.description,
+    description_html: markdownHtml(box.description),
+    created_at: box.created_at,
+    updated_at: box.updated_at,
+    current_version: current ? renderVersion(view, box, current) : null,
+  };
+  if (withVersions) {
+    out.versions = sortedVersions(box)
+      .filter((v) => view.insider || v.status === "active")
+      .map((v) => renderVersion(view, box, v));
+  }
+  return out;
+}
+
+export function hasValidProvider(v: VersionDoc): boolean {
+  return v.providers.some(providerIsValid);
+}

@@ -1,0 +1,161 @@
+// The registry's in-memory view over the document store: lookups by name, boxes by owner, blob
+// reference counts, usage counters, and the single write path (one lock, one commit per operation).
+
+import type { AppContext } from "../../lib/app.ts";
+import type { CommitPlan, StoredDoc, UsageCounters } from "../../lib/store/mod.ts";
+import { VersionConflictError } from "../../lib/store/mod.ts";
+import { ApiError } from "../../lib/errors.ts";
+import { type BoxDoc, BOXES, type OrgDoc, ORGS, SETTINGS, type UserDoc, USERS } from "./model.ts";
+import type { RegistrySettings } from "./settings.ts";
+import type { TwoFactor } from "./twofactor.ts";
+import { WindowCounter } from "./throttle.ts";
+
+export class Registry {
+  readonly ctx: AppContext;
+  readonly settings: RegistrySettings;
+  readonly downloads: UsageCounters;
+  readonly tokenUse: UsageCounters;
+  /** owner key → lowercase box name → box id. */
+  readonly #boxesByOwner = new Map<string, Map<string, string>>();
+  /** sha256 → number of providers pointing at it. */
+  readonly #blobRefs = new Map<string, number>();
+  /** Blobs held by uploads not yet committed (staged direct uploads, ingests awaiting their commit). */
+  readonly pendingBlobs = new Map<string, number>();
+  /** Failed credential checks per lowercase login and per client IP (15 min windows). */
+  readonly failedLogins = new WindowCounter(15 * 60_000);
+  readonly failedLoginsByIp = new WindowCounter(15 * 60_000);
+  twoFactor!: TwoFactor;
+  #collecting: Promise<void> | undefined;
+  #collectAgain = false;
+  #unwatch: () => void;
+
+  constructor(
+    ctx: AppContext,
+    settings: RegistrySettings,
+    counters: { downloads: UsageCounters; tokenUse: UsageCounters },
+  ) {
+    this.ctx = ctx;
+    this.settings = settings;
+    this.downloads = counters.downloads;
+    this.tokenUse = counters.tokenUse;
+    for (const b of ctx.data.store.list<BoxDoc>(BOXES)) this.#index(b, +1);
+    this.#unwatch = ctx.data.store.watch(BOXES, (change) => {
+      if (change.previous) this.#index(change.previous as StoredDoc<BoxDoc>, -1);
+      if (change.current) this.#index(change.current as StoredDoc<BoxDoc>, +1);
+    });
+  }
+
+  close(): void {
+    this.#unwatch();
+  }
+
+  get store() {
+    return this.ctx.data.store;
+  }
+
+  #index(box: StoredDoc<BoxDoc>, delta: 1 | -1): void {
+    const d = box.doc;
+    let names = this.#boxesByOwner.get(d.owner);
+    if (!names) this.#boxesByOwner.set(d.owner, names = new Map());
+    if (delta > 0) names.set(d.name.toLowerCase(), box.id);
+    else if (names.get(d.name.toLowerCase()) === box.id) names.delete(d.name.toLowerCase());
+    if (names.size === 0) this.#boxesByOwner.delete(d.owner);
+    for (const v of d.versions) {
+      for (const p of v.providers) {
+        if (!p.blob) continue;
+        const n = (this.#blobRefs.get(p.blob.sha256) ?? 0) + delta;
+        if (n > 0) this.#blobRefs.set(p.blob.sha256, n);
+        else this.#blobRefs.delete(p.blob.sha256);
+      }
+    }
+  }
+
+  user(name: string): StoredDoc<UserDoc> | undefined {
+    return this.store.get<UserDoc>(USERS, name.toLowerCase());
+  }
+
+  org(name: string): StoredDoc<OrgDoc> | undefined {
+    return this.store.get<OrgDoc>(ORGS, name.toLowerCase());
+  }
+
+  /** The display name of a namespace (user or organization), or undefined when it does not exist. */
+  namespaceName(key: string): string | undefined {
+    return this.user(key)?.doc.username ?? this.org(key)?.doc.name;
+  }
+
+  namespaceDelinquent(key: string): boolean {
+    return this.user(key)?.doc.delinquent ?? this.org(key)?.doc.delinquent ?? false;
+  }
+
+  box(owner: string, name: string): StoredDoc<BoxDoc> | undefined {
+    const id = this.#boxesByOwner.get(owner.toLowerCase())?.get(name.toLowerCase());
+    return id ? this.store.get<BoxDoc>(BOXES, id) : undefined;
+  }
+
+  boxesOf(owner: string): StoredDoc<BoxDoc>[] {
+    const ids = this.#boxesByOwner.get(owner.toLowerCase());
+    if (!ids) return [];
+    return [...ids.values()].map((id) => this.store.get<BoxDoc>(BOXES, id)!).filter(Boolean);
+  }
+
+  allBoxes(): IterableIterator<StoredDoc<BoxDoc>> {
+    return this.store.list<BoxDoc>(BOXES);
+  }
+
+  tag(box: BoxDoc): string {
+    return `${this.namespaceName(box.owner) ?? box.owner}/${box.name}`;
+  }
+
+  maintenanceEnabled(): boolean {
+    if (this.settings.maintenanceForced) return true;
+    return this.store.get<{ enabled: boolean }>(SETTINGS, "maintenance")?.doc.enabled === true;
+  }
+
+  /** Runs one registry mutation under the registry lock as one durable commit; returns its result. */
+  async write<R>(plan: () => CommitPlan<R> | Promise<CommitPlan<R>>): Promise<R> {
+    try {
+      const { result } = await this.store.transact(["registry/write"], plan);
+      return result;
+    } catch (err) {
+      if (err instanceof VersionConflictError) {
+        throw new ApiError(409, "The resource changed while it was being updated; try again");
+      }
+      throw err;
+    } finally {
+      this.scheduleOrphanCollection();
+    }
+  }
+
+  holdBlob(sha256: string): void {
+    this.pendingBlobs.set(sha256, (this.pendingBlobs.get(sha256) ?? 0) + 1);
+  }
+
+  releaseBlob(sha256: string): void {
+    const n = (this.pendingBlobs.get(sha256) ?? 0) - 1;
+    if (n > 0) this.pendingBlobs.set(sha256, n);
+    else this.pendingBlobs.delete(sha256);
+    this.scheduleOrphanCollection();
+  }
+
+  /** Deletes blobs no provider and no pending upload references (one sweep at a time). */
+  scheduleOrphanCollection(): void {
+    if (this.#collecting) {
+      this.#collectAgain = true;
+      return;
+    }
+    this.#collecting = (async () => {
+      do {
+        this.#collectAgain = false;
+        const referenced = new Set([...this.#blobRefs.keys(), ...this.pendingBlobs.keys()]);
+        await this.ctx.data.blobs.collectOrphans(referenced, this.settings.orphanGraceMs).catch((err) => {
+          this.ctx.logger.warn("registry: orphan collection failed", { error: String(err) });
+        });
+      } while (this.#collectAgain);
+    })().finally(() => (this.#collecting = undefined));
+  }
+
+  /** Waits for a running orphan sweep (shutdown, tests). */
+  async settle(): Promise<void> {
+    while (this.#collecting) await this.#collecting;
+  }
+}

@@ -1,0 +1,119 @@
+// Tokens (§3): POST/GET/DELETE /api/v1/authenticate and POST /api/v1/two-factor/request-code.
+
+import { ApiError } from "../../lib/errors.ts";
+import { json } from "../../lib/http.ts";
+import { randomSecret } from "../../lib/ids.ts";
+import { type Req, requireUser, tokenHash } from "./auth.ts";
+import { FieldErrors, member, readBodyObject } from "./body.ts";
+import { now, type TokenDoc, TOKENS, type UserDoc, USERS } from "./model.ts";
+import { verifyPassword } from "./passwords.ts";
+import type { Registry } from "./state.ts";
+import type { StoredDoc } from "../../lib/store/mod.ts";
+
+const IP_FAILURE_LIMIT = 50;
+
+function findByLogin(reg: Registry, login: string): StoredDoc<UserDoc> | undefined {
+  const lower = login.trim().toLowerCase();
+  const byName = reg.user(lower);
+  if (byName) return byName;
+  for (const u of reg.store.list<UserDoc>(USERS)) {
+    if (u.doc.email?.toLowerCase() === lower) return u;
+  }
+  return undefined;
+}
+
+function throttled(seconds: number): ApiError {
+  return new ApiError(429, `Rate limit exceeded; retry in ${seconds} s`, {
+    headers: { "Retry-After": String(seconds) },
+  });
+}
+
+/** Reads user.login/user.password, applies the login throttle and verifies; 422, 429 or 401 on failure. */
+export async function checkCredentials(req: Req, body: Record<string, unknown>, extra?: FieldErrors) {
+  const errors = extra ?? new FieldErrors();
+  const user = member(body, "user");
+  const login = errors.required(user, "login", "Login", 1024);
+  const password = errors.required(user, "password", "Password", 1024);
+  errors.throwIfAny();
+  const reg = req.reg;
+  const loginKey = login!.trim().toLowerCase();
+  const retry = Math.max(
+    reg.failedLogins.retryAfter(loginKey, reg.settings.loginFailures),
+    reg.failedLoginsByIp.retryAfter(req.ctx.clientIp, IP_FAILURE_LIMIT),
+  );
+  if (retry > 0) throw throttled(retry);
+  const found = findByLogin(reg, login!);
+  if (!(await verifyPassword(password!, found?.doc.password_hash))) {
+    reg.failedLogins.add(loginKey);
+    reg.failedLoginsByIp.add(req.ctx.clientIp);
+    throw new ApiError(401, "Invalid login or password!");
+  }
+  return found!;
+}
+
+export async function createToken(req: Req): Promise<Response> {
+  const body = await readBodyObject(req);
+  const errors = new FieldErrors();
+  const description = errors.text(member(body, "token"), "description", "Description", 255) ?? "";
+  const found = await checkCredentials(req, body, errors);
+  const reg = req.reg;
+  if (reg.maintenanceEnabled() && !found.doc.admin) throw maintenanceError();
+  let totpStep: number | undefined;
+  if (found.doc.two_factor_enabled) {
+    totpStep = reg.twoFactor.checkLoginCode(found.id, found.doc, member(body, "two_factor").code).totpStep;
+  }
+  const token = `wharf_${randomSecret(32)}`;
+  const hash = tokenHash(reg, token);
+  const createdAt = now();
+  const ttl = reg.settings.tokenTtlMs;
+  const doc: TokenDoc = {
+    token_hash: hash,
+    username: found.doc.username,
+    description,
+    created_at: createdAt,
+    expires_at: ttl > 0 ? new Date(Date.now() + ttl).toISOString() : null,
+  };
+  await reg.write(() => {
+    const writes = [{ collection: TOKENS, id: hash, doc, ifVersion: 0 }];
+    const user = reg.user(found.id);
+    if (totpStep !== undefined && user) {
+      if (user.doc.totp_last_step >= totpStep) throw new ApiError(406, "Invalid or expired two-factor code!");
+      writes.push({
+        collection: USERS,
+        id: user.id,
+        doc: { ...user.doc, totp_last_step: totpStep } as never,
+        ifVersion: user.version,
+      });
+    }
+    return { writes };
+  });
+  return json({ description, token, token_hash: hash, created_at: createdAt });
+}
+
+export function maintenanceError(): ApiError {
+  return new ApiError(503, "wharf is down for maintenance; try again later", {
+    headers: { "Retry-After": "60" },
+  });
+}
+
+export function validateToken(req: Req): Response {
+  const user = requireUser(req);
+  return json({ user: { username: user.username } });
+}
+
+export async function deleteToken(req: Req): Promise<Response> {
+  requireUser(req);
+  const hash = req.caller.tokenHash!;
+  await req.reg.write(() => ({ writes: [{ collection: TOKENS, id: hash, doc: null }] }));
+  req.reg.tokenUse.delete(hash);
+  return new Response(null, { status: 204 });
+}
+
+export async function requestCode(req: Req): Promise<Response> {
+  const body = await readBodyObject(req);
+  const errors = new FieldErrors();
+  const method = errors.required(member(body, "two_factor"), "delivery_method", "Delivery method", 64);
+  const found = await checkCredentials(req, body, errors);
+  if (method !== "sms") throw new ApiError(422, "Only 'sms' codes can be requested");
+  return await req.reg.twoFactor.requestSmsCode(found.id, found.doc);
+}

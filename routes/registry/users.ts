@@ -1,0 +1,28 @@
+// GET /api/v1/user/:username: a user or organization with every box the caller may see (§6.2).
+
+import { json } from "../../lib/http.ts";
+import { isInsider, type Req } from "./auth.ts";
+import { notFound } from "./errors.ts";
+import { markdownHtml, renderBox } from "./render.ts";
+
+export function getNamespace(req: Req): Response {
+  const reg = req.reg;
+  const key = (req.ctx.params.username ?? "").toLowerCase();
+  const user = reg.user(key)?.doc;
+  const org = user ? undefined : reg.org(key)?.doc;
+  if (!user && !org) throw notFound();
+  const insider = isInsider(reg, req.caller, key);
+  const view = { reg, origin: req.origin, insider };
+  const boxes = reg.boxesOf(key)
+    .filter((b) => insider || !b.doc.private)
+    .sort((a, b) => a.doc.name.toLowerCase() < b.doc.name.toLowerCase() ? -1 : 1)
+    .map((b) => renderBox(view, b, false));
+  const profile = user ? user.profile : org!.profile;
+  return json({
+    username: user ? user.username : org!.name,
+    avatar_url: null,
+    profile_html: markdownHtml(profile),
+    profile_markdown: profile,
+    boxes,
+  });
+}

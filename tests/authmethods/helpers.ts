@@ -1,0 +1,111 @@
+// Shared helpers for the auth-method integration tests: a server with cheap argon2 settings and a
+// known admin password, a small JSON client, and login.
+
+import { startTestServer, type TestServer } from "../helpers/server.ts";
+
+export const adminPassword = "admin-password-1";
+
+/** Cheap hashing keeps the suite fast; the parameters are still argon2id. */
+export const fastEnv: Record<string, string> = {
+  WHARF_INITIAL_ADMIN_PASSWORD: adminPassword,
+  WHARF_ARGON2_TIME: "1",
+  WHARF_ARGON2_MEMORY_KIB: "1024",
+};
+
+export interface ApiResponse {
+  status: number;
+  // deno-lint-ignore no-explicit-any
+  body: any;
+  headers: Headers;
+}
+
+export class Client {
+  constructor(readonly url: string, public token?: string) {}
+
+  async call(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<ApiResponse> {
+    const h = new Headers(headers);
+    if (this.token && !h.has("Authorization")) h.set("Authorization", `Bearer ${this.token}`);
+    let payload: string | undefined;
+    if (body !== undefined) {
+      payload = typeof body === "string" ? body : JSON.stringify(body);
+      h.set("Content-Type", "application/json");
+    }
+    const res = await fetch(this.url + path, { method, headers: h, body: payload, redirect: "manual" });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      // keep text
+    }
+    return { status: res.status, body: parsed, headers: res.headers };
+  }
+
+  get(path: string) {
+    return this.call("GET", path);
+  }
+  post(path: string, body?: unknown) {
+    return this.call("POST", path, body ?? {});
+  }
+  patch(path: string, body: unknown) {
+    return this.call("PATCH", path, body);
+  }
+  delete(path: string) {
+    return this.call("DELETE", path);
+  }
+}
+
+export interface AuthFixture {
+  server: TestServer;
+  anon: Client;
+  admin: Client;
+  primaryMethodId: string;
+  stop(): Promise<void>;
+}
+
+/** A server with the bootstrap admin logged in. */
+export async function startAuthServer(env: Record<string, string> = {}): Promise<AuthFixture> {
+  const server = await startTestServer({ ...fastEnv, ...env });
+  const anon = new Client(server.url);
+  const scope = await anon.call("GET", "/v1/auth-methods?scope_id=global");
+  const primary = scope.body.items.find((m: { is_primary?: boolean }) => m.is_primary);
+  const admin = new Client(server.url, await login(anon, primary.id, "admin", adminPassword));
+  return { server, anon, admin, primaryMethodId: primary.id, stop: () => server.stop() };
+}
+
+export async function login(
+  c: Client,
+  methodId: string,
+  loginName: string,
+  password: string,
+): Promise<string> {
+  const r = await c.post(`/v1/auth-methods/${methodId}:authenticate`, {
+    attributes: { login_name: loginName, password },
+  });
+  if (r.status !== 200) throw new Error(`login failed: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body.attributes.token;
+}
+
+/** Creates a password account + logs it in; returns a client with its token. */
+export async function makeUser(
+  f: AuthFixture,
+  loginName: string,
+  methodId = f.primaryMethodId,
+): Promise<{ client: Client; accountId: string }> {
+  const r = await f.admin.post("/v1/accounts", {
+    auth_method_id: methodId,
+    attributes: { login_name: loginName, password: "user-password-1" },
+  });
+  if (r.status !== 200) throw new Error(`account create failed: ${r.status} ${JSON.stringify(r.body)}`);
+  const token = await login(f.anon, methodId, loginName, "user-password-1");
+  return { client: new Client(f.server.url, token), accountId: r.body.id };
+}
+
+export function fieldNames(body: { details?: { request_fields?: Array<{ name: string }> } }): string[] {
+  return (body.details?.request_fields ?? []).map((f) => f.name);
+}

@@ -1,0 +1,205 @@
+// Unit tests of the ACL policy language: HCL and JSON parsing, validation reasons, RulesJSON rendering.
+
+import { assert, assertEquals, assertMatch, assertThrows } from "../helpers/assert.ts";
+import { parsePolicy, PolicyError, renderRulesJson } from "../../routes/events/policy.ts";
+
+const readCaps = [
+  "list-jobs",
+  "parse-job",
+  "read-job",
+  "csi-list-volume",
+  "csi-read-volume",
+  "read-job-scaling",
+  "list-scaling-policies",
+  "read-scaling-policy",
+  "host-volume-read",
+];
+
+function reason(rules: string): string {
+  const err = assertThrows(() => parsePolicy(rules));
+  assert(err instanceof PolicyError, `expected a PolicyError, got ${err}`);
+  return err.message;
+}
+
+Deno.test("parsePolicy renders the spec example as RulesJSON with expanded capabilities", () => {
+  const rules = `namespace "default" {\n  policy = "read"\n}\nnode {\n  policy = "read"\n}\n`;
+  assertEquals(
+    JSON.stringify(renderRulesJson(parsePolicy(rules))),
+    JSON.stringify({
+      Namespaces: [{ Name: "default", Policy: "read", Capabilities: readCaps, Variables: null }],
+      NodePools: null,
+      HostVolumes: null,
+      Agent: null,
+      Node: { Policy: "read" },
+      Operator: null,
+      Quota: null,
+      Plugin: null,
+    }),
+  );
+});
+
+Deno.test("parsePolicy accepts JSON rules in object and HCL-JSON array forms alike", () => {
+  const hcl = renderRulesJson(
+    parsePolicy(`namespace "default" { policy = "read" }\nnode { policy = "read" }`),
+  );
+  const objectForm = `{"namespace":{"default":{"policy":"read"}},"node":{"policy":"read"}}`;
+  const arrayForm = `  {"namespace":[{"default":[{"policy":"read"}]}],"node":[{"policy":"read"}]}`;
+  assertEquals(renderRulesJson(parsePolicy(objectForm)), hcl);
+  assertEquals(renderRulesJson(parsePolicy(arrayForm)), hcl);
+});
+
+Deno.test("parsePolicy handles comments, trailing commas, escapes and one-line blocks", () => {
+  const rules = [
+    "# hash comment",
+    "// slash comment",
+    "/* block",
+    "   comment */",
+    `namespace "a-*" { capabilities = ["read-job", "submit-job",] }`,
+    `agent { policy = "read" } operator { policy = "deny" }`,
+    `namespace "esc" { policy = "r\\u0065ad" }`,
+  ].join("\n");
+  const p = parsePolicy(rules);
+  assertEquals(p.Namespaces.map((n) => n.Name), ["a-*", "esc"]);
+  assertEquals(p.Namespaces[0]!.Capabilities, ["read-job", "submit-job"]);
+  assertEquals(p.Namespaces[1]!.Policy, "read");
+  assertEquals(p.Agent, { Policy: "read" });
+  assertEquals(p.Operator, { Policy: "deny" });
+});
+
+Deno.test("parsePolicy matches keys case-insensitively and accepts blocks written as object assignments", () => {
+  const p = parsePolicy(`Namespace "web" { Policy = "write" }\nnode = { policy = "read" }`);
+  assertEquals(p.Namespaces[0]!.Policy, "write");
+  assertEquals(p.Node, { Policy: "read" });
+  const json = parsePolicy(
+    `{"Namespace": {"web": {"Variables": {"Path": {"a/*": {"Capabilities": ["read"]}}}}}}`,
+  );
+  assertEquals(json.Namespaces[0]!.Variables, {
+    Paths: [{ PathSpec: "a/*", Capabilities: ["read", "list"] }],
+  });
+});
+
+Deno.test("parsePolicy puts explicit capabilities first, then the policy's expansion, without duplicates", () => {
+  const p = parsePolicy(`namespace "ops" {\n policy = "scale"\n capabilities = ["read-logs", "read-job"]\n}`);
+  assertEquals(p.Namespaces[0]!.Capabilities, [
+    "read-logs",
+    "read-job",
+    "list-scaling-policies",
+    "read-scaling-policy",
+    "read-job-scaling",
+    "scale-job",
+    "submit-recommendation",
+  ]);
+  const deny = parsePolicy(`namespace "x" { policy = "deny" }`);
+  assertEquals(deny.Namespaces[0]!.Capabilities, ["deny"]);
+  const write = parsePolicy(`namespace "x" { policy = "write" }`).Namespaces[0]!.Capabilities;
+  assertEquals(write.length, 20);
+  assert(write.includes("submit-job") && write.includes("host-volume-create"));
+});
+
+Deno.test("parsePolicy validates variables paths and expands read to list", () => {
+  const p = parsePolicy(`namespace "dev" {
+    variables {
+      path "nomad/jobs/*" { capabilities = ["read"] }
+      path "secret/*" { capabilities = ["write", "deny"] }
+    }
+  }`);
+  assertEquals(p.Namespaces[0]!.Variables, {
+    Paths: [
+      { PathSpec: "nomad/jobs/*", Capabilities: ["read", "list"] },
+      { PathSpec: "secret/*", Capabilities: ["deny"] },
+    ],
+  });
+  assertEquals(
+    reason(`namespace "dev" { variables { } }`),
+    "Invalid variable policy: no variable paths in namespace dev",
+  );
+  assertEquals(
+    reason(`namespace "dev" { variables { path "/abs" { capabilities = ["read"] } } }`),
+    `Invalid variable path "/abs" in namespace dev: cannot start with a leading '/'`,
+  );
+  assertEquals(
+    reason(`namespace "dev" { variables { path "a" { capabilities = ["sudo"] } } }`),
+    "Invalid variable capability 'sudo' in namespace dev",
+  );
+});
+
+Deno.test("parsePolicy accepts the level, plugin, host_volume and node_pool blocks of the table", () => {
+  const p = parsePolicy(`
+    quota { policy = "write" }
+    plugin { policy = "list" }
+    host_volume "shared-*" { policy = "write" }
+    node_pool "gpu_pool" { capabilities = ["read"] }
+  `);
+  assertEquals(p.Quota, { Policy: "write" });
+  assertEquals(p.Plugin, { Policy: "list" });
+  assertEquals(p.HostVolumes, [{
+    Name: "shared-*",
+    Policy: "write",
+    Capabilities: ["mount-readonly", "mount-readwrite"],
+  }]);
+  assertEquals(p.NodePools, [{ Name: "gpu_pool", Policy: "", Capabilities: ["read"] }]);
+});
+
+Deno.test("parsePolicy rejects malformed policies with Nomad's reasons", () => {
+  assertEquals(reason(""), "Invalid policy: ");
+  assertEquals(reason("# only a comment\n"), "Invalid policy: # only a comment\n");
+  assertMatch(reason(`namespace "a" { policy = "read"`), /^Failed to parse ACL Policy: At 1:\d+: /);
+  assertMatch(reason(`namespace "a" { policy = read }`), /^Failed to parse ACL Policy: At 1:26: /);
+  assertMatch(
+    reason(`namespace "a" { policy = "unterminated }`),
+    /^Failed to parse ACL Policy: At 1:26: literal not terminated/,
+  );
+  assertMatch(reason(`node { policy = "a\\qb" }`), /unknown escape sequence/);
+  assertMatch(reason(`/* never closed`), /comment not terminated/);
+  assertMatch(reason(`node { policy = "read" } $`), /illegal char/);
+  assertEquals(
+    reason(`namespace "x" { policy = "bogus" }`),
+    `Invalid namespace policy: &acl.NamespacePolicy{Name:"x", Policy:"bogus", Capabilities:[]string(nil), Variables:(*acl.VariablesPolicy)(nil)}`,
+  );
+  assertMatch(reason(`namespace "x" { capabilities = ["fly"] }`), /^Invalid namespace capability 'fly': /);
+  assertMatch(reason(`namespace "bad name" { policy = "read" }`), /^Invalid namespace name: /);
+  assertMatch(reason(`namespace { policy = "read" }`), /^Invalid namespace name: /);
+  assertEquals(reason(`node { policy = "scale" }`), `Invalid node policy: &acl.NodePolicy{Policy:"scale"}`);
+  assertEquals(reason(`node { }`), `Invalid node policy: &acl.NodePolicy{Policy:""}`);
+  assertEquals(
+    reason(`plugin { policy = "write" }`),
+    `Invalid plugin policy: &acl.PluginPolicy{Policy:"write"}`,
+  );
+  assertEquals(reason(`agent { policy = "list" }`), `Invalid agent policy: &acl.AgentPolicy{Policy:"list"}`);
+  assertEquals(reason(`namespace "a" { polcy = "read" }`), "Invalid or duplicate policy keys: polcy");
+  assertEquals(
+    reason(`node { policy = "read" }\nfoo { policy = "read" }`),
+    "Invalid or duplicate policy keys: foo",
+  );
+  assertEquals(
+    reason(`node { policy = "read" }\nnode { policy = "write" }`),
+    "Invalid or duplicate policy keys: node",
+  );
+  assertEquals(
+    reason(`node { policy = "read"\n policy = "write" }`),
+    "Invalid or duplicate policy keys: policy",
+  );
+  assertEquals(
+    reason(`node { policy = "read" capabilities = ["read"] }`),
+    "Invalid or duplicate policy keys: capabilities",
+  );
+  assertMatch(reason(`node { policy = ["read"] }`), /^Failed to parse ACL Policy: policy: expected a string/);
+  assertMatch(reason(`namespace "a" { capabilities = "read-job" }`), /expected a list of strings/);
+  assertEquals(
+    reason(`host_volume "v" { capabilities = ["fly"] }`).startsWith("Invalid host volume capability 'fly'"),
+    true,
+  );
+  assertEquals(reason(`node_pool "p" { policy = "scale" }`), "Invalid node pool policy 'scale' for 'p'");
+  assertEquals(reason(`node_pool "a.b" { policy = "read" }`), "Invalid node pool name 'a.b'");
+});
+
+Deno.test("parsePolicy rejects malformed JSON rules with a reason", () => {
+  assertMatch(reason(`{"namespace": `), /^Failed to parse ACL Policy: /);
+  assertMatch(reason(`{"node": 5}`), /^Failed to parse ACL Policy: node: /);
+  assertEquals(
+    reason(`{"node": {"policy": "read"}, "bogus": {"policy": "read"}}`),
+    "Invalid or duplicate policy keys: bogus",
+  );
+  assertEquals(reason(`{}`), "Invalid policy: {}");
+  assertMatch(reason(`{"namespace": {"default": {"policy": "nope"}}}`), /^Invalid namespace policy: /);
+});

@@ -1,0 +1,92 @@
+import { assert, assertEquals } from "../helpers/assert.ts";
+import { withTimeout } from "../helpers/server.ts";
+import {
+  call,
+  createToken,
+  nodeEvent,
+  publish,
+  putPolicy,
+  rootSecret,
+  startEventsServer,
+  subscribe,
+} from "./stream_helpers.ts";
+
+Deno.test("event stream ends cleanly after a complete line when the subscriber's token is deleted", async () => {
+  const srv = await startEventsServer();
+  try {
+    await putPolicy(srv.url, "nodes", 'node { policy = "read" }');
+    const token = await createToken(srv.url, ["nodes"]);
+    const s = await subscribe(srv.url, "topic=Node", token.SecretID);
+    const before = await publish(srv.url, [nodeEvent("n1")]);
+    assertEquals((await s.nextData())!.Index, before);
+    const del = await call(srv.url, "DELETE", `/v1/acl/token/${token.AccessorID}`, { token: rootSecret });
+    assertEquals(del.status, 200);
+    const revoking = Number(del.headers.get("X-Nomad-Index"));
+    await publish(srv.url, [nodeEvent("n2")]).catch(() => {});
+    const rest = await s.readToEnd(5000);
+    assert(rest.every((f) => f.Index! < revoking), "no frame at or above the revoking index");
+    assert(s.done);
+  } finally {
+    await srv.stop();
+  }
+});
+
+Deno.test("event stream closes when the granting policy is deleted while other streams go on", async () => {
+  const srv = await startEventsServer();
+  try {
+    await putPolicy(srv.url, "nodes", 'node { policy = "read" }');
+    await putPolicy(srv.url, "nodes2", 'node { policy = "read" }');
+    const a = await createToken(srv.url, ["nodes"]);
+    const b = await createToken(srv.url, ["nodes2"]);
+    const sa = await subscribe(srv.url, "topic=Node", a.SecretID);
+    const sb = await subscribe(srv.url, "topic=Node", b.SecretID);
+    const del = await call(srv.url, "DELETE", "/v1/acl/policy/nodes", { token: rootSecret });
+    assertEquals(del.status, 200);
+    const revoking = Number(del.headers.get("X-Nomad-Index"));
+    const rest = await sa.readToEnd(5000);
+    assert(rest.every((f) => f.Index! < revoking));
+    const index = await publish(srv.url, [nodeEvent("n1")]);
+    assertEquals((await sb.nextData())!.Index, index);
+    // Weakening a policy also ends the streams it no longer covers.
+    await putPolicy(srv.url, "nodes2", 'namespace "default" { policy = "read" }');
+    await sb.readToEnd(5000);
+    assert(sb.done);
+  } finally {
+    await srv.stop();
+  }
+});
+
+Deno.test("event stream of an expiring token closes within a heartbeat interval of expiry", async () => {
+  const srv = await startEventsServer({ WHARF_ACL_TOKEN_MIN_TTL: "100ms" });
+  try {
+    await putPolicy(srv.url, "nodes", 'node { policy = "read" }');
+    const token = await createToken(srv.url, ["nodes"], { ExpirationTTL: "700ms" });
+    const s = await subscribe(srv.url, "topic=Node", token.SecretID);
+    const started = Date.now();
+    await s.readToEnd(10_000);
+    assert(s.done);
+    assert(Date.now() - started >= 300, "not before expiry");
+    const after = await call(srv.url, "GET", "/v1/acl/token/self", { token: token.SecretID });
+    assertEquals([after.status, after.text], [403, "ACL token expired"]);
+  } finally {
+    await srv.stop();
+  }
+});
+
+Deno.test("event streams end cleanly when the server shuts down", async () => {
+  const srv = await startEventsServer();
+  let stopped = false;
+  try {
+    const streams = await Promise.all([subscribe(srv.url, ""), subscribe(srv.url, "topic=Node&index=0")]);
+    await publish(srv.url, [nodeEvent("n1")]);
+    const stopping = srv.stop();
+    for (const s of streams) {
+      await withTimeout(s.readToEnd(10_000), 10_000, "stream did not end at shutdown");
+      assert(s.done);
+    }
+    await stopping;
+    stopped = true;
+  } finally {
+    if (!stopped) await srv.stop();
+  }
+});

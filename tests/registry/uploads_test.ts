@@ -1,0 +1,259 @@
+// Standard and direct uploads, checksums, limits and expiry (spec §8; checklist 18–20).
+
+import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
+import { sha256Hex } from "../../lib/crypto.ts";
+import { createUser, type Fixture, readEvents, startRegistry } from "./helpers.ts";
+
+const V = "/api/v1/box/alice/devbox/version/1.0.0";
+const P = `${V}/provider/virtualbox`;
+const DL = "/alice/boxes/devbox/versions/1.0.0/providers/virtualbox.box";
+
+async function setup(env: Record<string, string> = {}, provider: Record<string, unknown> = {}) {
+  const f = await startRegistry(env);
+  const alice = await createUser(f, "alice");
+  await f.api.post("/api/v1/boxes", { name: "devbox", is_private: false }, { token: alice });
+  await f.api.post("/api/v1/box/alice/devbox/versions", { version: { version: "1.0.0" } }, { token: alice });
+  await f.api.post(`${V}/providers`, { provider: { name: "virtualbox", ...provider } }, { token: alice });
+  return { f, alice };
+}
+
+function bytes(n: number, seed = 1): Uint8Array<ArrayBuffer> {
+  const out = new Uint8Array(n);
+  for (let i = 0; i < n; i++) out[i] = (i * 31 + seed * 7) & 0xff;
+  return out;
+}
+
+function chunked(data: Uint8Array): ReadableStream<Uint8Array> {
+  let sent = 0;
+  return new ReadableStream({
+    pull(c) {
+      if (sent >= data.length) return c.close();
+      c.enqueue(data.slice(sent, sent + 4096));
+      sent += 4096;
+    },
+  });
+}
+
+async function putBytes(
+  url: string,
+  body: BodyInit,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const r = await fetch(url, { method: "PUT", body });
+  const text = await r.text();
+  return { status: r.status, body: text ? JSON.parse(text) : {} };
+}
+
+async function prepare(f: Fixture, token: string, direct = false) {
+  const r = await f.api.get(`${P}/upload${direct ? "/direct" : ""}`, { token });
+  assertEquals(r.status, 200, r.text);
+  return r.body as { upload_path: string; callback?: string };
+}
+
+async function curlPut(url: string, file: string): Promise<{ status: number; stderr: string }> {
+  const out = await new Deno.Command("curl", {
+    args: [
+      "-s",
+      "-o",
+      "/dev/null",
+      "-w",
+      "%{http_code}",
+      "-H",
+      "Expect: 100-continue",
+      "--request",
+      "PUT",
+      "--upload-file",
+      file,
+      url,
+    ],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  return {
+    status: Number(new TextDecoder().decode(out.stdout)),
+    stderr: new TextDecoder().decode(out.stderr),
+  };
+}
+
+/** The sha256 of the provider file as a writer downloads it (the version is unreleased). */
+async function download(f: Fixture, token: string): Promise<string> {
+  const r = await fetch(f.srv.url + DL, { headers: { Authorization: `Bearer ${token}` } });
+  assertEquals(r.status, 200);
+  return sha256Hex(new Uint8Array(await r.arrayBuffer()));
+}
+
+async function tmpEntries(f: Fixture): Promise<string[]> {
+  return (await Array.fromAsync(Deno.readDir(`${f.srv.dataDir}/blobs/tmp`))).map((e) => e.name);
+}
+
+Deno.test("a standard upload streams a chunked PUT without credentials and consumes its id", async () => {
+  const { f, alice } = await setup();
+  try {
+    const { upload_path } = await prepare(f, alice);
+    assertMatch(upload_path, /\/api\/v1\/uploads\/[A-Za-z0-9_-]{43}$/);
+    const data = bytes(300_000);
+    const r = await putBytes(upload_path, chunked(data));
+    assertEquals(r.status, 200, JSON.stringify(r.body));
+    assertEquals(r.body.hosted, true);
+    assertEquals(r.body.url, null);
+    assertEquals((await putBytes(upload_path, "again")).status, 404);
+    assertEquals(await download(f, alice), sha256Hex(data));
+    const uploaded = (await readEvents(f.srv.dataDir)).find((e) => e.Type === "ProviderUploaded")!;
+    const payload = uploaded.Payload as Record<string, unknown>;
+    assertEquals([payload.size, payload.sha256, payload.mode], [data.length, sha256Hex(data), "standard"]);
+    assert(!JSON.stringify(uploaded).includes(upload_path.split("/").pop()!));
+  } finally {
+    await f.stop();
+  }
+});
+
+Deno.test("curl uploads with Expect: 100-continue; oversize is refused with 413 and leaves no temp file", async () => {
+  const { f, alice } = await setup({ WHARF_MAX_UPLOAD_BYTES: "100000" });
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeFile(`${dir}/small.box`, bytes(50_000));
+    await Deno.writeFile(`${dir}/big.box`, bytes(200_000));
+    const big = await curlPut((await prepare(f, alice)).upload_path, `${dir}/big.box`);
+    assertEquals(big.status, 413, big.stderr);
+    const chunkedBig = await putBytes((await prepare(f, alice)).upload_path, chunked(bytes(200_000)));
+    assertEquals(chunkedBig.status, 413);
+    const small = await curlPut((await prepare(f, alice)).upload_path, `${dir}/small.box`);
+    assertEquals(small.status, 200, small.stderr);
+    assertEquals(await tmpEntries(f), []);
+    const empty = await putBytes((await prepare(f, alice)).upload_path, "");
+    assertEquals(empty.status, 422);
+  } finally {
+    await f.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("an upload URL not used within WHARF_UPLOAD_URL_TTL is gone (404)", async () => {
+  const { f, alice } = await setup({ WHARF_UPLOAD_URL_TTL: "200ms" });
+  try {
+    const { upload_path } = await prepare(f, alice);
+    await new Promise((r) => setTimeout(r, 300));
+    const late = await putBytes(upload_path, "data");
+    assertEquals(late.status, 404);
+    assertEquals(late.body.errors, ["Resource not found!"]);
+    assertEquals((await putBytes(`${f.srv.url}/api/v1/uploads/unknown`, "x")).status, 404);
+  } finally {
+    await f.stop();
+  }
+});
+
+Deno.test("a direct upload stages the file until the authenticated callback makes it hosted", async () => {
+  const { f, alice } = await setup();
+  try {
+    const direct = await prepare(f, alice, true);
+    const callbackPath = new URL(direct.callback!).pathname;
+    assertMatch(
+      callbackPath,
+      /^\/api\/v1\/box\/alice\/devbox\/version\/1\.0\.0\/provider\/virtualbox\/upload\/direct\/[A-Za-z0-9_-]{43}$/,
+    );
+    const early = await f.api.put(callbackPath, undefined, {
+      token: alice,
+      headers: { "Content-Type": "application/json" },
+    });
+    assertEquals(early.status, 422);
+    assertEquals(early.body.errors, ["No file has been uploaded yet"]);
+    const put = await putBytes(direct.upload_path, bytes(10_000));
+    assertEquals(put.status, 200);
+    assertEquals(put.body.hosted, false);
+    assertEquals((await f.api.put(callbackPath, undefined)).status, 401);
+    const done = await f.api.put(callbackPath, undefined, { token: alice });
+    assertEquals(done.status, 200, done.text);
+    assertEquals(done.body.hosted, true);
+    assertEquals((await f.api.put(callbackPath, undefined, { token: alice })).status, 404);
+    const uploaded = (await readEvents(f.srv.dataDir)).filter((e) => e.Type === "ProviderUploaded");
+    assertEquals(uploaded.length, 1);
+    assertEquals((uploaded[0]!.Payload as Record<string, unknown>).mode, "direct");
+  } finally {
+    await f.stop();
+  }
+});
+
+Deno.test("a checksum mismatch is 422, keeps the previous file and leaves nothing behind", async () => {
+  const first = bytes(20_000, 1);
+  const { f, alice } = await setup({}, { checksum: sha256Hex(first), checksum_type: "sha256" });
+  try {
+    assertEquals((await putBytes((await prepare(f, alice)).upload_path, first)).status, 200);
+    const other = bytes(20_000, 2);
+    const bad = await putBytes((await prepare(f, alice)).upload_path, other);
+    assertEquals(bad.status, 422);
+    assertEquals(
+      (bad.body.errors as string[])[0],
+      `Checksum mismatch: expected sha256 ${sha256Hex(first)}, got ${sha256Hex(other)}`,
+    );
+    assertEquals(await download(f, alice), sha256Hex(first));
+    assertEquals(await tmpEntries(f), []);
+    const direct = await prepare(f, alice, true);
+    assertEquals((await putBytes(direct.upload_path, other)).status, 422);
+    const setWrong = await f.api.put(P, { checksum: "0".repeat(32), checksum_type: "md5" }, { token: alice });
+    assertEquals(setWrong.status, 422);
+  } finally {
+    await f.stop();
+  }
+});
+
+Deno.test("deleting the target provider voids its upload ids", async () => {
+  const { f, alice } = await setup();
+  try {
+    const { upload_path } = await prepare(f, alice);
+    await f.api.delete(P, { token: alice });
+    assertEquals((await putBytes(upload_path, "data")).status, 404);
+  } finally {
+    await f.stop();
+  }
+});
+
+Deno.test("concurrent uploads to one provider each succeed, one wins, orphans are collected", async () => {
+  const { f, alice } = await setup({ WHARF_REGISTRY_ORPHAN_GRACE: "0" });
+  try {
+    const files = [1, 2, 3].map((s) => bytes(200_000 + s, s));
+    const paths = await Promise.all(files.map(() => prepare(f, alice)));
+    const answers = await Promise.all(files.map((data, i) => putBytes(paths[i]!.upload_path, chunked(data))));
+    assertEquals(answers.map((a) => a.status), [200, 200, 200]);
+    const got = await download(f, alice);
+    assert(files.some((d) => sha256Hex(d) === got));
+    // The losers' blobs are released and collected.
+    let blobs: string[] = [];
+    for (let i = 0; i < 50; i++) {
+      await f.api.put(`${V}/release`, undefined, { token: alice });
+      blobs = [];
+      for await (const shard of Deno.readDir(`${f.srv.dataDir}/blobs`)) {
+        if (shard.name === "tmp") continue;
+        for await (const b of Deno.readDir(`${f.srv.dataDir}/blobs/${shard.name}`)) blobs.push(b.name);
+      }
+      if (blobs.length === 1) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assertEquals(blobs, [got]);
+  } finally {
+    await f.stop();
+  }
+});
+
+Deno.test("a download in flight during a re-upload still gets the whole old file", async () => {
+  const old = bytes(3_000_000, 5);
+  const { f, alice } = await setup({ WHARF_REGISTRY_ORPHAN_GRACE: "0" });
+  try {
+    await putBytes((await prepare(f, alice)).upload_path, old);
+    const response = await fetch(f.srv.url + DL, { headers: { Authorization: `Bearer ${alice}` } });
+    const reader = response.body!.getReader();
+    const first = await reader.read();
+    assertEquals((await putBytes((await prepare(f, alice)).upload_path, bytes(1000, 9))).status, 200);
+    await new Promise((r) => setTimeout(r, 200));
+    const parts = [first.value!];
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      parts.push(value);
+    }
+    const all = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+    let o = 0;
+    for (const p of parts) all.set(p, (o += p.length) - p.length);
+    assertEquals(sha256Hex(all), sha256Hex(old));
+  } finally {
+    await f.stop();
+  }
+});

@@ -1,0 +1,122 @@
+// Talks to a running wharf registry over HTTP: bootstraps users, an organization and tokens through the
+// admin API (spec §5) and reads back what the server stored, for tests that check what real clients did.
+
+export const ADMIN_PASSWORD = "admin-password-for-tests";
+
+export interface ApiAnswer {
+  status: number;
+  body: unknown;
+  text: string;
+  headers: Headers;
+}
+
+export class RegistryApi {
+  constructor(readonly baseUrl: string) {}
+
+  async call(
+    method: string,
+    path: string,
+    options: { token?: string; body?: unknown } = {},
+  ): Promise<ApiAnswer> {
+    const headers: Record<string, string> = { Accept: "application/json" };
+    if (options.token) headers.Authorization = `Bearer ${options.token}`;
+    if (options.body !== undefined) headers["Content-Type"] = "application/json";
+    const response = await fetch(`${this.baseUrl}${path}`, {
+      method,
+      headers,
+      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+    });
+    const text = await response.text();
+    let body: unknown = undefined;
+    try {
+      body = text ? JSON.parse(text) : undefined;
+    } catch {
+      body = undefined;
+    }
+    return { status: response.status, body, text, headers: response.headers };
+  }
+
+  /** Like call, but throws with the server's answer unless the status is 2xx. */
+  async expectOk(method: string, path: string, options: { token?: string; body?: unknown } = {}) {
+    const answer = await this.call(method, path, options);
+    if (answer.status < 200 || answer.status > 299) {
+      throw new Error(`${method} ${path} → ${answer.status} ${answer.text.slice(0, 500)}`);
+    }
+    return answer.body as Record<string, unknown>;
+  }
+
+  async login(login: string, password: string, description = "tests"): Promise<string> {
+    const body = await this.expectOk("POST", "/api/v1/authenticate", {
+      body: { user: { login, password }, token: { description } },
+    });
+    const token = body.token;
+    if (typeof token !== "string") throw new Error(`no token in ${JSON.stringify(body)}`);
+    return token;
+  }
+
+  async createUser(adminToken: string, username: string, password: string): Promise<void> {
+    await this.expectOk("POST", "/api/v1/admin/users", {
+      token: adminToken,
+      body: { user: { username, email: `${username.toLowerCase()}@example.test`, password } },
+    });
+  }
+
+  async createOrganization(
+    adminToken: string,
+    name: string,
+    members: Array<{ username: string; role: "owner" | "member" }>,
+  ): Promise<void> {
+    await this.expectOk("POST", "/api/v1/admin/organizations", {
+      token: adminToken,
+      body: { organization: { name, members } },
+    });
+  }
+}
+
+export interface Fixture {
+  api: RegistryApi;
+  adminToken: string;
+  aliceToken: string;
+  bobToken: string;
+}
+
+export const ALICE_PASSWORD = "alice-password-1";
+export const BOB_PASSWORD = "bob-password-12";
+
+/** admin (from WHARF_REGISTRY_ADMIN_PASSWORD), alice (owner of org acme) and bob (no org), with tokens. */
+export async function bootstrapRegistry(baseUrl: string): Promise<Fixture> {
+  const api = new RegistryApi(baseUrl);
+  const adminToken = await api.login("admin", ADMIN_PASSWORD);
+  await api.createUser(adminToken, "alice", ALICE_PASSWORD);
+  await api.createUser(adminToken, "bob", BOB_PASSWORD);
+  await api.createOrganization(adminToken, "acme", [{ username: "alice", role: "owner" }]);
+  return {
+    api,
+    adminToken,
+    aliceToken: await api.login("alice", ALICE_PASSWORD),
+    bobToken: await api.login("bob", BOB_PASSWORD),
+  };
+}
+
+/** Server settings for client tests: a known admin password and no rate limit in the way. */
+export const clientTestEnv: Record<string, string> = {
+  WHARF_REGISTRY_ADMIN_PASSWORD: ADMIN_PASSWORD,
+  WHARF_RATE_LIMIT_RPS: "0",
+};
+
+interface StoredVersion {
+  version: string;
+  status: string;
+  providers: Array<{ name: string; hosted: boolean }>;
+}
+
+/** The box as its owner sees it through the API (versions included). */
+export async function readBox(api: RegistryApi, token: string, tag: string): Promise<{
+  private: boolean;
+  description: string | null;
+  short_description: string | null;
+  current_version: { version: string } | null;
+  versions: StoredVersion[];
+}> {
+  return await api.expectOk("GET", `/api/v1/box/${tag}`, { token }) as never;
+}
