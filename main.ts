@@ -2,7 +2,7 @@
 
 import { loadConfig } from "./lib/config.ts";
 import { ConfigError } from "./lib/errors.ts";
-import { createLogger } from "./lib/log.ts";
+import { createLogger, flushLogs } from "./lib/log.ts";
 import { startServer } from "./lib/app.ts";
 
 async function main(): Promise<number> {
@@ -34,8 +34,12 @@ async function main(): Promise<number> {
   console.log(`wharf listening on ${server.url}`);
   const onSignal = () => {
     logger.info("shutting down");
-    server.shutdown().then(() => Deno.exit(0), (err) => {
+    server.shutdown().then(() => {
+      flushLogs();
+      Deno.exit(0);
+    }, (err) => {
       logger.error("shutdown failed", { error: String(err) });
+      flushLogs();
       Deno.exit(1);
     });
   };

@@ -57,7 +57,7 @@ Deno.bench("list 10,000 methods recursive + filter, first page of 1,000", { grou
 });
 
 let touched = 0;
-Deno.bench("list 10,000 methods recursive + filter, first page after a write (nothing cached)", {
+Deno.bench("list 10,000 methods recursive + filter, first page after a write", {
   group: "list",
   n: 50,
   warmup: 3,

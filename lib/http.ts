@@ -74,7 +74,10 @@ export async function readText(ctx: RequestContext, limit = ctx.maxBodyBytes): P
   return decoder.decode(await readBody(ctx.request, limit));
 }
 
-export function json(body: unknown, status = 200, headers: HeadersInit = {}): Response {
+const jsonHeaders = { "Content-Type": "application/json" };
+
+export function json(body: unknown, status = 200, headers?: HeadersInit): Response {
+  if (headers === undefined) return new Response(JSON.stringify(body), { status, headers: jsonHeaders });
   const h = new Headers(headers);
   if (!h.has("Content-Type")) h.set("Content-Type", "application/json");
   return new Response(JSON.stringify(body), { status, headers: h });

@@ -12,6 +12,16 @@ export interface Logger {
   info(msg: string, fields?: Record<string, unknown>): void;
   warn(msg: string, fields?: Record<string, unknown>): void;
   error(msg: string, fields?: Record<string, unknown>): void;
+  /** The per-request line (info level). Its fields are built by the router from safe values only. */
+  access(fields: AccessFields): void;
+}
+
+export interface AccessFields {
+  request_id: string;
+  method: string;
+  path: string;
+  status: number;
+  duration_ms: number;
 }
 
 /** Keys whose values are never written, whatever the caller passes. */
@@ -25,10 +35,23 @@ function redact(fields: Record<string, unknown>): Record<string, unknown> {
   return out;
 }
 
+let isoMs = 0;
+let isoText = "";
+
+/** The current time as ISO 8601, formatted at most once per millisecond. */
+function nowIso(): string {
+  const ms = Date.now();
+  if (ms !== isoMs) {
+    isoMs = ms;
+    isoText = new Date(ms).toISOString();
+  }
+  return isoText;
+}
+
 export function createLogger(level: LogLevel, sink: (line: string) => void = writeStderr): Logger {
   const write = (at: LogLevel, msg: string, fields?: Record<string, unknown>) => {
     if (rank[at] < rank[level]) return;
-    const record = { time: new Date().toISOString(), level: at, msg, ...(fields ? redact(fields) : {}) };
+    const record = { time: nowIso(), level: at, msg, ...(fields ? redact(fields) : {}) };
     sink(JSON.stringify(record));
   };
   return {
@@ -37,12 +60,38 @@ export function createLogger(level: LogLevel, sink: (line: string) => void = wri
     info: (m, f) => write("info", m, f),
     warn: (m, f) => write("warn", m, f),
     error: (m, f) => write("error", m, f),
+    access: (f) => {
+      if (rank.info < rank[level]) return;
+      sink(
+        `{"time":"${nowIso()}","level":"info","msg":"request","request_id":"${f.request_id}",` +
+          `"method":${JSON.stringify(f.method)},"path":${JSON.stringify(f.path)},"status":${f.status},` +
+          `"duration_ms":${f.duration_ms}}`,
+      );
+    },
   };
 }
 
+let pending: string[] = [];
+let flushTimer: ReturnType<typeof setTimeout> | undefined;
+
+/** Buffers lines and writes them in one syscall shortly after: a log line per request must stay cheap. */
 function writeStderr(line: string): void {
+  pending.push(line);
+  if (pending.length >= 256) flushLogs();
+  else flushTimer ??= setTimeout(flushLogs, 20);
+}
+
+/** Writes buffered log lines now (also called at shutdown). */
+export function flushLogs(): void {
+  if (flushTimer !== undefined) clearTimeout(flushTimer);
+  flushTimer = undefined;
+  if (pending.length === 0) return;
+  const text = pending.join("\n") + "\n";
+  pending = [];
   try {
-    Deno.stderr.writeSync(encoder.encode(line + "\n"));
+    const bytes = encoder.encode(text);
+    let offset = 0;
+    while (offset < bytes.length) offset += Deno.stderr.writeSync(bytes.subarray(offset));
   } catch {
     // A closed stderr must never take the server down.
   }

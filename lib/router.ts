@@ -6,6 +6,13 @@ import type { Family, Handler, RequestContext } from "./http.ts";
 import type { Logger } from "./log.ts";
 import { randomBase62 } from "./ids.ts";
 
+/** Request ids: a per-process random prefix and a counter, unique without a CSPRNG call per request. */
+const requestIdPrefix = randomBase62(6);
+let requestCounter = 0;
+function nextRequestId(): string {
+  return requestIdPrefix + (++requestCounter).toString(36).padStart(6, "0");
+}
+
 export interface Route {
   method: string | readonly string[];
   /** A URLPattern pathname, e.g. "/v1/auth-methods/:id([^/:]+)\\:authenticate". */
@@ -23,6 +30,8 @@ interface CompiledRoute extends Route {
   methods: ReadonlySet<string>;
   pattern: URLPattern;
   prefix: string;
+  /** Position in the table: the first matching route wins. */
+  order: number;
 }
 
 export interface RouterOptions {
@@ -49,18 +58,34 @@ export class Router {
 
   constructor(routes: readonly Route[], options: RouterOptions) {
     this.#options = options;
-    this.#routes = routes.map((r) => ({
+    this.#routes = routes.map((r, order) => ({
       ...r,
       methods: new Set(typeof r.method === "string" ? [r.method] : r.method),
       pattern: new URLPattern({ pathname: r.path }),
       prefix: literalPrefix(r.path),
+      order,
     }));
+    for (const route of this.#routes) {
+      if (route.prefix !== route.path) continue;
+      // Only when no earlier parameterised route could claim this exact path may it skip the table.
+      const shadowed = this.#routes.some((r) =>
+        r.order < route.order && r.prefix !== r.path && route.path.startsWith(r.prefix) &&
+        r.pattern.test({ pathname: route.path })
+      );
+      if (shadowed) continue;
+      const list = this.#static.get(route.path) ?? [];
+      list.push(route);
+      this.#static.set(route.path, list);
+    }
   }
+
+  /** Routes without parameters, by exact path: most requests find theirs without running a pattern. */
+  #static = new Map<string, CompiledRoute[]>();
 
   /** Handles one request; never throws. */
   async handle(request: Request, remoteAddr: string): Promise<Response> {
     const started = performance.now();
-    const requestId = randomBase62(12);
+    const requestId = nextRequestId();
     const url = new URL(request.url);
     const path = url.pathname.replace(/\/{2,}/g, "/");
     const family = familyForPath(path);
@@ -112,7 +137,7 @@ export class Router {
       status = rendered.status;
       return rendered;
     } finally {
-      this.#options.logger.info("request", {
+      this.#options.logger.access({
         request_id: requestId,
         method: request.method,
         path: logPath,
@@ -124,6 +149,12 @@ export class Router {
 
   #match(path: string, method: string) {
     const allowed = new Set<string>();
+    const exact = this.#static.get(path);
+    if (exact) {
+      const wanted = method === "HEAD" ? "GET" : method;
+      const hit = exact.find((r) => r.methods.has(method)) ?? exact.find((r) => r.methods.has(wanted));
+      if (hit) return { route: hit, params: {} as Record<string, string>, allowed };
+    }
     for (const route of this.#routes) {
       if (!path.startsWith(route.prefix)) continue;
       const m = route.pattern.exec({ pathname: path });

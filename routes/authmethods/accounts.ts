@@ -17,7 +17,7 @@ import {
   rejectReadOnly,
   requireVersion,
 } from "./fields.ts";
-import { parseFilterParam, runList } from "./listing.ts";
+import { listResponse, parseFilterParam, runList } from "./listing.ts";
 import { filterIter, methodIdPrefixes } from "./methods.ts";
 import { accountWithUser, renderAccount, userProfile } from "./principals.ts";
 import { type AuthService, readObjectBody } from "./service.ts";
@@ -150,7 +150,7 @@ export function listAccounts(svc: AuthService, ctx: RequestContext): Response {
   if (!methodId) throw fieldError({ name: "auth_method_id", description: "This is a required field." });
   assertIdFormat(methodId, methodIdPrefixes, "auth_method_id");
   if (!svc.state.method(methodId)) throw notFound();
-  return json(runList<AccountDoc>({
+  return listResponse(runList<AccountDoc>({
     resource: "account",
     candidates: filterIter(
       svc.state.list<AccountDoc>(collections.accounts),

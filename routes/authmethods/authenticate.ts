@@ -32,6 +32,10 @@ export interface AuthRequest {
   attributes: Record<string, unknown>;
 }
 
+/** Bounds on login input: the throttle keeps names in memory and argon2 hashes the whole password. */
+const maxLoginNameLength = 512;
+const maxPasswordLength = 4096;
+
 const unableToAuthenticate = () => new ApiError(401, "Unable to authenticate.");
 
 function parseDelivery(
@@ -90,6 +94,12 @@ export async function authenticate(svc: AuthService, ctx: RequestContext): Promi
   }
   if (typeof password !== "string" || password === "") {
     missing.push({ name: "attributes.password", description: "This is a required field." });
+  }
+  if (typeof loginName === "string" && loginName.length > maxLoginNameLength) {
+    missing.push({ name: "attributes.login_name", description: `At most ${maxLoginNameLength} characters.` });
+  }
+  if (typeof password === "string" && password.length > maxPasswordLength) {
+    missing.push({ name: "attributes.password", description: `At most ${maxPasswordLength} characters.` });
   }
   if (missing.length) throw fieldError(missing);
   return stored.doc.type === "password"

@@ -30,6 +30,8 @@ interface Attempt {
 }
 
 const maxRoundtripBytes = 4096;
+/** Open attempts are held in memory until they expire; this bounds what a flood of `start` calls can take. */
+const maxOpenAttempts = 50_000;
 
 /** In-memory attempts keyed by the hashes of their state and token_id; they die after the TTL. */
 export class OidcAttempts {
@@ -96,6 +98,9 @@ async function start(svc: AuthService, req: AuthRequest, command: string): Promi
         description: "Must be a JSON object of at most 4 KiB.",
       });
     }
+  }
+  if (svc.oidcAttempts.byState.size >= maxOpenAttempts) {
+    throw new ApiError(503, "Server is busy, retry later.");
   }
   const state = randomSecret(32);
   const nonce = randomSecret(32);

@@ -7,6 +7,7 @@ import type { StoredDoc } from "../../lib/store/mod.ts";
 import { type Expr, FilterParseError, parseFilter } from "./bexpr/parse.ts";
 import { evaluateFilter } from "./bexpr/eval.ts";
 import { fieldError, invalidListToken } from "./errors.ts";
+import { json } from "../../lib/http.ts";
 import type { ActorCaller, TombstoneDoc } from "./state.ts";
 
 interface Timed {
@@ -31,6 +32,14 @@ export interface ListRequest<T extends Timed> {
   /** Changes whenever any listed collection changes: full listings are reused while it stays the same. */
   generation: number;
   cache: ListCache;
+  /** When given, a cached listing is brought up to date by re-rendering only the documents changed since. */
+  incremental?: {
+    /** Ids changed after generation `since`, or undefined when the listing must be rebuilt. */
+    changesSince(since: number): string[] | undefined;
+    lookup(id: string): StoredDoc<T> | undefined;
+    /** Whether the document belongs to this query's candidates (its scopes). */
+    accepts(stored: StoredDoc<T>): boolean;
+  };
 }
 
 interface TokenBody {
@@ -59,6 +68,8 @@ const entryKey = (time: string, id: string) => `${time}\u0000${id}`;
 interface Snapshot {
   generation: number;
   sorted: Entry[];
+  /** id → key of its entry in `sorted`. */
+  keys: Map<string, string>;
   estimate: number;
 }
 /** Each service keeps its own cache (several servers may share a process in tests). */
@@ -146,7 +157,9 @@ export function runList<T extends Timed>(
   const refresh = token.ph === "r";
   const snapshotKey = `${queryHash}\u0000${userId}\u0000${admin}`;
   let snapshot = req.cache.get(snapshotKey);
-  if (snapshot && snapshot.generation !== req.generation) snapshot = undefined;
+  if (snapshot && snapshot.generation !== req.generation) {
+    snapshot = req.incremental ? advanceSnapshot(snapshot, req, filter) : undefined;
+  }
   let visible: Entry[];
   let estimate: number;
   const removed: string[] = [];
@@ -242,9 +255,72 @@ function fullListing<T extends Timed>(req: ListRequest<T>, filter: Expr | undefi
     }
   }
   sorted.sort(byKeyDesc);
-  const snapshot = { generation: req.generation, sorted, estimate: sorted.length };
+  const keys = new Map(sorted.map((e) => [e.key.slice(e.key.indexOf("\u0000") + 1), e.key]));
+  const snapshot = { generation: req.generation, sorted, keys, estimate: sorted.length };
   req.cache.delete(key);
   req.cache.set(key, snapshot);
   if (req.cache.size > maxSnapshots) req.cache.delete(req.cache.keys().next().value!);
   return snapshot;
+}
+
+/** Position of `key` (or where it would go) in a descending list. */
+function positionOf(sorted: Entry[], key: string): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid]!.key > key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Applies the documents changed since the snapshot was made; undefined when it must be rebuilt. */
+function advanceSnapshot<T extends Timed>(
+  snapshot: Snapshot,
+  req: ListRequest<T>,
+  filter: Expr | undefined,
+): Snapshot | undefined {
+  const ids = req.incremental!.changesSince(snapshot.generation);
+  if (!ids) return undefined;
+  const filterText = req.url.searchParams.get("filter") ?? "";
+  for (const id of new Set(ids)) {
+    const old = snapshot.keys.get(id);
+    if (old !== undefined) {
+      const at = positionOf(snapshot.sorted, old);
+      if (snapshot.sorted[at]?.key === old) snapshot.sorted.splice(at, 1);
+      snapshot.keys.delete(id);
+    }
+    const stored = req.incremental!.lookup(id);
+    if (!stored || !req.incremental!.accepts(stored)) continue;
+    const item = req.render(stored);
+    if (item === undefined || (filter && !matchesMemo(filter, filterText, item))) continue;
+    const key = entryKey(stored.doc.created_time, stored.id);
+    snapshot.sorted.splice(positionOf(snapshot.sorted, key), 0, { key, item });
+    snapshot.keys.set(id, key);
+  }
+  snapshot.generation = req.generation;
+  snapshot.estimate = snapshot.sorted.length;
+  return snapshot;
+}
+
+const itemJson = new WeakMap<object, string>();
+
+/**
+ * Serializes a list envelope; each item's JSON is remembered per rendered item (stable per stored
+ * version), so a page of 1,000 records costs a join rather than a full stringify.
+ */
+export function listResponse(body: Record<string, unknown>): Response {
+  const items = body.items as Array<Record<string, unknown>> | undefined;
+  if (!items) return json(body);
+  const parts: string[] = [];
+  for (const item of items) {
+    let text = itemJson.get(item);
+    if (text === undefined) itemJson.set(item, text = JSON.stringify(item));
+    parts.push(text);
+  }
+  const { items: _items, ...rest } = body;
+  const tail = JSON.stringify(rest).slice(1);
+  const text = `{"items":[${parts.join(",")}]${tail === "}" ? "}" : `,${tail}`}`;
+  return new Response(text, { headers: { "Content-Type": "application/json" } });
 }

@@ -8,7 +8,7 @@ import { assertAdminsRemain, deleteMethod, emptyPlan } from "./cascade.ts";
 import { assertIdFormat, collections, methodPrefix, type MethodType, methodTypes, nowIso } from "./common.ts";
 import { fieldError, FieldErrors, notFound } from "./errors.ts";
 import { applyNameDescription, checkCreateVersion, rejectReadOnly } from "./fields.ts";
-import { parseFilterParam, runList } from "./listing.ts";
+import { listResponse, parseFilterParam, runList } from "./listing.ts";
 import { applyAttributes, publiclyListed, renderMethod, storeSecrets } from "./methods_model.ts";
 import { type AuthService, readObjectBody } from "./service.ts";
 import { type MethodDoc, methodEvent, type ScopeDoc, type TombstoneDoc } from "./state.ts";
@@ -180,8 +180,13 @@ export function listMethods(svc: AuthService, ctx: RequestContext): Response {
     keys: svc.app.data.keys,
     generation: svc.state.generation,
     cache: svc.state.listCache,
+    incremental: {
+      changesSince: (since) => svc.state.methodChangesSince(since),
+      lookup: (id) => svc.state.method(id),
+      accepts: (m) => scopes.has(m.doc.scope_id),
+    },
   }, filter);
-  return json(body);
+  return listResponse(body);
 }
 
 export function* filterIter<T>(it: Iterable<T>, keep: (x: T) => boolean): Generator<T> {

@@ -78,6 +78,10 @@ export async function updateMethod(svc: AuthService, ctx: RequestContext): Promi
   for (const p of mask) {
     if (!p.startsWith("attributes.")) continue;
     const key = p.slice("attributes.".length);
+    if (key === "__proto__") {
+      errors.add(p, "Unknown field.");
+      continue;
+    }
     attrInput[key] = key in attrsBody ? attrsBody[key] : null;
   }
   const outcome = applyAttributes(current.doc.type, {

@@ -14,7 +14,7 @@ import {
   rejectReadOnly,
   requireVersion,
 } from "./fields.ts";
-import { parseFilterParam, runList } from "./listing.ts";
+import { listResponse, parseFilterParam, runList } from "./listing.ts";
 import { filterIter } from "./methods.ts";
 import { type AuthService, readObjectBody } from "./service.ts";
 import type { ActorCaller, MethodDoc, ScopeDoc, TombstoneDoc } from "./state.ts";
@@ -68,7 +68,7 @@ export function listScopes(svc: AuthService, ctx: RequestContext): Response {
     }
     if (!svc.state.scope(parent)) throw notFound();
   }
-  return json(runList<ScopeDoc>({
+  return listResponse(runList<ScopeDoc>({
     resource: "scope",
     candidates: filterIter(
       svc.state.list<ScopeDoc>(collections.scopes),

@@ -106,6 +106,8 @@ export class AuthState {
   /** Bumped by every change to a listed collection (not tokens): list snapshots are valid while it holds. */
   generation = 0;
   readonly listCache: ListCache = new Map();
+  /** The latest changes, by generation, so cached method listings can be patched instead of rebuilt. */
+  #recent: Array<{ generation: number; collection: string; id: string }> = [];
 
   constructor(app: AppContext) {
     this.app = app;
@@ -118,6 +120,8 @@ export class AuthState {
     const watch = (c: string, fn: (change: DocChange) => void) => {
       this.#unsubscribe.push(app.data.store.watch(c, (change) => {
         this.generation++;
+        this.#recent.push({ generation: this.generation, collection: c, id: change.id });
+        if (this.#recent.length > 4096) this.#recent.splice(0, 1024);
         fn(change);
       }));
     };
@@ -143,6 +147,23 @@ export class AuthState {
   close(): void {
     for (const u of this.#unsubscribe) u();
     this.listCache.clear();
+  }
+
+  /**
+   * Method ids changed after generation `since`; undefined when that history is gone or a scope changed
+   * (scopes are part of every rendered method). Other collections do not affect method listings.
+   */
+  methodChangesSince(since: number): string[] | undefined {
+    const first = this.#recent[0];
+    if (!first || first.generation > since + 1) return since === this.generation ? [] : undefined;
+    const ids: string[] = [];
+    for (let i = this.#recent.length - 1; i >= 0; i--) {
+      const c = this.#recent[i]!;
+      if (c.generation <= since) break;
+      if (c.collection === collections.scopes) return undefined;
+      if (c.collection === collections.methods) ids.push(c.id);
+    }
+    return ids;
   }
 
   /** The id of the method named `name` in `scopeId`, if any. */

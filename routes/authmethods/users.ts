@@ -6,7 +6,7 @@ import { assertAdminsRemain, emptyPlan } from "./cascade.ts";
 import { assertIdFormat, collections, nowIso } from "./common.ts";
 import { fieldError, FieldErrors, forbidden, notFound, unauthenticated, versionMismatch } from "./errors.ts";
 import { applyNameDescription, fieldMask, requireVersion } from "./fields.ts";
-import { parseFilterParam, runList } from "./listing.ts";
+import { listResponse, parseFilterParam, runList } from "./listing.ts";
 import { filterIter, resolveScopeId } from "./methods.ts";
 import { renderUser } from "./principals.ts";
 import { type AuthService, readObjectBody } from "./service.ts";
@@ -44,7 +44,7 @@ export function listUsers(svc: AuthService, ctx: RequestContext): Response {
   const scope = resolveScopeId(svc, raw);
   const recursive = ctx.url.searchParams.get("recursive")?.toLowerCase() === "true" && scope.id === "global";
   const inScope = (s: string) => recursive || s === scope.id;
-  return json(runList<UserDoc>({
+  return listResponse(runList<UserDoc>({
     resource: "user",
     candidates: filterIter(svc.state.list<UserDoc>(collections.users), (u) => inScope(u.doc.scope_id)),
     tombstones: filterIter(

@@ -238,3 +238,64 @@ Deno.test("list filters select by type, name and attributes and reject bad synta
       ),
     );
   }));
+
+Deno.test("list stays exact across writes between listings (cached listings are patched)", () =>
+  withServer(async (f) => {
+    const scope = await org(f, "patched");
+    const ids = await passwordMethods(f, scope, 4);
+    const filter = `&filter=${encodeURIComponent('"/item/name" matches "^m"')}`;
+    const names = async () =>
+      ((await f.admin.get(listUrl(scope, filter))).body.items ?? []).map((x: { id: string }) => x.id);
+    assertEquals(await names(), [...ids].reverse());
+    await f.admin.patch(`/v1/auth-methods/${ids[1]}`, { version: 1, name: "renamed" });
+    assertEquals(await names(), [ids[3], ids[2], ids[0]]);
+    await f.admin.patch(`/v1/auth-methods/${ids[1]}`, { version: 2, name: "m-back" });
+    await f.admin.delete(`/v1/auth-methods/${ids[2]}`);
+    const created =
+      (await f.admin.post("/v1/auth-methods", { scope_id: scope, type: "password", name: "m-new" })).body.id;
+    assertEquals(await names(), [created, ids[3], ids[1], ids[0]]);
+    await f.admin.post("/v1/auth-methods", { scope_id: "global", type: "password", name: "m-elsewhere" });
+    assertEquals(await names(), [created, ids[3], ids[1], ids[0]]);
+    const r = await f.admin.get(listUrl(scope, filter));
+    assertEquals(r.body.est_item_count, 4);
+  }));
+
+Deno.test("list patched from cache equals a fresh listing after random writes", () =>
+  withServer(async (f) => {
+    const scope = await org(f, "random");
+    const live = new Map<string, number>();
+    for (const id of await passwordMethods(f, scope, 6)) live.set(id, 1);
+    const filter = '"/item/name" matches "[02468]$" or item.description is empty';
+    const list = async (spaces: number) =>
+      (await f.admin.get(listUrl(scope, `&filter=${encodeURIComponent(filter + " ".repeat(spaces))}`))).body;
+    await list(0);
+    let seed = 7;
+    const rand = (n: number) => (seed = (seed * 1103515245 + 12345) % 2147483648) % n;
+    for (let step = 1; step <= 25; step++) {
+      const ids = [...live.keys()];
+      const op = rand(3);
+      if (op === 0 || ids.length === 0) {
+        const r = await f.admin.post("/v1/auth-methods", {
+          scope_id: scope,
+          type: "password",
+          name: `n${rand(10)}-${step}`,
+        });
+        live.set(r.body.id, 1);
+      } else if (op === 1) {
+        const id = ids[rand(ids.length)]!;
+        const body = rand(2)
+          ? { name: `p${rand(10)}-${step}` }
+          : { description: rand(2) ? `d${step}` : null };
+        await f.admin.patch(`/v1/auth-methods/${id}`, { version: live.get(id), ...body });
+        live.set(id, live.get(id)! + 1);
+      } else {
+        const id = ids[rand(ids.length)]!;
+        await f.admin.delete(`/v1/auth-methods/${id}`);
+        live.delete(id);
+      }
+      const patched = await list(0);
+      const fresh = await list(step);
+      assertEquals(patched.items, fresh.items, `step ${step}`);
+      assertEquals(patched.est_item_count, fresh.est_item_count);
+    }
+  }));

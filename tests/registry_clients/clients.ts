@@ -206,3 +206,8 @@ export async function buildBoxFile(dir: string, name: string, fillerBytes = 64 *
 export function describeRun(label: string, result: ClientRun): string {
   return `${label} exited ${result.code}\n--- output ---\n${result.output.slice(-4000)}`;
 }
+
+/** `cmd("cloud publish acme/devbox 1.0.0", file, "-f")`: the first part split on spaces, the rest verbatim. */
+export function cmd(words: string, ...verbatim: string[]): string[] {
+  return [...words.split(" "), ...verbatim];
+}

@@ -3,7 +3,7 @@
 
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../helpers/assert.ts";
 import { startTestServer } from "../helpers/server.ts";
-import { buildBoxFile, describeRun, explainSkip, vagrantMissing, VagrantSandbox } from "./clients.ts";
+import { buildBoxFile, cmd, describeRun, explainSkip, vagrantMissing, VagrantSandbox } from "./clients.ts";
 import { bootstrapRegistry, clientTestEnv, readBox } from "./registry_api.ts";
 
 const skip = explainSkip("vagrant CLI tests", await vagrantMissing());
@@ -18,7 +18,7 @@ Deno.test({
     const alice = await VagrantSandbox.create(server.url);
     const stranger = await VagrantSandbox.create(server.url);
     try {
-      const { api, aliceToken } = await bootstrapRegistry(server.url);
+      const { api, aliceToken, bobToken } = await bootstrapRegistry(server.url);
       const box1 = await buildBoxFile(alice.root, "devbox-1.box");
       const box2 = await buildBoxFile(alice.root, "devbox-2.box");
       const box3 = await buildBoxFile(alice.root, "devbox-3.box");
@@ -33,16 +33,9 @@ Deno.test({
       });
 
       await t.step("publish with direct upload creates, uploads and releases 1.0.0", async () => {
-        const publish = await alice.vagrant([
-          "cloud",
-          "publish",
-          "acme/devbox",
-          "1.0.0",
-          "virtualbox",
-          box1,
-          "--release",
-          "-f",
-        ]);
+        const publish = await alice.vagrant(
+          cmd("cloud publish acme/devbox 1.0.0 virtualbox", box1, "--release", "-f"),
+        );
         assertEquals(publish.code, 0, describeRun("vagrant cloud publish (direct)", publish));
         assertStringIncludes(publish.output, "Complete! Published acme/devbox");
         const box = await readBox(api, aliceToken, "acme/devbox");
@@ -53,23 +46,21 @@ Deno.test({
       });
 
       await t.step("publish --no-direct-upload releases 1.1.0 and sets the descriptions", async () => {
-        const publish = await alice.vagrant([
-          "cloud",
-          "publish",
-          "acme/devbox",
-          "1.1.0",
-          "virtualbox",
-          box2,
-          "--release",
-          "-f",
-          "--no-direct-upload",
-          "-d",
-          "The devbox long description",
-          "-s",
-          "devbox short",
-          "--version-description",
-          "second cut",
-        ]);
+        const publish = await alice.vagrant(
+          cmd(
+            "cloud publish acme/devbox 1.1.0 virtualbox",
+            box2,
+            "--release",
+            "-f",
+            "--no-direct-upload",
+            "-d",
+            "The devbox long description",
+            "-s",
+            "devbox short",
+            "--version-description",
+            "second cut",
+          ),
+        );
         assertEquals(publish.code, 0, describeRun("vagrant cloud publish --no-direct-upload", publish));
         const box = await readBox(api, aliceToken, "acme/devbox");
         assertEquals(box.description, "The devbox long description");
@@ -100,6 +91,11 @@ Deno.test({
           const anonymous = await stranger.vagrant(["cloud", "search", "devbox"]);
           assertEquals(anonymous.code, 0, describeRun("vagrant cloud search (anonymous)", anonymous));
           assert(!anonymous.output.includes("acme/devbox"), describeRun("anonymous search", anonymous));
+          const outsider = await stranger.vagrant(cmd("cloud search devbox"), {
+            VAGRANT_CLOUD_TOKEN: bobToken,
+          });
+          assertEquals(outsider.code, 0, describeRun("vagrant cloud search (bob, not in acme)", outsider));
+          assert(!outsider.output.includes("acme/devbox"), describeRun("bob's search", outsider));
           const short = await alice.vagrant(["cloud", "search", "--short", "--sort-by", "created", "devbox"]);
           assertEquals(short.code, 0, describeRun("vagrant cloud search --short", short));
           assertStringIncludes(short.output, "acme/devbox");
@@ -127,16 +123,9 @@ Deno.test({
           const upToDate = await alice.vagrant(["box", "outdated", "--global"]);
           assertEquals(upToDate.code, 0, describeRun("vagrant box outdated --global", upToDate));
           assertStringIncludes(upToDate.output, "'acme/devbox' for 'virtualbox' (v1.1.0) is up to date");
-          const publish = await alice.vagrant([
-            "cloud",
-            "publish",
-            "acme/devbox",
-            "1.2.0",
-            "virtualbox",
-            box3,
-            "--release",
-            "-f",
-          ]);
+          const publish = await alice.vagrant(
+            cmd("cloud publish acme/devbox 1.2.0 virtualbox", box3, "--release", "-f"),
+          );
           assertEquals(publish.code, 0, describeRun("vagrant cloud publish 1.2.0", publish));
           const outdated = await alice.vagrant(["box", "outdated", "--global"]);
           assertStringIncludes(
@@ -144,31 +133,16 @@ Deno.test({
             "'acme/devbox' for 'virtualbox' is outdated! Current: 1.1.0. Latest: 1.2.0",
             describeRun("vagrant box outdated --global", outdated),
           );
-          const update = await alice.vagrant([
-            "box",
-            "update",
-            "--box",
-            "acme/devbox",
-            "--provider",
-            "virtualbox",
-          ]);
+          const update = await alice.vagrant(cmd("box update --box acme/devbox --provider virtualbox"));
           assertEquals(update.code, 0, describeRun("vagrant box update --box", update));
           assertEquals(await alice.installedVersions("acme/devbox"), ["1.1.0", "1.2.0"]);
         },
       );
 
       await t.step("a public box installs without any token", async () => {
-        const publish = await alice.vagrant([
-          "cloud",
-          "publish",
-          "acme/openbox",
-          "0.1.0",
-          "virtualbox",
-          box1,
-          "--release",
-          "-f",
-          "--no-private",
-        ]);
+        const publish = await alice.vagrant(
+          cmd("cloud publish acme/openbox 0.1.0 virtualbox", box1, "--release", "-f", "--no-private"),
+        );
         assertEquals(publish.code, 0, describeRun("vagrant cloud publish --no-private", publish));
         const box = await readBox(api, aliceToken, "acme/openbox");
         assertEquals(box.private, false);

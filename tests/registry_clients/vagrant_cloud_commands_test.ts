@@ -3,7 +3,7 @@
 
 import { assertEquals } from "../helpers/assert.ts";
 import { startTestServer } from "../helpers/server.ts";
-import { buildBoxFile, describeRun, explainSkip, vagrantMissing, VagrantSandbox } from "./clients.ts";
+import { buildBoxFile, cmd, describeRun, explainSkip, vagrantMissing, VagrantSandbox } from "./clients.ts";
 import { bootstrapRegistry, clientTestEnv, readBox } from "./registry_api.ts";
 
 const skip = explainSkip("vagrant cloud command tests", await vagrantMissing());
@@ -45,26 +45,17 @@ Deno.test({
       await t.step(
         "provider create with a url and checksum, then update of the url keeps the checksum",
         async () => {
-          await vagrant([
-            "provider",
-            "create",
-            "acme/cmdbox",
-            "virtualbox",
-            "2.0.0",
-            "https://downloads.example.invalid/a.box",
-            "-c",
-            checksum,
-            "-C",
-            "sha256",
-          ]);
-          await vagrant([
-            "provider",
-            "update",
-            "acme/cmdbox",
-            "virtualbox",
-            "2.0.0",
-            "https://downloads.example.invalid/b.box",
-          ]);
+          await vagrant(
+            cmd(
+              "provider create acme/cmdbox virtualbox 2.0.0 https://downloads.example.invalid/a.box -c",
+              checksum,
+              "-C",
+              "sha256",
+            ),
+          );
+          await vagrant(
+            cmd("provider update acme/cmdbox virtualbox 2.0.0 https://downloads.example.invalid/b.box"),
+          );
           const stored = (await provider("virtualbox")).body as Record<string, unknown>;
           assertEquals(
             [stored.url, stored.hosted, stored.checksum, stored.checksum_type],

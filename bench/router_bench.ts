@@ -1,0 +1,40 @@
+// deno bench: the router's per-request cost for a static JSON route, against a bare handler returning the
+// same bytes (the in-process share of the HTTP figure in docs/benchmarks.md).
+
+import { Router } from "../lib/router.ts";
+import { createLogger } from "../lib/log.ts";
+import { json } from "../lib/http.ts";
+import { renderEventsError } from "../routes/events/errors.ts";
+
+const body = JSON.stringify({ server: { ok: true, message: "ok" } });
+const bytes = new TextEncoder().encode(body);
+const filler = Array.from({ length: 100 }, (_, i) => ({
+  method: "GET",
+  path: `/v1/thing${i}/:id`,
+  handler: () => json({}),
+}));
+const logged: string[] = [];
+const router = new Router([...filler, {
+  method: "GET",
+  path: "/v1/agent/health",
+  handler: () => json({ server: { ok: true, message: "ok" } }),
+}], {
+  renderers: { registry: renderEventsError, auth: renderEventsError, events: renderEventsError, server: renderEventsError },
+  logger: createLogger("info", (l) => {
+    if (logged.push(l) > 1000) logged.length = 0;
+  }),
+  maxBodyBytes: 1 << 20,
+  trustProxy: false,
+});
+
+Deno.bench("bare handler: new Response(bytes)", { baseline: true, group: "static route" }, async () => {
+  const req = new Request("http://127.0.0.1/v1/agent/health");
+  const res = new Response(bytes, { headers: { "Content-Type": "application/json" } });
+  await res.arrayBuffer();
+  void req;
+});
+
+Deno.bench("router.handle, access log on", { group: "static route" }, async () => {
+  const res = await router.handle(new Request("http://127.0.0.1/v1/agent/health"), "127.0.0.1");
+  await res.arrayBuffer();
+});
