@@ -25,6 +25,7 @@ try {
   }
   await Promise.all(pending);
   const lastIndex = data.log.lastIndex;
+  console.error("written", lastIndex);
   await data.close();
 
   // Baseline: read + parse the segment files.
@@ -47,6 +48,7 @@ try {
   }
   const baselineSeconds = (performance.now() - b0) / 1000;
 
+  console.error("baseline done");
   const server = await benchServer(dir, {
     WHARF_EVENTS_HEARTBEAT_MS: "60000",
     WHARF_EVENTS_RETAIN_INDEXES: "10000000",
@@ -54,6 +56,7 @@ try {
   let streamBytes = 0;
   let streamSeconds = 0;
   try {
+    console.error("server up");
     const reader = await openStream(server.url, "index=0&namespace=*");
     const s0 = performance.now();
     const marker = new TextEncoder().encode(`{"Index":${lastIndex},`);

@@ -53,7 +53,7 @@ export default async function run(): Promise<{ title: string; figures: Figure[];
     // Leave the last 10,000 writes only in the log: start-up must replay them.
     const again = await DataDir.open(dir, { checkpointMs: 3_600_000, log: { retainIndexes: 1_000_000 } });
     for (let i = 0; i < 10_000; i++) await again.store.put("test/items", `doc-${i}`, doc(i + 1));
-    await again.log.close();
+    await again.close({ checkpoint: false });
     const withReplay = await openInChild(dir);
     if (fromFiles.count !== total || withReplay.count !== total) throw new Error("documents missing after reopen");
     return {

@@ -57,6 +57,8 @@ export class DataDir {
     const dir = new DataDir(path, log, store, blobs, keys);
     const every = options.checkpointMs ?? 1000;
     dir.#timer = setInterval(() => dir.#maintain().catch(() => {}), every);
+    // Maintenance alone must not keep a process alive.
+    Deno.unrefTimer(dir.#timer as unknown as number);
     return dir;
   }
 
@@ -77,13 +79,13 @@ export class DataDir {
     for (const c of this.#counters.values()) await c.flush();
   }
 
-  /** Flushes everything and closes the log. */
-  async close(): Promise<void> {
+  /** Closes the log, then writes out documents (unless `checkpoint: false`, which leaves them to replay). */
+  async close(options: { checkpoint?: boolean } = {}): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     clearInterval(this.#timer);
     await this.log.close();
-    await this.store.checkpoint();
+    if (options.checkpoint !== false) await this.store.checkpoint();
     for (const c of this.#counters.values()) await c.flush();
   }
 }

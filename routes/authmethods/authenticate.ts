@@ -162,7 +162,11 @@ async function passwordLogin(
       doc: { ...account.doc, password_hash: rehashed },
     });
   }
-  return await issueAndDeliver(svc, ctx, req, { userId: account.doc.user_id, accountId: account.id }, writes);
+  return await issueAndDeliver(svc, ctx, req, identityLock(req.id, loginName), () => {
+    // The account may have been deleted while its password was being checked.
+    if (!svc.state.get(collections.accounts, account.id)) throw unableToAuthenticate();
+    return { userId: account.doc.user_id, accountId: account.id, writes };
+  });
 }
 
 async function ldapLogin(
@@ -196,8 +200,13 @@ async function ldapLogin(
     ...mapped,
     ...(result.groups.length ? { member_of_groups: result.groups } : {}),
   };
-  const who = upsertExternalAccount(svc, req, login, attributes);
-  return await issueAndDeliver(svc, ctx, req, who, who.writes);
+  return await issueAndDeliver(
+    svc,
+    ctx,
+    req,
+    identityLock(req.id, login),
+    () => upsertExternalAccount(svc, req, login, attributes),
+  );
 }
 
 /** email / full_name from the entry: account_attribute_maps first, then attributes named email / fullName. */
@@ -270,22 +279,32 @@ export function upsertExternalAccount(
 }
 
 /** Commits a new token (plus `writes`) with its event and renders the login response. */
+/**
+ * Commits a new token with its event and renders the login response. `resolve` runs inside the commit
+ * under `lockKey`, so two first logins of one identity cannot create two accounts.
+ */
 async function issueAndDeliver(
   svc: AuthService,
   ctx: RequestContext,
   req: AuthRequest,
-  who: { userId: string; accountId: string },
-  writes: DocWrite[],
+  lockKey: string,
+  resolve: () => { userId: string; accountId: string; writes: DocWrite[] },
 ): Promise<Response> {
-  const minted = mintToken(svc.settings.tokens, { ...who, methodId: req.id, scopeId: req.method.scope_id });
-  await svc.state.store.transact([`${collections.accounts}/${who.accountId}`], () => {
+  const { result: minted } = await svc.state.store.transact([lockKey], () => {
     if (!svc.state.method(req.id)) throw notFound();
+    const who = resolve();
+    const token = mintToken(svc.settings.tokens, { ...who, methodId: req.id, scopeId: req.method.scope_id });
     return {
-      writes: [...writes, { collection: collections.tokens, id: minted.id, doc: minted.doc, ifVersion: 0 }],
-      events: [tokenIssuedEvent(minted, req.delivery, ctx.clientIp)],
+      writes: [...who.writes, { collection: collections.tokens, id: token.id, doc: token.doc, ifVersion: 0 }],
+      events: [tokenIssuedEvent(token, req.delivery, ctx.clientIp)],
+      result: token,
     };
   });
   return deliverToken(svc, ctx, req.command ?? "login", req.typeEcho, req.delivery, minted);
+}
+
+export function identityLock(methodId: string, key: string): string {
+  return `auth/identity/${methodId}/${key}`;
 }
 
 export function deliverToken(

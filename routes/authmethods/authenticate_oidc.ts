@@ -8,7 +8,7 @@ import { randomSecret } from "../../lib/ids.ts";
 import { sha256Hex } from "../../lib/crypto.ts";
 import { callbackUrl } from "./attrs_oidc.ts";
 import type { AuthRequest } from "./authenticate.ts";
-import { deliverToken, recordFailure, upsertExternalAccount } from "./authenticate.ts";
+import { deliverToken, identityLock, recordFailure, upsertExternalAccount } from "./authenticate.ts";
 import { assertIdFormat, collections, isObject } from "./common.ts";
 import { failedPrecondition, fieldError, forbidden, notFound } from "./errors.ts";
 import type { AuthService } from "./service.ts";
@@ -261,21 +261,17 @@ async function finishLogin(
   const email = claim("email");
   if (fullName) attributes.full_name = fullName;
   if (email) attributes.email = email;
-  const who = upsertExternalAccount(
-    svc,
-    { id: attempt.methodId, method },
-    `${issuer}\u0000${subject}`,
-    attributes,
-  );
-  const minted = mintToken(svc.settings.tokens, {
-    ...who,
-    methodId: attempt.methodId,
-    scopeId: method.scope_id,
+  const key = `${issuer}\u0000${subject}`;
+  const { result: minted } = await svc.state.store.transact([identityLock(attempt.methodId, key)], () => {
+    if (!svc.state.method(attempt.methodId)) throw notFound();
+    const who = upsertExternalAccount(svc, { id: attempt.methodId, method }, key, attributes);
+    const token = mintToken(svc.settings.tokens, { ...who, methodId: attempt.methodId, scopeId: method.scope_id });
+    return {
+      writes: [...who.writes, { collection: collections.tokens, id: token.id, doc: token.doc, ifVersion: 0 }],
+      events: [tokenIssuedEvent(token, attempt.delivery, ctx.clientIp)],
+      result: token,
+    };
   });
-  await svc.state.store.transact([`${collections.accounts}/${who.accountId}`], () => ({
-    writes: [...who.writes, { collection: collections.tokens, id: minted.id, doc: minted.doc, ifVersion: 0 }],
-    events: [tokenIssuedEvent(minted, attempt.delivery, ctx.clientIp)],
-  }));
   attempt.token = minted;
   attempt.status = "ready";
 }

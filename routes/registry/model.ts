@@ -53,7 +53,7 @@ export interface TokenDoc {
 export interface HostedFile {
   sha256: string;
   size: number;
-  /** Every digest computed at upload, so a checksum set later can be checked against the file. */
+  /** Digests known for the file (sha256, the checksum type at upload, any computed later). */
   digests: Record<string, string>;
   uploaded_at: string;
 }

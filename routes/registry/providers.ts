@@ -1,5 +1,6 @@
 // Providers (§8): read (with checksum), create, update (rename, url, checksum), delete.
 
+import { createHash } from "node:crypto";
 import { ApiError } from "../../lib/errors.ts";
 import { json } from "../../lib/http.ts";
 import { type Req, requireUser } from "./auth.ts";
@@ -35,9 +36,10 @@ interface ProviderFields {
   checksum: { type: string; hex: string } | null | undefined;
 }
 
-function readProviderFields(body: Payload): ProviderFields {
+function readProviderFields(body: Payload, creating: boolean): ProviderFields {
   const errors = new FieldErrors();
-  const name = errors.text(body, "name", "Name", 64);
+  const name = creating ? errors.required(body, "name", "Name", 64) : errors.text(body, "name", "Name", 64);
+  if (name === null) errors.add("Name can't be blank");
   if (typeof name === "string" && !providerNamePattern.test(name)) {
     errors.add("Name must be lowercase letters, digits, '_' or '-' (like virtualbox), at most 64");
   }
@@ -50,7 +52,9 @@ function readProviderFields(body: Payload): ProviderFields {
   let checksum: ProviderFields["checksum"];
   const typeGiven = typeof type === "string" && type !== "";
   const hexGiven = typeof hex === "string" && hex !== "";
-  if (type === "" && hex === "") checksum = null;
+  if ((type === "") !== (hex === "") && (type === "" || hex === "")) {
+    errors.add("Checksum and checksum type must be given together");
+  } else if (type === "" && hex === "") checksum = null;
   else if (typeGiven || hexGiven) {
     const t = typeGiven ? type!.toLowerCase() : undefined;
     if (typeGiven && !(t! in checksumLengths)) {
@@ -83,9 +87,12 @@ function assertWritableVersion(version: VersionDoc): void {
 }
 
 /** A checksum set on a hosted provider must describe the stored file. */
-function assertMatchesFile(p: ProviderDoc): void {
+function assertMatchesFile(p: ProviderDoc, computed: Map<string, string>): void {
   if (!p.blob || !p.checksum || !p.checksum_type) return;
-  const actual = p.blob.digests[p.checksum_type];
+  const actual = p.blob.digests[p.checksum_type] ?? computed.get(`${p.blob.sha256}/${p.checksum_type}`);
+  if (actual !== undefined && !p.blob.digests[p.checksum_type]) {
+    p.blob = { ...p.blob, digests: { ...p.blob.digests, [p.checksum_type]: actual } };
+  }
   if (actual !== undefined && actual !== p.checksum) {
     throw unprocessable([`Checksum mismatch: expected ${p.checksum_type} ${p.checksum}, got ${actual}`]);
   }
@@ -125,8 +132,7 @@ export async function createProvider(req: Req): Promise<Response> {
   const body = await readPayload(req, "provider");
   requireUser(req);
   writableBox(req);
-  const fields = readProviderFields(body);
-  if (!fields.name) throw unprocessable(["Name can't be blank"]);
+  const fields = readProviderFields(body, true);
   return await commitProvider(req, (_box, version) => {
     assertWritableVersion(version);
     if (version.providers.some((p) => p.name === fields.name)) throw unprocessable([DUPLICATE]);
@@ -151,7 +157,8 @@ export async function updateProvider(req: Req): Promise<Response> {
   const body = await readPayload(req, "provider");
   requireUser(req);
   writableBox(req);
-  const fields = readProviderFields(body);
+  const fields = readProviderFields(body, false);
+  const computed = await digestsForChecksum(req, fields);
   return await commitProvider(req, (_box, version) => {
     assertWritableVersion(version);
     const provider = findProvider(version, req.ctx.params.provider ?? "");
@@ -172,13 +179,28 @@ export async function updateProvider(req: Req): Promise<Response> {
       provider.checksum = fields.checksum.hex;
       provider.checksum_type = fields.checksum.type;
     }
-    assertMatchesFile(provider);
+    assertMatchesFile(provider, computed);
     if (version.status === "active" && !version.providers.some(providerIsValid)) {
       throw new ApiError(422, `Version ${version.version} would have no valid provider; revoke it first`);
     }
     provider.updated_at = now();
     return { provider, type: "ProviderUpdated" };
   });
+}
+
+/** Hashes the hosted file with a checksum type not computed at upload (rare: a checksum set afterwards). */
+async function digestsForChecksum(req: Req, fields: ProviderFields): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  if (!fields.checksum) return out;
+  const box = req.reg.box(req.ctx.params.username ?? "", req.ctx.params.name ?? "")?.doc;
+  const blob = box?.versions.find((v) => v.version === req.ctx.params.version)?.providers
+    .find((p) => p.name === req.ctx.params.provider)?.blob;
+  if (!blob || blob.digests[fields.checksum.type]) return out;
+  const response = await req.reg.ctx.data.blobs.respond(blob.sha256, new Request("http://wharf/"));
+  const hash = createHash(fields.checksum.type);
+  for await (const chunk of response.body!) hash.update(chunk);
+  out.set(`${blob.sha256}/${fields.checksum.type}`, hash.digest("hex"));
+  return out;
 }
 
 export function deleteProvider(req: Req): Promise<Response> {

@@ -8,8 +8,19 @@ import type { Registry } from "./state.ts";
 
 const markdown = new MarkdownIt({ html: false, linkify: false });
 
+/** Rendered HTML by source text: descriptions are rendered on every read, and rarely change. */
+const htmlCache = new Map<string, string>();
+const HTML_CACHE_ENTRIES = 5000;
+
 export function markdownHtml(source: string | null): string | null {
-  return source === null ? null : markdown.render(source);
+  if (source === null) return null;
+  let html = htmlCache.get(source);
+  if (html === undefined) {
+    html = markdown.render(source);
+    if (htmlCache.size >= HTML_CACHE_ENTRIES) htmlCache.delete(htmlCache.keys().next().value!);
+    htmlCache.set(source, html);
+  }
+  return html;
 }
 
 /** How a box is being looked at: `insider` sees non-active versions; `origin` prefixes emitted URLs. */
@@ -69,8 +80,16 @@ export function sortedVersions(box: BoxDoc): VersionDoc[] {
   return [...box.versions].sort((a, b) => compareVersions(b.version, a.version));
 }
 
+/** Stored box documents are immutable (each write stores a new object), so derived values are cached. */
+const currentCache = new WeakMap<BoxDoc, VersionDoc | null>();
+
 export function currentVersion(box: BoxDoc): VersionDoc | undefined {
-  return sortedVersions(box).find((v) => v.status === "active");
+  let current = currentCache.get(box);
+  if (current === undefined) {
+    current = sortedVersions(box).find((v) => v.status === "active") ?? null;
+    currentCache.set(box, current);
+  }
+  return current ?? undefined;
 }
 
 /** Exactly the 13 Box keys (12 without `versions`). */

@@ -25,6 +25,8 @@ export class Registry {
   readonly failedLogins = new WindowCounter(15 * 60_000);
   readonly failedLoginsByIp = new WindowCounter(15 * 60_000);
   twoFactor!: TwoFactor;
+  /** Grows with every box change (and namespace renames never happen): search caches key on it. */
+  boxGeneration = 0;
   #collecting: Promise<void> | undefined;
   #collectAgain = false;
   #unwatch: () => void;
@@ -40,6 +42,7 @@ export class Registry {
     this.tokenUse = counters.tokenUse;
     for (const b of ctx.data.store.list<BoxDoc>(BOXES)) this.#index(b, +1);
     this.#unwatch = ctx.data.store.watch(BOXES, (change) => {
+      this.boxGeneration++;
       if (change.previous) this.#index(change.previous as StoredDoc<BoxDoc>, -1);
       if (change.current) this.#index(change.current as StoredDoc<BoxDoc>, +1);
     });

@@ -137,3 +137,47 @@ Deno.test("each auth-method mutation appends one AuthMethod event without secret
     await f.stop();
   }
 });
+
+Deno.test("debug logs carry no passwords, secrets or tokens", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "wharf-auth-logs-" });
+  const env = {
+    WHARF_ARGON2_TIME: "1",
+    WHARF_ARGON2_MEMORY_KIB: "1024",
+    WHARF_INITIAL_ADMIN_PASSWORD: "configured-pw-456",
+  };
+  const child = await spawnServer(dir, env, ["--log-level", "debug"]);
+  try {
+    const anon = new Client(child.url);
+    const methodId = (await anon.get("/v1/auth-methods?scope_id=global")).body.items[0].id;
+    const admin = new Client(child.url, await login(anon, methodId, "admin", "configured-pw-456"));
+    await anon.post(`/v1/auth-methods/${methodId}:authenticate`, {
+      attributes: { login_name: "admin", password: "wrong-pw-789" },
+    });
+    await admin.post("/v1/auth-methods", {
+      scope_id: "global",
+      type: "ldap",
+      attributes: {
+        urls: ["ldap://127.0.0.1:1"],
+        state: "active-public",
+        bind_dn: "cn=x",
+        bind_password: "bind-secret-1",
+      },
+    });
+    await admin.post("/v1/auth-methods", {
+      scope_id: "global",
+      type: "oidc",
+      attributes: { client_id: "c", client_secret: "client-secret-1", api_url_prefix: "https://x.example" },
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    const logs = child.stderr() + child.stdout();
+    assert(logs.includes('"msg":"request"'), "debug logging is on");
+    for (
+      const secret of ["configured-pw-456", "wrong-pw-789", "bind-secret-1", "client-secret-1", admin.token!]
+    ) {
+      assert(!logs.includes(secret), `log leaks ${secret.slice(0, 6)}…`);
+    }
+  } finally {
+    await stopChild(child);
+    await Deno.remove(dir, { recursive: true });
+  }
+});

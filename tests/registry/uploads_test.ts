@@ -1,6 +1,7 @@
 // Standard and direct uploads, checksums, limits and expiry (spec §8; checklist 18–20).
 
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
+import { createHash } from "node:crypto";
 import { sha256Hex } from "../../lib/crypto.ts";
 import { createUser, type Fixture, readEvents, startRegistry } from "./helpers.ts";
 
@@ -190,6 +191,9 @@ Deno.test("a checksum mismatch is 422, keeps the previous file and leaves nothin
     assertEquals((await putBytes(direct.upload_path, other)).status, 422);
     const setWrong = await f.api.put(P, { checksum: "0".repeat(32), checksum_type: "md5" }, { token: alice });
     assertEquals(setWrong.status, 422);
+    const md5 = createHash("md5").update(first).digest("hex");
+    const setRight = await f.api.put(P, { checksum: md5, checksum_type: "MD5" }, { token: alice });
+    assertEquals(setRight.status, 200, setRight.text);
   } finally {
     await f.stop();
   }

@@ -50,14 +50,19 @@ export function explainSkip(suite: string, reason: string | undefined): boolean 
 
 /** An isolated vagrant installation state: its own VAGRANT_HOME, HOME and working directory. */
 export class VagrantSandbox {
-  private constructor(readonly root: string, readonly serverUrl: string) {}
+  private constructor(
+    readonly root: string,
+    readonly serverUrl: string,
+    private readonly plugins: boolean,
+  ) {}
 
-  static async create(serverUrl: string): Promise<VagrantSandbox> {
+  /** `plugins`: load system plugins such as Debian's vagrant-libvirt (off by default: faster, fewer surprises). */
+  static async create(serverUrl: string, options: { plugins?: boolean } = {}): Promise<VagrantSandbox> {
     const root = await Deno.makeTempDir({ prefix: "wharf-vagrant-" });
     await Deno.mkdir(`${root}/home`);
     await Deno.mkdir(`${root}/vagrant.d`);
     await Deno.mkdir(`${root}/work`);
-    return new VagrantSandbox(root, serverUrl);
+    return new VagrantSandbox(root, serverUrl, options.plugins ?? false);
   }
 
   get vagrantHome(): string {
@@ -79,9 +84,8 @@ export class VagrantSandbox {
       VAGRANT_SERVER_URL: this.serverUrl,
       VAGRANT_CHECKPOINT_DISABLE: "1",
       VAGRANT_DISABLE_VBOXSYMLINKCREATE: "1",
-      VAGRANT_NO_PLUGINS: "1",
+      ...(this.plugins ? {} : { VAGRANT_NO_PLUGINS: "1" }),
       VAGRANT_NO_COLOR: "1",
-      VAGRANT_BOX_UPDATE_CHECK_DISABLE: "1",
       NO_PROXY: "127.0.0.1,localhost",
       no_proxy: "127.0.0.1,localhost",
       ...extra,
@@ -186,9 +190,17 @@ export function runRuby(script: string, env: Record<string, string>): Promise<Cl
  * Writes a minimal valid .box (gzipped tar of metadata.json, a Vagrantfile and a filler disk) of
  * roughly `fillerBytes` and returns its path. Random filler makes every box a distinct blob.
  */
-export async function buildBoxFile(dir: string, name: string, fillerBytes = 64 * 1024): Promise<string> {
+export async function buildBoxFile(
+  dir: string,
+  name: string,
+  options: { fillerBytes?: number; provider?: string } = {},
+): Promise<string> {
+  const fillerBytes = options.fillerBytes ?? 64 * 1024;
   const src = await Deno.makeTempDir({ dir, prefix: "boxsrc-" });
-  await Deno.writeTextFile(`${src}/metadata.json`, JSON.stringify({ provider: "virtualbox" }));
+  await Deno.writeTextFile(
+    `${src}/metadata.json`,
+    JSON.stringify({ provider: options.provider ?? "virtualbox" }),
+  );
   await Deno.writeTextFile(`${src}/Vagrantfile`, 'Vagrant.configure("2") { |config| }\n');
   const filler = new Uint8Array(fillerBytes);
   for (let offset = 0; offset < filler.length; offset += 65536) {

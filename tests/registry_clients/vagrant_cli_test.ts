@@ -83,7 +83,7 @@ Deno.test({
       });
 
       await t.step(
-        "search lists the private box for a member and nothing for anonymous callers",
+        "search lists the private box for a member and nothing for outsiders",
         async () => {
           const search = await alice.vagrant(["cloud", "search", "devbox"]);
           assertEquals(search.code, 0, describeRun("vagrant cloud search (alice)", search));
