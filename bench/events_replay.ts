@@ -25,7 +25,6 @@ try {
   }
   await Promise.all(pending);
   const lastIndex = data.log.lastIndex;
-  console.error("written", lastIndex);
   await data.close();
 
   // Baseline: read + parse the segment files.
@@ -48,7 +47,6 @@ try {
   }
   const baselineSeconds = (performance.now() - b0) / 1000;
 
-  console.error("baseline done");
   const server = await benchServer(dir, {
     WHARF_EVENTS_HEARTBEAT_MS: "60000",
     WHARF_EVENTS_RETAIN_INDEXES: "10000000",
@@ -56,19 +54,26 @@ try {
   let streamBytes = 0;
   let streamSeconds = 0;
   try {
-    console.error("server up");
     const reader = await openStream(server.url, "index=0&namespace=*");
     const s0 = performance.now();
     const marker = new TextEncoder().encode(`{"Index":${lastIndex},`);
     let tail = new Uint8Array(0);
+    let markerSeen = false;
     while (true) {
       const chunk = await reader.read();
       if (chunk.done) throw new Error("stream ended");
       streamBytes += chunk.value.length;
       // Done when the last batch's line has arrived completely.
+      if (markerSeen) {
+        if (chunk.value.indexOf(10) >= 0) break;
+        continue;
+      }
       const view = tail.length ? new Uint8Array([...tail, ...chunk.value]) : chunk.value;
       const at = indexOfBytes(view, marker);
-      if (at >= 0 && view.indexOf(10, at) >= 0) break;
+      if (at >= 0) {
+        markerSeen = true;
+        if (view.indexOf(10, at) >= 0) break;
+      }
       tail = chunk.value.slice(Math.max(0, chunk.value.length - marker.length));
     }
     streamSeconds = (performance.now() - s0) / 1000;

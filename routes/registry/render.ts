@@ -77,8 +77,15 @@ export function renderVersion(view: View, box: BoxDoc, v: VersionDoc) {
 
 /** Versions, highest first. */
 export function sortedVersions(box: BoxDoc): VersionDoc[] {
-  return [...box.versions].sort((a, b) => compareVersions(b.version, a.version));
+  let sorted = sortedCache.get(box);
+  if (!sorted) {
+    sorted = [...box.versions].sort((a, b) => compareVersions(b.version, a.version));
+    sortedCache.set(box, sorted);
+  }
+  return sorted;
 }
+
+const sortedCache = new WeakMap<BoxDoc, VersionDoc[]>();
 
 /** Stored box documents are immutable (each write stores a new object), so derived values are cached. */
 const currentCache = new WeakMap<BoxDoc, VersionDoc | null>();

@@ -52,8 +52,15 @@ function searchIndex(reg: Registry): SearchIndex {
   }
   entries.sort(byTag);
   const order = (field: "created_at" | "updated_at") =>
-    [...entries].sort((a, b) => a.box.doc[field] < b.box.doc[field] ? -1 : a.box.doc[field] > b.box.doc[field] ? 1 : byTag(a, b));
-  const index = { generation: reg.boxGeneration, entries, created: order("created_at"), updated: order("updated_at") };
+    [...entries].sort((a, b) =>
+      a.box.doc[field] < b.box.doc[field] ? -1 : a.box.doc[field] > b.box.doc[field] ? 1 : byTag(a, b)
+    );
+  const index = {
+    generation: reg.boxGeneration,
+    entries,
+    created: order("created_at"),
+    updated: order("updated_at"),
+  };
   indexes.set(reg, index);
   return index;
 }
@@ -71,7 +78,9 @@ export function search(req: Req): Response {
   const params = req.ctx.url.searchParams;
   const errors: string[] = [];
   const sort = params.get("sort") || "downloads";
-  if (!(sortKeys as readonly string[]).includes(sort)) errors.push("Sort must be one of downloads, created, updated");
+  if (!(sortKeys as readonly string[]).includes(sort)) {
+    errors.push("Sort must be one of downloads, created, updated");
+  }
   const order = params.get("order") || "desc";
   if (order !== "desc" && order !== "asc") errors.push("Order must be desc or asc");
   const limit = Math.min(100, positiveInt(params.get("limit"), 10, "Limit", errors));
@@ -93,7 +102,9 @@ export function search(req: Req): Response {
     hits = counted.map((c) => c.e);
   } else {
     const ordered = sort === "created" ? index.created : index.updated;
-    hits = (order === "asc" ? ordered : reverseKeepingTies(ordered, sort === "created" ? "created_at" : "updated_at"))
+    hits = (order === "asc"
+      ? ordered
+      : reverseKeepingTies(ordered, sort === "created" ? "created_at" : "updated_at"))
       .filter(visible);
   }
   const view = { reg, origin: req.origin, insider: false };

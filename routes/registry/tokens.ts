@@ -55,8 +55,15 @@ export async function createToken(req: Req): Promise<Response> {
   const body = await readBodyObject(req);
   const errors = new FieldErrors();
   const description = errors.text(member(body, "token"), "description", "Description", 255) ?? "";
-  const found = await checkCredentials(req, body, errors);
   const reg = req.reg;
+  let found: StoredDoc<UserDoc>;
+  try {
+    found = await checkCredentials(req, body, errors);
+  } catch (err) {
+    // During maintenance only admin credentials get an answer other than 503.
+    if (reg.maintenanceEnabled()) throw maintenanceError();
+    throw err;
+  }
   if (reg.maintenanceEnabled() && !found.doc.admin) throw maintenanceError();
   let totpStep: number | undefined;
   if (found.doc.two_factor_enabled) {

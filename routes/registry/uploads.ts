@@ -198,7 +198,11 @@ export function receiveUpload(uploads: Uploads) {
       : req.ctx.request.body;
     try {
       // Only SHA-256 (content address, metadata checksum) and the provider's own type are needed now.
-      blob = await req.reg.ctx.data.blobs.ingest(body, { maxBytes: max, digests: ["sha256"], ...(expect ? { expect } : {}) });
+      blob = await req.reg.ctx.data.blobs.ingest(body, {
+        maxBytes: max,
+        digests: ["sha256"],
+        ...(expect ? { expect } : {}),
+      });
     } catch (err) {
       session.streaming = false;
       if (err instanceof ApiError && err.status === 422 && expect && actual) {

@@ -111,9 +111,17 @@ function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
   return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
-/** Names of entries directly in `dir`, sorted. */
-export async function listDir(dir: string): Promise<string[]> {
-  const names: string[] = [];
-  for await (const entry of Deno.readDir(dir)) names.push(entry.name);
-  return names.sort();
+/** Every path under `root` (relative, sorted), not descending into `skip` (a relative path). */
+export async function listTreeOutside(root: string, skip: string): Promise<string[]> {
+  const found: string[] = [];
+  const walk = async (relative: string) => {
+    for await (const entry of Deno.readDir(relative ? `${root}/${relative}` : root)) {
+      const path = relative ? `${relative}/${entry.name}` : entry.name;
+      if (path === skip) continue;
+      found.push(path);
+      if (entry.isDirectory) await walk(path);
+    }
+  };
+  await walk("");
+  return found.sort();
 }

@@ -15,7 +15,7 @@ import {
   invalidBody,
   validPath,
 } from "./arbitraries.ts";
-import { listDir, seedBoxes, type SeededRegistry, snapshotRegistry } from "./fixture.ts";
+import { listTreeOutside, seedBoxes, type SeededRegistry, snapshotRegistry } from "./fixture.ts";
 import { rawRequest, type RawResponse } from "./raw_http.ts";
 
 const runs = Number(Deno.env.get("WHARF_FUZZ_RUNS") ?? "1000");
@@ -61,7 +61,9 @@ async function openWorld(): Promise<World> {
   const parent = await Deno.makeTempDir({ prefix: "wharf-fuzz-" });
   const victim = `${parent}/victim.txt`;
   await Deno.writeTextFile(victim, "outside the data dir\n");
-  const server = await startTestServer(clientTestEnv, `${parent}/data`);
+  // The data dir sits four levels down so that `../` escapes of up to four levels still land where we look.
+  await Deno.mkdir(`${parent}/l1/l2/l3`, { recursive: true });
+  const server = await startTestServer(clientTestEnv, `${parent}/l1/l2/l3/data`);
   const seeded = await seedBoxes(await bootstrapRegistry(server.url));
   return { server, seeded, parent, victim };
 }
@@ -188,7 +190,12 @@ Deno.test({
       });
 
       await t.step("nothing outside the data directory was touched", async () => {
-        assertEquals(await listDir(world.parent), ["data", "victim.txt"]);
+        assertEquals(await listTreeOutside(world.parent, "l1/l2/l3/data"), [
+          "l1",
+          "l1/l2",
+          "l1/l2/l3",
+          "victim.txt",
+        ]);
         assertEquals(await Deno.readTextFile(world.victim), "outside the data dir\n");
       });
     } finally {
