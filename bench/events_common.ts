@@ -62,3 +62,28 @@ export function countNewlines(bytes: Uint8Array): number {
 }
 
 export const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { maximumFractionDigits: digits });
+
+/** A stream read through `curl -sN` (a separate client process, as real consumers are): its stdout reader. */
+export function curlStream(
+  url: string,
+  query: string,
+): { reader: ReadableStreamDefaultReader<Uint8Array>; stop(): Promise<void> } {
+  const child = new Deno.Command("curl", {
+    args: ["-sN", "-H", `X-Nomad-Token: ${benchSecret}`, `${url}/v1/event/stream?${query}`],
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  const reader = child.stdout.getReader();
+  return {
+    reader,
+    async stop() {
+      await reader.cancel().catch(() => {});
+      try {
+        child.kill("SIGTERM");
+      } catch {
+        // already gone
+      }
+      await child.status;
+    },
+  };
+}

@@ -1,4 +1,4 @@
-// Fan-out: 100 subscribers on one child server. Phase 1 publishes 100,000 events in batches of 1000 from 8
+// Fan-out: 100 subscribers (`curl -sN` processes) on one child server. Phase 1 publishes 100,000 events in batches of 1000 from 8
 // concurrent publishers (baseline: the same with no subscriber) and measures
 // the events/s each subscriber receives; phase 2 publishes single events at a modest rate and measures
 // publish-to-delivery latency (p50/p99) across all subscribers.
@@ -7,9 +7,9 @@
 import {
   benchServer,
   countNewlines,
+  curlStream,
   fmt,
   nodeEvents,
-  openStream,
   percentile,
   publishEvents,
   stopServer,
@@ -27,13 +27,15 @@ try {
   // Baseline: the same publishing with nobody subscribed.
   const batches = totalEvents / perBatch;
   const p0 = performance.now();
-  await publishAll(0);
+  await publishAll(server.url, 0);
   const baselineMs = performance.now() - p0;
   const start = await publishEvents(server.url, nodeEvents(1, -1));
   // Phase 1: throughput. Each subscriber counts frames (one per batch: every event matches topic=Node).
-  const readers = await Promise.all(
-    Array.from({ length: subscribers }, () => openStream(server.url, `topic=Node&index=${start + 1}`)),
+  const clients = Array.from(
+    { length: subscribers },
+    () => curlStream(server.url, `topic=Node&index=${start + 1}`),
   );
+  const readers = clients.map((c) => c.reader);
   const finished: number[] = [];
   const t0 = performance.now();
   const consuming = readers.map(async (reader) => {
@@ -46,7 +48,7 @@ try {
     }
     finished.push(performance.now() - t0);
   });
-  await publishAll(totalEvents);
+  await publishAll(server.url, totalEvents);
   const publishMs = performance.now() - t0;
   await Promise.all(consuming);
   finished.sort((a, b) => a - b);
@@ -87,7 +89,7 @@ try {
   }
   await Promise.all(parsing);
   latencies.sort((a, b) => a - b);
-  await Promise.all(readers.map((r) => r.cancel()));
+  await Promise.all(clients.map((c) => c.stop()));
 
   console.log(`${subscribers} subscribers, ${fmt(totalEvents)} events in batches of ${perBatch}`);
   console.log(`publishing with no subscriber: ${fmt(totalEvents / (baselineMs / 1000))} events/s`);
@@ -102,18 +104,19 @@ try {
       fmt(percentile(latencies, 50), 1)
     } ms, p99 ${fmt(percentile(latencies, 99), 1)} ms`,
   );
-
-  /** Publishes totalEvents in batches of perBatch from `publishers` concurrent loops, in key order per loop. */
-  async function publishAll(offset: number): Promise<void> {
-    let next = 0;
-    await Promise.all(Array.from({ length: publishers }, async () => {
-      while (next < batches) {
-        const b = next++;
-        await publishEvents(server.url, nodeEvents(perBatch, offset + b * perBatch));
-      }
-    }));
-  }
 } finally {
   await stopServer(server);
   await Deno.remove(dir, { recursive: true });
+}
+
+/** Publishes totalEvents in batches of perBatch from `publishers` concurrent loops, keys offset by `offset`. */
+async function publishAll(url: string, offset: number): Promise<void> {
+  const batches = totalEvents / perBatch;
+  let next = 0;
+  await Promise.all(Array.from({ length: publishers }, async () => {
+    while (next < batches) {
+      const b = next++;
+      await publishEvents(url, nodeEvents(perBatch, offset + b * perBatch));
+    }
+  }));
 }

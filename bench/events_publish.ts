@@ -3,7 +3,7 @@
 // Run: deno run -A bench/events_publish.ts [seconds]
 
 import { EventLog } from "../lib/store/eventlog.ts";
-import { benchServer, fmt, nodeEvents, publishEvents, stopServer } from "./events_common.ts";
+import { benchSecret, benchServer, fmt, nodeEvents, publishEvents, stopServer } from "./events_common.ts";
 
 const seconds = Number(Deno.args[0] ?? 5);
 const concurrency = 64;
@@ -40,9 +40,30 @@ let seq = 0;
 const publishRate = await runFor(async () => {
   await publishEvents(server.url, nodeEvents(1, seq++));
 });
+// The same load from wrk (a native client in its own process), so the client's cost is not the limit.
+const script = `${dir}/publish.lua`;
+await Deno.writeTextFile(
+  script,
+  `wrk.method = "POST"\nwrk.body = '${JSON.stringify({ Events: nodeEvents(1, 0) })}'\n` +
+    `wrk.headers["X-Nomad-Token"] = "${benchSecret}"\n`,
+);
+const wrk = await new Deno.Command("wrk", {
+  args: ["-t2", `-c${concurrency}`, `-d${seconds}s`, "-s", script, `${server.url}/v1/event/publish`],
+  stdout: "piped",
+  stderr: "null",
+}).output().catch(() => undefined);
+const wrkText = wrk ? new TextDecoder().decode(wrk.stdout) : "";
+const wrkRate = Number(/Requests\/sec:\s+([\d.]+)/.exec(wrkText)?.[1] ?? NaN);
+const non2xx = /Non-2xx or 3xx responses: (\d+)/.exec(wrkText)?.[1];
 await stopServer(server);
 await Deno.remove(dir, { recursive: true });
 
 console.log(`raw EventLog.append, ${concurrency} concurrent: ${fmt(rawRate)} batches/s`);
 console.log(`POST /v1/event/publish, ${concurrency} concurrent: ${fmt(publishRate)} events/s (durable)`);
 console.log(`ratio publish / raw append: ${(publishRate / rawRate).toFixed(2)}`);
+console.log(
+  `wrk -c${concurrency} POST /v1/event/publish: ${fmt(wrkRate)} events/s (durable${
+    non2xx ? `, ${non2xx} non-2xx` : ""
+  }); ` +
+    `ratio ${(wrkRate / rawRate).toFixed(2)}`,
+);

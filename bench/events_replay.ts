@@ -1,10 +1,10 @@
 // Backlog replay: 1,000,000 events (10,000 batches of 100) in a log; a child server streams them from index=0
-// (namespace=*, all topics) and we measure body MB/s. Baseline: reading the same segment files and parsing
+// (namespace=*, all topics) to a `curl -sN` client and we measure body MB/s. Baseline: reading the same segment files and parsing
 // every line with JSON.parse in a plain loop, in this process.
 // Run: deno run -A bench/events_replay.ts [events]
 
 import { DataDir } from "../lib/store/mod.ts";
-import { benchServer, fmt, nodeEvents, openStream, stopServer } from "./events_common.ts";
+import { benchServer, curlStream, fmt, nodeEvents, stopServer } from "./events_common.ts";
 
 const totalEvents = Number(Deno.args[0] ?? 1_000_000);
 const perBatch = 100;
@@ -54,7 +54,7 @@ try {
   let streamBytes = 0;
   let streamSeconds = 0;
   try {
-    const reader = await openStream(server.url, "index=0&namespace=*");
+    const { reader, stop } = curlStream(server.url, "index=0&namespace=*");
     const s0 = performance.now();
     const marker = new TextEncoder().encode(`{"Index":${lastIndex},`);
     let tail = new Uint8Array(0);
@@ -68,7 +68,9 @@ try {
         if (chunk.value.indexOf(10) >= 0) break;
         continue;
       }
-      const view = tail.length ? new Uint8Array([...tail, ...chunk.value]) : chunk.value;
+      const view = new Uint8Array(tail.length + chunk.value.length);
+      view.set(tail);
+      view.set(chunk.value, tail.length);
       const at = indexOfBytes(view, marker);
       if (at >= 0) {
         markerSeen = true;
@@ -77,7 +79,7 @@ try {
       tail = chunk.value.slice(Math.max(0, chunk.value.length - marker.length));
     }
     streamSeconds = (performance.now() - s0) / 1000;
-    await reader.cancel();
+    await stop();
   } finally {
     await stopServer(server);
   }

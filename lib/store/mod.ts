@@ -30,6 +30,7 @@ export class DataDir {
   readonly keys: Keyring;
   #counters = new Map<string, UsageCounters>();
   #timer: ReturnType<typeof setInterval> | undefined;
+  #lock: Deno.FsFile | undefined;
   #closed = false;
 
   private constructor(path: string, log: EventLog, store: DocumentStore, blobs: BlobStore, keys: Keyring) {
@@ -50,11 +51,19 @@ export class DataDir {
     } catch (err) {
       throw new ConfigError(`data dir ${path} is not usable: ${err instanceof Error ? err.message : err}`);
     }
-    const keys = new Keyring(await loadRootKey(options.rootKey, `${path}/root.key`));
-    const log = await EventLog.open(`${path}/events`, options.log);
-    const store = await DocumentStore.open(path, log);
-    const blobs = await BlobStore.open(`${path}/blobs`);
-    const dir = new DataDir(path, log, store, blobs, keys);
+    const lock = await lockDataDir(path);
+    let dir: DataDir;
+    try {
+      const keys = new Keyring(await loadRootKey(options.rootKey, `${path}/root.key`));
+      const log = await EventLog.open(`${path}/events`, options.log);
+      const store = await DocumentStore.open(path, log);
+      const blobs = await BlobStore.open(`${path}/blobs`);
+      dir = new DataDir(path, log, store, blobs, keys);
+    } catch (err) {
+      lock.close();
+      throw err;
+    }
+    dir.#lock = lock;
     const every = options.checkpointMs ?? 1000;
     dir.#timer = setInterval(() => dir.#maintain().catch(() => {}), every);
     // Maintenance alone must not keep a process alive.
@@ -86,6 +95,23 @@ export class DataDir {
     clearInterval(this.#timer);
     await this.log.close();
     if (options.checkpoint !== false) await this.store.checkpoint();
+    this.#lock?.close();
     for (const c of this.#counters.values()) await c.flush();
   }
+}
+
+/** Takes an exclusive lock on `<dir>/.lock` so two servers never share a data dir. */
+async function lockDataDir(path: string): Promise<Deno.FsFile> {
+  const file = await Deno.open(`${path}/.lock`, { read: true, write: true, create: true });
+  // flock blocks while another process holds it: give up after a moment instead.
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const held = await Promise.race([
+    file.lock(true).then(() => true),
+    new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), 1000))),
+  ]);
+  clearTimeout(timer);
+  if (!held) {
+    throw new ConfigError(`data dir ${path} is in use by another wharf process (${path}/.lock is locked)`);
+  }
+  return file;
 }

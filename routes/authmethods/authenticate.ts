@@ -84,6 +84,8 @@ export async function authenticate(svc: AuthService, ctx: RequestContext): Promi
     throw fieldError({ name: "command", description: "Invalid command for this auth method type." });
   }
   if (stored.doc.type === "ldap" && stored.doc.attributes.state === "inactive") {
+    const name = typeof req.attributes.login_name === "string" ? req.attributes.login_name.slice(0, 512) : "";
+    await recordFailure(svc, ctx, id, name, "inactive");
     throw failedPrecondition("Cannot authenticate against an inactive LDAP auth method");
   }
   const loginName = req.attributes.login_name;

@@ -78,14 +78,20 @@ export async function oidcCommand(
   req: AuthRequest,
 ): Promise<Response> {
   const command = req.command ?? "start";
-  if (command === "start" || command === "login") return await start(svc, req, command);
+  if (command === "start" || command === "login") return await start(svc, ctx, req, command);
   if (command === "callback") return await callback(svc, ctx, req.attributes, req.id);
   if (command === "token") return collect(svc, ctx, req);
   throw fieldError({ name: "command", description: "Invalid command for this auth method type." });
 }
 
-async function start(svc: AuthService, req: AuthRequest, command: string): Promise<Response> {
+async function start(
+  svc: AuthService,
+  ctx: RequestContext,
+  req: AuthRequest,
+  command: string,
+): Promise<Response> {
   if (req.method.attributes.state === "inactive") {
+    await recordFailure(svc, ctx, req.id, "", "inactive");
     throw failedPrecondition("Cannot start authentication against an inactive OIDC auth method");
   }
   const roundtrip = req.attributes.roundtrip_payload;
@@ -265,7 +271,11 @@ async function finishLogin(
   const { result: minted } = await svc.state.store.transact([identityLock(attempt.methodId, key)], () => {
     if (!svc.state.method(attempt.methodId)) throw notFound();
     const who = upsertExternalAccount(svc, { id: attempt.methodId, method }, key, attributes);
-    const token = mintToken(svc.settings.tokens, { ...who, methodId: attempt.methodId, scopeId: method.scope_id });
+    const token = mintToken(svc.settings.tokens, {
+      ...who,
+      methodId: attempt.methodId,
+      scopeId: method.scope_id,
+    });
     return {
       writes: [...who.writes, { collection: collections.tokens, id: token.id, doc: token.doc, ifVersion: 0 }],
       events: [tokenIssuedEvent(token, attempt.delivery, ctx.clientIp)],

@@ -31,6 +31,7 @@ export async function createAuthMethodsApi(ctx: AppContext): Promise<ApiModule> 
   try {
     await bootstrapIfEmpty(svc);
     await svc.state.pruneTombstones();
+    await svc.callers.sweep();
   } catch (err) {
     svc.close();
     throw err;

@@ -33,6 +33,9 @@ export function readSettings(env: Readonly<Record<string, string>>): AuthSetting
   };
 }
 
+/** How often dead (expired or idle) tokens are deleted. */
+const tokenSweepMs = 10 * 60_000;
+
 export class AuthService {
   readonly app: AppContext;
   readonly state: AuthState;
@@ -42,6 +45,7 @@ export class AuthService {
   readonly callers: CallerResolver;
   readonly oidc: OidcProtocol;
   readonly oidcAttempts: OidcAttempts;
+  #sweeper: ReturnType<typeof setInterval>;
 
   constructor(app: AppContext, oidc: OidcProtocol) {
     this.oidc = oidc;
@@ -62,9 +66,11 @@ export class AuthService {
     });
     this.callers = new CallerResolver(this.state, this.settings.tokens);
     this.oidcAttempts = new OidcAttempts(this, envDurationMs(env, "WHARF_OIDC_ATTEMPT_TTL", 5 * 60_000));
+    this.#sweeper = setInterval(() => this.callers.sweep().catch(() => {}), tokenSweepMs);
   }
 
   close(): void {
+    clearInterval(this.#sweeper);
     this.oidcAttempts.close();
     this.state.close();
   }

@@ -5,7 +5,14 @@ import { constantTimeEqual, sha256Hex } from "../../lib/crypto.ts";
 import { prefixedId } from "../../lib/ids.ts";
 import type { EventInput } from "../../lib/store/mod.ts";
 import { collections, nowIso, omitZero } from "./common.ts";
-import type { ActorCaller, AuthState, ScopeDoc, TokenDoc, UserDoc } from "./state.ts";
+import {
+  type ActorCaller,
+  type AuthState,
+  type ScopeDoc,
+  tokenDeletedEvent,
+  type TokenDoc,
+  type UserDoc,
+} from "./state.ts";
 
 export const jsCookie = "wt-js-token-cookie";
 export const httpCookie = "wt-http-token-cookie";
@@ -179,6 +186,34 @@ export class CallerResolver {
     if (!user) return { kind: "anonymous" };
     this.#touch(id, now, Date.parse(stored.doc.approximate_last_used_time));
     return { kind: "user", userId: user.id, tokenId: id, admin: user.doc.admin === true };
+  }
+
+  /** Tokens past their lifetime or idle timeout: nothing can use them any more. */
+  deadTokens(now = Date.now()): Array<{ id: string; doc: TokenDoc }> {
+    const dead: Array<{ id: string; doc: TokenDoc }> = [];
+    for (const t of this.#state.list<TokenDoc>(collections.tokens)) {
+      const lastUse = Math.max(this.#lastUse.get(t.id) ?? 0, Date.parse(t.doc.approximate_last_used_time));
+      if (now >= Date.parse(t.doc.expiration_time) || now - lastUse > this.#settings.staleMs) {
+        dead.push({ id: t.id, doc: t.doc });
+      }
+    }
+    return dead;
+  }
+
+  /** Deletes dead tokens (up to `limit` per commit) so the collection does not grow without bound. */
+  async sweep(limit = 1000): Promise<number> {
+    const dead = this.deadTokens().slice(0, limit);
+    if (!dead.length) return 0;
+    const store = this.#state.store;
+    await store.transact(dead.map((t) => `${collections.tokens}/${t.id}`), () => {
+      const live = dead.filter((t) => store.get(collections.tokens, t.id));
+      return {
+        writes: live.map((t) => ({ collection: collections.tokens, id: t.id, doc: null })),
+        events: live.map((t) => tokenDeletedEvent(t.id, t.doc, "expired")),
+      };
+    });
+    for (const t of dead) this.#lastUse.delete(t.id);
+    return dead.length;
   }
 
   #touch(id: string, now: number, persisted: number): void {

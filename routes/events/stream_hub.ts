@@ -85,10 +85,14 @@ export function frameFor(
   const n = batch.events.length;
   if (n === 0) return undefined;
   if (everything) return "all";
+  // Most subscribers keep every event of a batch: find that out without allocating.
+  let first = 0;
+  while (first < n && matcher(batch.events[first]!)) first++;
+  if (first === n) return "all";
   const keep: number[] = [];
-  for (let i = 0; i < n; i++) if (matcher(batch.events[i]!)) keep.push(i);
+  for (let i = 0; i < first; i++) keep.push(i);
+  for (let i = first + 1; i < n; i++) if (matcher(batch.events[i]!)) keep.push(i);
   if (keep.length === 0) return undefined;
-  if (keep.length === n) return "all";
   const json = batch.eventJson;
   return `{"Index":${batch.index},"Events":[${keep.map((i) => json[i]).join(",")}]}`;
 }

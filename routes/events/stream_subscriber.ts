@@ -26,8 +26,8 @@ export interface SubscriberOptions {
 const encoder = new TextEncoder();
 const heartbeatBytes = () => encoder.encode("{}\n");
 /** Frames available at once are sent together up to this size (one socket write instead of many). */
-const coalesceBytes = 64 * 1024;
-const diskChunkBytes = 64 * 1024;
+const coalesceBytes = 256 * 1024;
+const diskChunkBytes = 256 * 1024;
 
 export class StreamSubscriber {
   readonly body: ReadableStream<Uint8Array>;

@@ -50,7 +50,7 @@ export async function createOrg(req: Req): Promise<Response> {
   const body = await readPayload(req, "organization");
   requireAdmin(req);
   const errors = new FieldErrors();
-  const name = errors.required(body, "name", "Name", 39);
+  const name = errors.required(body, "name", "Name", 40);
   if (name !== undefined && !namespacePattern.test(name)) errors.add("Name is invalid");
   else if (name !== undefined && reservedNames.has(name.toLowerCase())) errors.add("Name is reserved");
   const profile = errors.text(body, "profile", "Profile", LONG_TEXT_MAX);

@@ -67,7 +67,7 @@ export async function createUser(req: Req): Promise<Response> {
   const body = await readPayload(req, "user");
   requireAdmin(req);
   const errors = new FieldErrors();
-  const username = errors.required(body, "username", "Username", 39);
+  const username = errors.required(body, "username", "Username", 40);
   if (username !== undefined && !namespacePattern.test(username)) errors.add("Username is invalid");
   else if (username !== undefined && reservedNames.has(username.toLowerCase())) {
     errors.add("Username is reserved");

@@ -1,11 +1,10 @@
 // What `vagrant box add` reads (§9): box metadata at /:user/:box and the provider files at
 // /:user/boxes/:box/versions/:version/providers/:provider.box (hosted with Range, or a redirect).
 
-import { json } from "../../lib/http.ts";
 import type { Req } from "./auth.ts";
 import { notFound } from "./errors.ts";
 import { providerIsValid } from "./model.ts";
-import { markdownHtml, renderProvider, sortedVersions } from "./render.ts";
+import { cachedJson, markdownHtml, renderProvider, sortedVersions } from "./render.ts";
 import { isValidBoxName, namespacePattern } from "./rules.ts";
 import { visibleBox } from "./boxes.ts";
 
@@ -17,39 +16,45 @@ function checkNames(req: Req): void {
 export function boxMetadata(req: Req): Response {
   checkNames(req);
   const { box } = visibleBox(req);
-  const view = { reg: req.reg, origin: req.origin, insider: false };
   const doc = box.doc;
-  const versions = sortedVersions(doc).filter((v) => v.status === "active").map((v) => {
-    const seen = new Set<string>();
-    const providers = v.providers.filter((p) => providerIsValid(p) && !seen.has(p.name) && seen.add(p.name))
-      .map(
-        (p) => {
-          const checksum = p.checksum && p.checksum_type
-            ? { checksum: p.checksum, checksum_type: p.checksum_type }
-            : p.blob
-            ? { checksum: p.blob.sha256, checksum_type: "sha256" }
-            : { checksum: null, checksum_type: null };
-          return { name: p.name, url: renderProvider(view, doc, v, p).download_url, ...checksum };
-        },
-      );
-    return {
-      version: v.version,
-      status: v.status,
-      description_markdown: v.description,
-      description_html: markdownHtml(v.description),
-      providers,
-    };
-  });
-  return json(
-    {
-      name: `${req.ctx.params.username}/${req.ctx.params.name}`,
+  // Everything but the echoed name is cached per document version and origin.
+  const rest = cachedJson(doc, `metadata|${req.origin}`, () => {
+    const view = { reg: req.reg, origin: req.origin, insider: false };
+    const versions = sortedVersions(doc).filter((v) => v.status === "active").map((v) => {
+      const seen = new Set<string>();
+      const providers = v.providers.filter((p) => providerIsValid(p) && !seen.has(p.name) && seen.add(p.name))
+        .map(
+          (p) => {
+            const checksum = p.checksum && p.checksum_type
+              ? { checksum: p.checksum, checksum_type: p.checksum_type }
+              : p.blob
+              ? { checksum: p.blob.sha256, checksum_type: "sha256" }
+              : { checksum: null, checksum_type: null };
+            return { name: p.name, url: renderProvider(view, doc, v, p).download_url, ...checksum };
+          },
+        );
+      return {
+        version: v.version,
+        status: v.status,
+        description_markdown: v.description,
+        description_html: markdownHtml(v.description),
+        providers,
+      };
+    });
+    const text = JSON.stringify({
       description: doc.description ?? doc.short_description,
       short_description: doc.short_description,
       versions,
+    });
+    return text.slice(1);
+  });
+  const name = JSON.stringify(`${req.ctx.params.username}/${req.ctx.params.name}`);
+  return new Response(`{"name":${name},${rest}`, {
+    headers: {
+      "Content-Type": "application/json",
+      "Cache-Control": doc.private ? "private, no-store" : "no-cache",
     },
-    200,
-    { "Cache-Control": doc.private ? "private, no-store" : "no-cache" },
-  );
+  });
 }
 
 export async function downloadProvider(req: Req): Promise<Response> {

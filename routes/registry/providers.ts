@@ -196,11 +196,16 @@ async function digestsForChecksum(req: Req, fields: ProviderFields): Promise<Map
   const blob = box?.versions.find((v) => v.version === req.ctx.params.version)?.providers
     .find((p) => p.name === req.ctx.params.provider)?.blob;
   if (!blob || blob.digests[fields.checksum.type]) return out;
-  const response = await req.reg.ctx.data.blobs.respond(blob.sha256, new Request("http://wharf/"));
-  const hash = createHash(fields.checksum.type);
-  for await (const chunk of response.body!) hash.update(chunk);
-  out.set(`${blob.sha256}/${fields.checksum.type}`, hash.digest("hex"));
+  out.set(`${blob.sha256}/${fields.checksum.type}`, await hashBlob(req, blob.sha256, fields.checksum.type));
   return out;
+}
+
+/** Reads a stored file to compute a digest that was not computed at upload. */
+export async function hashBlob(req: Req, sha256: string, algorithm: string): Promise<string> {
+  const response = await req.reg.ctx.data.blobs.respond(sha256, new Request("http://wharf/"));
+  const hash = createHash(algorithm);
+  for await (const chunk of response.body!) hash.update(chunk);
+  return hash.digest("hex");
 }
 
 export function deleteProvider(req: Req): Promise<Response> {

@@ -128,3 +128,36 @@ export function renderBox(view: View, stored: StoredDoc<BoxDoc>, withVersions: b
 export function hasValidProvider(v: VersionDoc): boolean {
   return v.providers.some(providerIsValid);
 }
+
+/** Serialized renderings per stored document (documents are immutable: a write stores a new object). */
+const jsonCache = new WeakMap<object, Map<string, string>>();
+
+export function cachedJson(doc: object, key: string, build: () => string): string {
+  let byKey = jsonCache.get(doc);
+  if (!byKey) jsonCache.set(doc, byKey = new Map());
+  let text = byKey.get(key);
+  if (text === undefined) {
+    text = build();
+    if (byKey.size >= 8) byKey.delete(byKey.keys().next().value!);
+    byKey.set(key, text);
+  }
+  return text;
+}
+
+const DOWNLOADS_MARK = '"downloads":-1,';
+
+/**
+ * Box JSON (with or without versions), cached per document version, origin and view; the live download
+ * count is spliced in.
+ */
+export function boxJson(view: View, stored: StoredDoc<BoxDoc>, withVersions = true): string {
+  const text = cachedJson(stored.doc, `box|${view.origin}|${view.insider}|${withVersions}`, () => {
+    const rendered = renderBox(view, stored, withVersions);
+    rendered.downloads = -1;
+    return JSON.stringify(rendered);
+  });
+  const at = text.indexOf(DOWNLOADS_MARK);
+  return `${text.slice(0, at)}"downloads":${view.reg.downloads.get(stored.id)},${
+    text.slice(at + DOWNLOADS_MARK.length)
+  }`;
+}

@@ -1,12 +1,11 @@
 // GET /api/v1/search (§6.4): boxes with a current version the caller may see, filtered, sorted, paged.
 // The searchable set and its created/updated orders are cached until the next box change.
 
-import { json } from "../../lib/http.ts";
 import type { StoredDoc } from "../../lib/store/mod.ts";
 import { isInsider, type Req } from "./auth.ts";
 import { unprocessable } from "./errors.ts";
 import { type BoxDoc, providerIsValid } from "./model.ts";
-import { boxPath, currentVersion, renderBox } from "./render.ts";
+import { boxJson, boxPath, currentVersion } from "./render.ts";
 import type { Registry } from "./state.ts";
 
 const sortKeys = ["downloads", "created", "updated"] as const;
@@ -24,11 +23,15 @@ interface SearchIndex {
   generation: number;
   /** By tag. */
   entries: Entry[];
-  created: Entry[];
-  updated: Entry[];
+  /** Orders by sort key and direction (ties by tag), built on first use. */
+  orders: Map<string, Entry[]>;
+  /** When the download orders were computed: counts change without a box write. */
+  downloadsAt: number;
 }
 
 const indexes = new WeakMap<Registry, SearchIndex>();
+/** How stale the by-downloads order may get. */
+const DOWNLOADS_ORDER_MS = 1000;
 
 function byTag(a: Entry, b: Entry): number {
   return a.tag < b.tag ? -1 : a.tag > b.tag ? 1 : 0;
@@ -51,18 +54,35 @@ function searchIndex(reg: Registry): SearchIndex {
     });
   }
   entries.sort(byTag);
-  const order = (field: "created_at" | "updated_at") =>
-    [...entries].sort((a, b) =>
-      a.box.doc[field] < b.box.doc[field] ? -1 : a.box.doc[field] > b.box.doc[field] ? 1 : byTag(a, b)
-    );
-  const index = {
-    generation: reg.boxGeneration,
-    entries,
-    created: order("created_at"),
-    updated: order("updated_at"),
-  };
+  const index = { generation: reg.boxGeneration, entries, orders: new Map(), downloadsAt: 0 };
   indexes.set(reg, index);
   return index;
+}
+
+/** The entries in `sort`/`order` order, ties by tag (stable sorts over the tag order). */
+function ordered(reg: Registry, index: SearchIndex, sort: string, order: string): Entry[] {
+  const key = `${sort}/${order}`;
+  if (sort === "downloads" && Date.now() - index.downloadsAt > DOWNLOADS_ORDER_MS) {
+    index.orders.delete("downloads/asc");
+    index.orders.delete("downloads/desc");
+    index.downloadsAt = Date.now();
+  }
+  let list = index.orders.get(key);
+  if (!list) {
+    const sign = order === "asc" ? 1 : -1;
+    if (sort === "downloads") {
+      const counted = index.entries.map((e) => ({ e, n: reg.downloads.get(e.box.id) }));
+      counted.sort((a, b) => (a.n - b.n) * sign);
+      list = counted.map((c) => c.e);
+    } else {
+      const field = sort === "created" ? "created_at" : "updated_at";
+      list = [...index.entries].sort((a, b) =>
+        a.box.doc[field] === b.box.doc[field] ? 0 : (a.box.doc[field] < b.box.doc[field] ? -1 : 1) * sign
+      );
+    }
+    index.orders.set(key, list);
+  }
+  return list;
 }
 
 function positiveInt(raw: string | null, fallback: number, label: string, errors: string[]): number {
@@ -89,38 +109,21 @@ export function search(req: Req): Response {
   const q = (params.get("q") ?? "").trim().toLowerCase();
   const provider = (params.get("provider") ?? "").trim();
   const reg = req.reg;
-  const index = searchIndex(reg);
+  const list = ordered(reg, searchIndex(reg), sort, order);
   const visible = (e: Entry) =>
     (!e.box.doc.private || isInsider(reg, req.caller, e.box.doc.owner)) &&
     (!q || e.haystack.some((f) => f.includes(q))) &&
     (!provider || e.providers.has(provider));
-  let hits: Entry[];
-  if (sort === "downloads") {
-    // Download counts change without a box write, so this order is computed per request.
-    const counted = index.entries.filter(visible).map((e) => ({ e, n: reg.downloads.get(e.box.id) }));
-    counted.sort((a, b) => a.n !== b.n ? (a.n - b.n) * (order === "asc" ? 1 : -1) : byTag(a.e, b.e));
-    hits = counted.map((c) => c.e);
-  } else {
-    const ordered = sort === "created" ? index.created : index.updated;
-    hits = (order === "asc"
-      ? ordered
-      : reverseKeepingTies(ordered, sort === "created" ? "created_at" : "updated_at"))
-      .filter(visible);
-  }
+  // Walk the ordered list only as far as the requested page.
+  const skip = (page - 1) * limit;
   const view = { reg, origin: req.origin, insider: false };
-  const boxes = hits.slice((page - 1) * limit, page * limit).map((h) => renderBox(view, h.box, false));
-  return json({ boxes });
-}
-
-/** Descending by `field`, ties still by ascending tag. */
-function reverseKeepingTies(ordered: Entry[], field: "created_at" | "updated_at"): Entry[] {
-  const out: Entry[] = [];
-  let end = ordered.length;
-  while (end > 0) {
-    let start = end - 1;
-    while (start > 0 && ordered[start - 1]!.box.doc[field] === ordered[end - 1]!.box.doc[field]) start--;
-    out.push(...ordered.slice(start, end));
-    end = start;
+  const boxes: string[] = [];
+  let matched = 0;
+  for (const e of list) {
+    if (!visible(e)) continue;
+    if (matched++ < skip) continue;
+    boxes.push(boxJson(view, e.box, false));
+    if (boxes.length >= limit) break;
   }
-  return out;
+  return new Response(`{"boxes":[${boxes.join(",")}]}`, { headers: { "Content-Type": "application/json" } });
 }

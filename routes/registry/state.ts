@@ -28,6 +28,8 @@ export class Registry {
   /** Grows with every box change (and namespace renames never happen): search caches key on it. */
   boxGeneration = 0;
   #collecting: Promise<void> | undefined;
+  readonly #ingests = new Map<number, number>();
+  #ingestCounter = 0;
   #collectAgain = false;
   #unwatch: () => void;
 
@@ -129,6 +131,13 @@ export class Registry {
     }
   }
 
+  /** Marks an upload stream as started; call the returned function once its blob is held (or it failed). */
+  ingestStarted(): () => void {
+    const id = ++this.#ingestCounter;
+    this.#ingests.set(id, Date.now());
+    return () => this.#ingests.delete(id);
+  }
+
   holdBlob(sha256: string): void {
     this.pendingBlobs.set(sha256, (this.pendingBlobs.get(sha256) ?? 0) + 1);
   }
@@ -150,7 +159,13 @@ export class Registry {
       do {
         this.#collectAgain = false;
         const referenced = new Set([...this.#blobRefs.keys(), ...this.pendingBlobs.keys()]);
-        await this.ctx.data.blobs.collectOrphans(referenced, this.settings.orphanGraceMs).catch((err) => {
+        // A blob renamed into place by an ingest still running (not yet held) is newer than that ingest's
+        // start: such files are spared whatever the configured grace.
+        const oldest = Math.min(...this.#ingests.values());
+        const grace = Number.isFinite(oldest)
+          ? Math.max(this.settings.orphanGraceMs, Date.now() - oldest + 1000)
+          : this.settings.orphanGraceMs;
+        await this.ctx.data.blobs.collectOrphans(referenced, grace).catch((err) => {
           this.ctx.logger.warn("registry: orphan collection failed", { error: String(err) });
         });
       } while (this.#collectAgain);

@@ -14,7 +14,7 @@ import { type BoxDoc, BOXES, type HostedFile, now } from "./model.ts";
 import { boxPath, renderProvider } from "./render.ts";
 import { currentBox, ownerView, writableBox } from "./boxes.ts";
 import { findVersion } from "./versions.ts";
-import { findProvider } from "./providers.ts";
+import { findProvider, hashBlob } from "./providers.ts";
 import type { Registry } from "./state.ts";
 
 type Mode = "standard" | "direct";
@@ -116,6 +116,9 @@ async function commitUpload(req: Req, session: UploadSession, blob: StoredBlob, 
     const provider = findProvider(version, session.provider);
     if (provider.checksum && provider.checksum_type) {
       const actual = blob.digests[provider.checksum_type as DigestName];
+      if (actual === undefined) {
+        throw new ApiError(422, "The provider's checksum changed during the upload; upload again");
+      }
       if (actual !== provider.checksum) {
         throw new ApiError(
           422,
@@ -196,6 +199,7 @@ export function receiveUpload(uploads: Uploads) {
         }),
       )
       : req.ctx.request.body;
+    const ingestDone = req.reg.ingestStarted();
     try {
       // Only SHA-256 (content address, metadata checksum) and the provider's own type are needed now.
       blob = await req.reg.ctx.data.blobs.ingest(body, {
@@ -204,6 +208,7 @@ export function receiveUpload(uploads: Uploads) {
         ...(expect ? { expect } : {}),
       });
     } catch (err) {
+      ingestDone();
       session.streaming = false;
       if (err instanceof ApiError && err.status === 422 && expect && actual) {
         throw new ApiError(
@@ -214,6 +219,7 @@ export function receiveUpload(uploads: Uploads) {
       throw err instanceof ApiError ? err : new ApiError(400, "The upload was interrupted");
     }
     req.reg.holdBlob(blob.sha256);
+    ingestDone();
     try {
       if (blob.size === 0) throw new ApiError(422, "The uploaded file is empty");
       if (session.mode === "direct") {
@@ -251,7 +257,13 @@ export function uploadCallback(uploads: Uploads) {
     if (session.mode !== "direct" || !session.staged) {
       throw new ApiError(422, "No file has been uploaded yet");
     }
-    const result = await commitUpload(req, session, session.staged, user.username);
+    const staged = session.staged;
+    const type = provider.checksum_type as DigestName | null;
+    if (type && staged.digests[type] === undefined) {
+      // A checksum type set after the PUT: hash the staged file once.
+      staged.digests[type] = await hashBlob(req, staged.sha256, type);
+    }
+    const result = await commitUpload(req, session, staged, user.username);
     uploads.consume(hash);
     return json(result);
   };

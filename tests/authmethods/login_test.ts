@@ -329,5 +329,31 @@ Deno.test("inactive LDAP methods refuse login with FailedPrecondition", () =>
     });
     assertEquals(unreachable.status, 401);
     const failed = (await events(f)).filter((e) => e.Type === "AuthenticationFailed");
-    assertEquals((failed.at(-1)!.Payload.AuthToken as { reason: string }).reason, "directory_error");
+    const reasons = failed.map((e) => (e.Payload.AuthToken as { reason: string }).reason);
+    assertEquals(reasons, ["inactive", "inactive", "directory_error"]);
+  }));
+
+Deno.test("an unknown login name takes about as long as a wrong password (both run argon2id)", () =>
+  withServer(async (f) => {
+    const time = async (loginName: string) => {
+      const t = performance.now();
+      const r = await auth(f, { attributes: { login_name: loginName, password: "wrong-password" } });
+      assertEquals(r.status, 401);
+      return performance.now() - t;
+    };
+    const known: number[] = [];
+    const unknown: number[] = [];
+    for (let i = 0; i < 7; i++) {
+      known.push(await time("admin"));
+      unknown.push(await time(`nobody-${i}`));
+    }
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[3]!;
+    const ratio = median(unknown) / median(known);
+    // Loose bounds: only a skipped hash (a ratio near 0) should fail this on a loaded machine.
+    assert(ratio > 0.33 && ratio < 3, `unknown/known median ratio ${ratio.toFixed(2)}`);
+  }, {
+    WHARF_ARGON2_TIME: "2",
+    WHARF_ARGON2_MEMORY_KIB: "16384",
+    WHARF_LOGIN_LOCKOUT_THRESHOLD: "100",
+    WHARF_IP_LOCKOUT_THRESHOLD: "100",
   }));

@@ -4,6 +4,7 @@
 import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
 import { startOidcProvider } from "../fixtures/oidc_provider.ts";
 import { startAuthServer } from "./helpers.ts";
+import type { TestServer } from "../helpers/server.ts";
 
 Deno.test("OIDC updates run discovery validation unless disabled, and dry runs change nothing", async () => {
   const f = await startAuthServer();
@@ -99,14 +100,19 @@ Deno.test("OIDC updates run discovery validation unless disabled, and dry runs c
   }
 });
 
-Deno.test("tokens stop working after their lifetime", async () => {
+Deno.test("tokens stop working after their lifetime and are swept at the next start", async () => {
   const f = await startAuthServer({ WHARF_AUTH_TOKEN_TTL: "1s" });
+  const tokenId = f.admin.token!.slice(0, 13);
+  let restarted: TestServer | undefined;
   try {
-    const tokenId = f.admin.token!.slice(0, 13);
     assertEquals((await f.admin.get(`/v1/auth-tokens/${tokenId}`)).status, 200);
     await new Promise((r) => setTimeout(r, 1200));
     assertEquals((await f.admin.get(`/v1/auth-tokens/${tokenId}`)).status, 401);
+    assert(f.server.server.data.store.get("auth/tokens", tokenId));
+    restarted = await f.server.restart();
+    assertEquals(restarted.server.data.store.get("auth/tokens", tokenId), undefined);
   } finally {
-    await f.stop();
+    if (restarted) await restarted.stop();
+    else await f.stop();
   }
 });

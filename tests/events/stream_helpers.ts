@@ -169,7 +169,7 @@ export class StreamReader {
   }
 
   /** Collects data frames until none arrives for `quietMs` (heartbeats do not count as data). */
-  async dataUntilQuiet(quietMs = 400): Promise<Frame[]> {
+  async dataUntilQuiet(quietMs = 1000): Promise<Frame[]> {
     const frames: Frame[] = [];
     let last = Date.now();
     while (Date.now() - last < quietMs) {

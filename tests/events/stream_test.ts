@@ -248,6 +248,15 @@ Deno.test("event publish validates events, forces secrets out and needs manageme
     assert(r.text.startsWith("event 0: Payload"), r.text);
     r = await bad([]);
     assertEquals(r.status, 400);
+    r = await bad(Array.from({ length: 1001 }, (_, i) => nodeEvent(`n${i}`)));
+    assertEquals(r.status, 400);
+    const huge = await call(srv.url, "POST", "/v1/event/publish", {
+      token: rootSecret,
+      body: JSON.stringify({
+        Events: [{ ...nodeEvent("big"), Payload: { Node: { Pad: "x".repeat(9 << 20) } } }],
+      }),
+    });
+    assertEquals([huge.status, huge.text], [413, "Request body too large"]);
     await putPolicy(srv.url, "nodes", 'node { policy = "write" }');
     const client = await createToken(srv.url, ["nodes"]);
     r = await bad([nodeEvent("x")], client.SecretID);

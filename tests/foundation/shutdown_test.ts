@@ -72,3 +72,21 @@ Deno.test("a bad flag or an unusable data dir is a one-line error and exit code 
   assertEquals(badEnv.code, 2);
   assertMatch(badEnv.stderr, /invalid log level/);
 });
+
+Deno.test({
+  name: "a second server on the same data dir exits 2 instead of sharing it",
+  sanitizeResources: false,
+  async fn() {
+    const dataDir = await Deno.makeTempDir();
+    try {
+      const first = await spawnServer(dataDir);
+      const second = await runMain(["--port", "0", "--data-dir", dataDir]);
+      assertEquals(second.code, 2);
+      assertMatch(second.stderr, /in use by another wharf process/);
+      first.kill("SIGTERM");
+      assertEquals((await first.status).code, 0);
+    } finally {
+      await Deno.remove(dataDir, { recursive: true });
+    }
+  },
+});

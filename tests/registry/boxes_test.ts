@@ -27,7 +27,7 @@ Deno.test("admin API needs an admin: no token 401, a user 403, bad names 422", a
     const forbidden = await f.api.get("/api/v1/admin/users", { token: alice });
     assertEquals(forbidden.status, 403);
     assertEquals(forbidden.body.errors, ["Admin privileges required!"]);
-    for (const username of ["Box", "-bad", "a".repeat(40), "uploads", "WHARF", "admin"]) {
+    for (const username of ["Box", "-bad", "a".repeat(41), "uploads", "WHARF", "admin"]) {
       const r = await f.api.post("/api/v1/admin/users", {
         username,
         email: `${username}x@example.com`,

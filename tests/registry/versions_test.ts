@@ -151,6 +151,10 @@ Deno.test("provider fields are validated with one message per problem", async ()
     });
     assertEquals(keep.status, 200);
     assertEquals((await f.api.get(`${V}/provider/virtualbox`, { token: alice })).body.checksum, sum);
+    const halfClear = await f.api.put(`${V}/provider/virtualbox`, { provider: { checksum_type: "" } }, {
+      token: alice,
+    });
+    assertEquals(halfClear.body.errors, ["Checksum and checksum type must be given together"]);
     await f.api.put(`${V}/provider/virtualbox`, { checksum: "", checksum_type: "" }, { token: alice });
     assertEquals((await f.api.get(`${V}/provider/virtualbox`, { token: alice })).body.checksum, null);
     const url = await f.api.put(`${V}/provider/virtualbox`, {

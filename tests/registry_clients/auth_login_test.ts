@@ -25,8 +25,6 @@ const descriptionPrompt = /Token description \(Defaults to/;
 Deno.test({
   name: "vagrant cloud auth login stores a wharf token when the password is typed in a terminal",
   ignore: skip,
-  sanitizeResources: false,
-  sanitizeOps: false,
   async fn(t) {
     const server = await startTestServer(clientTestEnv);
     const sandbox = await VagrantSandbox.create(server.url);

@@ -56,8 +56,6 @@ puts JSON.dump({
 Deno.test({
   name: "vagrant_cloud gem publishes with both upload modes when its custom_server is wharf",
   ignore: skipGem,
-  sanitizeResources: false,
-  sanitizeOps: false,
   async fn(t) {
     const server = await startTestServer(clientTestEnv);
     const sandbox = await VagrantSandbox.create(server.url);

@@ -11,8 +11,6 @@ const skip = explainSkip("vagrant CLI tests", await vagrantMissing());
 Deno.test({
   name: "vagrant CLI publishes, finds, installs and updates boxes when pointed at wharf",
   ignore: skip,
-  sanitizeResources: false,
-  sanitizeOps: false,
   async fn(t) {
     const server = await startTestServer(clientTestEnv);
     const alice = await VagrantSandbox.create(server.url);

@@ -14,8 +14,6 @@ const checksum = "c0ffee".repeat(10) + "abcd";
 Deno.test({
   name: "vagrant cloud box, version and provider commands take effect when run with -f",
   ignore: skip,
-  sanitizeResources: false,
-  sanitizeOps: false,
   async fn(t) {
     const server = await startTestServer(clientTestEnv);
     const sandbox = await VagrantSandbox.create(server.url);

@@ -25,8 +25,6 @@ const skip = explainSkip("vagrant box outdated (project) test", await libvirtPlu
 Deno.test({
   name: "vagrant box outdated in a project reports the newer version wharf released",
   ignore: skip,
-  sanitizeResources: false,
-  sanitizeOps: false,
   async fn() {
     const server = await startTestServer(clientTestEnv);
     const sandbox = await VagrantSandbox.create(server.url, { plugins: true });

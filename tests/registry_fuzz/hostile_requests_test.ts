@@ -77,8 +77,6 @@ const byTemplate = (pred: (e: Endpoint) => boolean) => endpoints.filter(pred);
 
 Deno.test({
   name: "registry survives hostile requests without 5xx, in its error shape, changing nothing",
-  sanitizeResources: false,
-  sanitizeOps: false,
   async fn(t) {
     const world = await openWorld();
     const { server, seeded } = world;

@@ -1,0 +1,13 @@
+import { startTestServer } from "../tests/helpers/server.ts";
+import { bootstrapRegistry, clientTestEnv } from "../tests/registry_clients/registry_api.ts";
+import { seedBoxes } from "./registry_seed.ts";
+const server = await startTestServer(clientTestEnv);
+const { api, aliceToken } = await bootstrapRegistry(server.url);
+await seedBoxes(api, aliceToken, "alice", 3000, 64);
+for (const path of ["/api/v1/search?q=ubuntu&sort=downloads&order=desc&page=3&limit=10", "/api/v1/search?q=ubuntu&sort=created&page=3", "/api/v1/search?sort=updated", "/api/v1/box/alice/ubuntu-01500", "/alice/ubuntu-01500"]) {
+  const times: number[] = [];
+  for (let i = 0; i < 200; i++) { const t = performance.now(); await (await fetch(server.url + path)).arrayBuffer(); times.push(performance.now() - t); }
+  times.sort((a, b) => a - b);
+  console.log(path, "p50", times[100]!.toFixed(2), "p99", times[198]!.toFixed(2), "first", "ms");
+}
+await server.stop();
