@@ -6,6 +6,11 @@ import { createLogger, flushLogs } from "./lib/log.ts";
 import { startServer } from "./lib/app.ts";
 
 async function main(): Promise<number> {
+  if (Deno.args[0] === "registry") {
+    // Administration commands for the box registry (users, organizations, tokens) on a stopped server's data dir.
+    const { runRegistryCli, processIo } = await import("./routes/registry/cli.ts");
+    return await runRegistryCli(Deno.args.slice(1), processIo());
+  }
   let config;
   try {
     config = loadConfig(Deno.args, Deno.env.toObject());

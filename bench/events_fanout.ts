@@ -35,18 +35,41 @@ try {
     { length: subscribers },
     () => curlStream(server.url, `topic=Node&index=${start + 1}`),
   );
-  const readers = clients.map((c) => c.reader);
+  const subs: Sub[] = clients.map((c) => ({ reader: c.reader, pending: undefined }));
   const finished: number[] = [];
   const t0 = performance.now();
-  const consuming = readers.map(async (reader) => {
-    let lines = 0;
-    // The first line is the {} heartbeat.
-    while (lines < batches + 1) {
-      const chunk = await reader.read();
-      if (chunk.done) throw new Error("stream ended");
-      lines += countNewlines(chunk.value);
+  // One reference subscriber counts frames (one per batch: every event matches topic=Node); the others, to keep
+  // the bench's own CPU out of the way, count bytes until they hold as many as the reference did.
+  let expectedBytes: number | undefined;
+  let announceExpected!: () => void;
+  const expectedKnown = new Promise<void>((r) => (announceExpected = r));
+  const consuming = subs.map(async (sub, i) => {
+    let bytes = 0;
+    let lastArrival = 0;
+    if (i === 0) {
+      let lines = 0;
+      // The first line is the {} heartbeat.
+      while (lines < batches + 1) {
+        const chunk = await readChunk(sub);
+        bytes += chunk.length;
+        lines += countNewlines(chunk);
+      }
+      expectedBytes = bytes;
+      announceExpected();
+      finished.push(performance.now() - t0);
+      return;
     }
-    finished.push(performance.now() - t0);
+    while (expectedBytes === undefined || bytes < expectedBytes) {
+      if (expectedBytes === undefined) {
+        sub.pending ??= sub.reader.read();
+        const arrived = await Promise.race([sub.pending.then(() => true), expectedKnown.then(() => false)]);
+        if (!arrived) continue;
+      }
+      const chunk = await readChunk(sub);
+      bytes += chunk.length;
+      lastArrival = performance.now() - t0;
+    }
+    finished.push(lastArrival);
   });
   await publishAll(server.url, totalEvents);
   const publishMs = performance.now() - t0;
@@ -57,14 +80,12 @@ try {
 
   // Phase 2: latency, one event per publish, stamped with the send time.
   const latencies: number[] = [];
-  const parsing = readers.map(async (reader) => {
+  const parsing = subs.map(async (sub) => {
     const decoder = new TextDecoder();
     let buffer = "";
     let seen = 0;
     while (seen < latencySamples) {
-      const chunk = await reader.read();
-      if (chunk.done) throw new Error("stream ended");
-      buffer += decoder.decode(chunk.value, { stream: true });
+      buffer += decoder.decode(await readChunk(sub), { stream: true });
       let nl;
       while ((nl = buffer.indexOf("\n")) >= 0) {
         const line = buffer.slice(0, nl);
@@ -119,4 +140,18 @@ async function publishAll(url: string, offset: number): Promise<void> {
       await publishEvents(url, nodeEvents(perBatch, offset + b * perBatch));
     }
   }));
+}
+
+interface Sub {
+  reader: ReadableStreamDefaultReader<Uint8Array>;
+  /** A read started while waiting for something else; consumed by the next readChunk. */
+  pending: Promise<ReadableStreamReadResult<Uint8Array>> | undefined;
+}
+
+async function readChunk(sub: Sub): Promise<Uint8Array> {
+  const next = sub.pending ?? sub.reader.read();
+  sub.pending = undefined;
+  const result = await next;
+  if (result.done) throw new Error("stream ended");
+  return result.value;
 }

@@ -5,7 +5,7 @@
 import { DataDir } from "../lib/store/mod.ts";
 import { StreamHub } from "../routes/events/stream_hub.ts";
 import { StreamSubscriber } from "../routes/events/stream_subscriber.ts";
-import { compileMatcher } from "../routes/events/stream_filter.ts";
+import { compileMatcher, filterKey } from "../routes/events/stream_filter.ts";
 import { parseStreamQuery } from "../routes/events/stream_query.ts";
 import { countNewlines, fmt, nodeEvents } from "./events_common.ts";
 
@@ -27,7 +27,8 @@ try {
   const baselineSeconds = (performance.now() - b0) / 1000;
 
   const hub = new StreamHub(data.log);
-  const matcher = compileMatcher(parseStreamQuery(new URLSearchParams("topic=Node")));
+  const query = parseStreamQuery(new URLSearchParams("topic=Node"));
+  const matcher = compileMatcher(query);
   const subs = Array.from({ length: subscribers }, () =>
     new StreamSubscriber({
       log: data.log,
@@ -35,6 +36,7 @@ try {
       startIndex: -1,
       matcher,
       everything: false,
+      filterKey: filterKey(query),
       heartbeatMs: 60_000,
       queueBatches: 64,
       queueBytes: 4 << 20,

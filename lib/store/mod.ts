@@ -111,6 +111,8 @@ async function lockDataDir(path: string): Promise<Deno.FsFile> {
   ]);
   clearTimeout(timer);
   if (!held) {
+    // The pending lock call keeps its own reference; once it completes the descriptor closes and lets go.
+    file.close();
     throw new ConfigError(`data dir ${path} is in use by another wharf process (${path}/.lock is locked)`);
   }
   return file;

@@ -9,7 +9,7 @@ import type { AclCaller } from "./acl_types.ts";
 import { type AclState, permissionDenied } from "./acl_state.ts";
 import { parseStreamQuery } from "./stream_query.ts";
 import { mayStream } from "./stream_auth.ts";
-import { compileMatcher, matchesEverything } from "./stream_filter.ts";
+import { compileMatcher, filterKey, matchesEverything } from "./stream_filter.ts";
 import { StreamHub } from "./stream_hub.ts";
 import { StreamSubscriber } from "./stream_subscriber.ts";
 import type { EventsSettings } from "./settings.ts";
@@ -48,6 +48,7 @@ export function createEventStream(ctx: AppContext, acl: AclState, settings: Even
       startIndex: query.index,
       matcher: compileMatcher(query),
       everything: matchesEverything(query),
+      filterKey: filterKey(query),
       heartbeatMs: settings.heartbeatMs,
       queueBatches: settings.queueBatches,
       queueBytes: settings.queueBytes,

@@ -24,6 +24,14 @@ export function compileMatcher(query: StreamQuery): EventMatcher {
   };
 }
 
+/** A canonical text of the filter: subscribers with equal keys keep exactly the same events. */
+export function filterKey(query: StreamQuery): string {
+  const topics = [...query.topics.entries()].map(([t, keys]) =>
+    `${t}\u0001${[...keys].sort().join("\u0001")}`
+  ).sort();
+  return `${query.namespace}\u0000${topics.join("\u0000")}`;
+}
+
 /** Whether the matcher keeps every event regardless of content (the frame can be reused verbatim). */
 export function matchesEverything(query: StreamQuery): boolean {
   return query.namespace === "*" && (query.topics.get("*")?.has("*") ?? false);

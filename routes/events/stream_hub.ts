@@ -17,9 +17,14 @@ export class PreparedBatch {
   #frame: string | undefined;
   #frameBytes: Uint8Array | undefined;
   #bytes: number | undefined;
+  #framesByFilter: Map<string, "all" | string | undefined> | undefined;
 
-  constructor(index: number, events: readonly StreamEvent[], verbatimFrame?: string) {
+  /** Whether many subscribers see this object (a live batch from the hub) rather than one (read from disk). */
+  readonly shared: boolean;
+
+  constructor(index: number, events: readonly StreamEvent[], verbatimFrame?: string, shared = false) {
     this.index = index;
+    this.shared = shared;
     const safe = withoutSecrets(events);
     this.events = safe;
     this.#frame = safe === events ? verbatimFrame : undefined;
@@ -41,6 +46,15 @@ export class PreparedBatch {
 
   get fullFrame(): string {
     return this.#frame ??= `{"Index":${this.index},"Events":[${this.eventJson.join(",")}]}`;
+  }
+
+  /** What frameFor gives for subscribers sharing one filter (same namespace and topics): computed once. */
+  frameForFilter(filterKey: string, compute: () => "all" | string | undefined): "all" | string | undefined {
+    this.#framesByFilter ??= new Map();
+    if (this.#framesByFilter.has(filterKey)) return this.#framesByFilter.get(filterKey);
+    const frame = compute();
+    this.#framesByFilter.set(filterKey, frame);
+    return frame;
   }
 
   /** The full frame line, newline included, encoded once for all subscribers. */
@@ -129,7 +143,7 @@ export class StreamHub {
 
   #dispatch(batch: CommittedBatch): void {
     if (this.#sinks.size === 0) return;
-    const prepared = new PreparedBatch(batch.index, batch.record.Events);
+    const prepared = new PreparedBatch(batch.index, batch.record.Events, undefined, true);
     for (const sink of this.#sinks) sink(prepared);
   }
 }

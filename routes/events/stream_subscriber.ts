@@ -13,6 +13,8 @@ export interface SubscriberOptions {
   startIndex: number;
   matcher: EventMatcher;
   everything: boolean;
+  /** Subscribers with the same filterKey share each live batch's filtering (stream_filter.ts filterKey). */
+  filterKey?: string;
   heartbeatMs: number;
   queueBatches: number;
   queueBytes: number;
@@ -125,13 +127,22 @@ export class StreamSubscriber {
       const batch = await this.#nextBatch();
       if (this.#ending || this.#finished) return joinParts(parts);
       if (batch) {
-        const frame = frameFor(batch, this.#o.matcher, this.#o.everything);
+        const { matcher, everything, filterKey } = this.#o;
+        const frame = filterKey === undefined
+          ? frameFor(batch, matcher, everything)
+          : batch.frameForFilter(filterKey, () => frameFor(batch, matcher, everything));
         if (frame !== undefined) {
           if (this.#o.expired()) {
             this.#ending = true;
             return joinParts(parts);
           }
-          const part = frame === "all" ? batch.fullFrameBytes : frame + "\n";
+          // A live batch's full frame is encoded once for every subscriber; a batch read from disk is this
+          // subscriber's alone, so its text is joined with its neighbours and encoded once per chunk.
+          const part = frame !== "all"
+            ? frame + "\n"
+            : batch.shared
+            ? batch.fullFrameBytes
+            : batch.fullFrame + "\n";
           parts.push(part);
           size += part.length;
           this.#lastWrite = Date.now();
@@ -230,14 +241,22 @@ export class StreamSubscriber {
   }
 }
 
-/** One chunk from complete lines; a lone shared frame is passed through without copying. */
+/** One chunk from complete lines: runs of text are joined and encoded once; a lone shared frame is not copied. */
 function joinParts(parts: Array<string | Uint8Array>): Uint8Array | undefined {
   if (parts.length === 0) return undefined;
-  if (parts.length === 1) {
-    const only = parts[0]!;
-    return typeof only === "string" ? encoder.encode(only) : only;
+  if (parts.length === 1 && typeof parts[0] !== "string") return parts[0];
+  const bytes: Uint8Array[] = [];
+  let text: string[] = [];
+  for (const p of parts) {
+    if (typeof p === "string") text.push(p);
+    else {
+      if (text.length) bytes.push(encoder.encode(text.join("")));
+      text = [];
+      bytes.push(p);
+    }
   }
-  const bytes = parts.map((p) => (typeof p === "string" ? encoder.encode(p) : p));
+  if (text.length) bytes.push(encoder.encode(text.join("")));
+  if (bytes.length === 1) return bytes[0];
   let total = 0;
   for (const b of bytes) total += b.length;
   const out = new Uint8Array(total);

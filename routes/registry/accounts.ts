@@ -1,12 +1,11 @@
 // Shared pieces of the admin API: renderings of users and organizations, and cascade deletion.
 
 import type { DocWrite, EventInput } from "../../lib/store/mod.ts";
-import { type OrgDoc, ORGS, type TokenDoc, TOKENS, type UserDoc, USERS } from "./model.ts";
+import { BOXES, type OrgDoc, ORGS, type TokenDoc, TOKENS, type UserDoc, USERS } from "./model.ts";
 import { deliveryMethods } from "./twofactor.ts";
 import type { Registry } from "./state.ts";
 import { boxEvent } from "./events.ts";
 import type { View } from "./render.ts";
-import { BOXES } from "./model.ts";
 
 export function renderAdminUser(reg: Registry, user: UserDoc) {
   const key = user.username.toLowerCase();

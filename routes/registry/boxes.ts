@@ -1,6 +1,5 @@
 // Boxes (§6.3): GET/PUT/DELETE /api/v1/box/:username/:name and POST /api/v1/boxes.
 
-import { ApiError } from "../../lib/errors.ts";
 import { json } from "../../lib/http.ts";
 import type { StoredDoc } from "../../lib/store/mod.ts";
 import { ulid } from "../../lib/ids.ts";
@@ -166,8 +165,4 @@ export async function deleteBox(req: Req): Promise<Response> {
   });
   reg.downloads.delete(target.id);
   return json(last);
-}
-
-export function assertNotRevoked(status: string, version: string): void {
-  if (status === "revoked") throw new ApiError(422, `Version ${version} is revoked`);
 }

@@ -66,7 +66,7 @@ export async function downloadProvider(req: Req): Promise<Response> {
   if (!provider || !providerIsValid(provider)) throw notFound();
   const isGet = req.ctx.request.method === "GET";
   if (provider.blob === null) {
-    if (isGet) req.reg.downloads.add(box.id);
+    if (isGet) req.reg.countDownload(box.id);
     return new Response(null, {
       status: 302,
       headers: { Location: provider.url!, "Cache-Control": "no-store" },
@@ -84,6 +84,6 @@ export async function downloadProvider(req: Req): Promise<Response> {
   }
   const fromStart = response.status === 200 ||
     (response.status === 206 && /^bytes 0-/.test(response.headers.get("Content-Range") ?? ""));
-  if (isGet && fromStart) req.reg.downloads.add(box.id);
+  if (isGet && fromStart) req.reg.countDownload(box.id);
   return response;
 }

@@ -146,12 +146,12 @@ export async function createRegistryApi(ctx: AppContext): Promise<ApiModule> {
     },
     { method: "GET", path: "/api/v1/admin/maintenance", handler: adminOrgs.getMaintenance },
     { method: "PUT", path: "/api/v1/admin/maintenance", handler: adminOrgs.putMaintenance },
+    { method: ALL_METHODS, path: `/${ROOT_USER}/:name`, handler: rootOnly(boxMetadata) },
     {
       method: ALL_METHODS,
       path: `/${ROOT_USER}/boxes/:name/versions/:version/providers/:provider([^/]+)\\.box`,
       handler: rootOnly(downloadProvider),
     },
-    { method: ALL_METHODS, path: `/${ROOT_USER}/:name`, handler: rootOnly(boxMetadata) },
   ];
   const patterns = specs.map((s) => ({
     pattern: new URLPattern({ pathname: s.path }),

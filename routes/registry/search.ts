@@ -25,8 +25,29 @@ interface SearchIndex {
   entries: Entry[];
   /** Orders by sort key and direction (ties by tag), built on first use. */
   orders: Map<string, Entry[]>;
-  /** When the download orders were computed: counts change without a box write. */
+  /** When, and at which download count generation, the download orders were computed. */
   downloadsAt: number;
+  downloadsSeen: number;
+}
+
+/** Entries matching (q, provider) per ordered list; a new list (box change, re-sort) starts afresh. */
+const matches = new WeakMap<Entry[], Map<string, Entry[]>>();
+const MATCH_CACHE_QUERIES = 256;
+
+function matching(list: Entry[], q: string, provider: string): Entry[] {
+  if (!q && !provider) return list;
+  let byQuery = matches.get(list);
+  if (!byQuery) matches.set(list, byQuery = new Map());
+  const key = `${q}\u0000${provider}`;
+  let found = byQuery.get(key);
+  if (!found) {
+    found = list.filter((e) =>
+      (!q || e.haystack.some((f) => f.includes(q))) && (!provider || e.providers.has(provider))
+    );
+    if (byQuery.size >= MATCH_CACHE_QUERIES) byQuery.delete(byQuery.keys().next().value!);
+    byQuery.set(key, found);
+  }
+  return found;
 }
 
 const indexes = new WeakMap<Registry, SearchIndex>();
@@ -54,7 +75,13 @@ function searchIndex(reg: Registry): SearchIndex {
     });
   }
   entries.sort(byTag);
-  const index = { generation: reg.boxGeneration, entries, orders: new Map(), downloadsAt: 0 };
+  const index = {
+    generation: reg.boxGeneration,
+    entries,
+    orders: new Map(),
+    downloadsAt: 0,
+    downloadsSeen: -1,
+  };
   indexes.set(reg, index);
   return index;
 }
@@ -62,10 +89,13 @@ function searchIndex(reg: Registry): SearchIndex {
 /** The entries in `sort`/`order` order, ties by tag (stable sorts over the tag order). */
 function ordered(reg: Registry, index: SearchIndex, sort: string, order: string): Entry[] {
   const key = `${sort}/${order}`;
-  if (sort === "downloads" && Date.now() - index.downloadsAt > DOWNLOADS_ORDER_MS) {
+  const stale = index.downloadsSeen !== reg.downloadGeneration &&
+    Date.now() - index.downloadsAt > DOWNLOADS_ORDER_MS;
+  if (sort === "downloads" && stale) {
     index.orders.delete("downloads/asc");
     index.orders.delete("downloads/desc");
     index.downloadsAt = Date.now();
+    index.downloadsSeen = reg.downloadGeneration;
   }
   let list = index.orders.get(key);
   if (!list) {
@@ -109,11 +139,8 @@ export function search(req: Req): Response {
   const q = (params.get("q") ?? "").trim().toLowerCase();
   const provider = (params.get("provider") ?? "").trim();
   const reg = req.reg;
-  const list = ordered(reg, searchIndex(reg), sort, order);
-  const visible = (e: Entry) =>
-    (!e.box.doc.private || isInsider(reg, req.caller, e.box.doc.owner)) &&
-    (!q || e.haystack.some((f) => f.includes(q))) &&
-    (!provider || e.providers.has(provider));
+  const list = matching(ordered(reg, searchIndex(reg), sort, order), q, provider);
+  const visible = (e: Entry) => !e.box.doc.private || isInsider(reg, req.caller, e.box.doc.owner);
   // Walk the ordered list only as far as the requested page.
   const skip = (page - 1) * limit;
   const view = { reg, origin: req.origin, insider: false };

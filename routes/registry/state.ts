@@ -27,6 +27,13 @@ export class Registry {
   twoFactor!: TwoFactor;
   /** Grows with every box change (and namespace renames never happen): search caches key on it. */
   boxGeneration = 0;
+  /** Grows with every counted download (search's by-downloads order). */
+  downloadGeneration = 0;
+
+  countDownload(boxId: string): void {
+    this.downloads.add(boxId);
+    this.downloadGeneration++;
+  }
   #collecting: Promise<void> | undefined;
   readonly #ingests = new Map<number, number>();
   #ingestCounter = 0;

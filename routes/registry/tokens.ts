@@ -8,7 +8,7 @@ import { FieldErrors, member, readBodyObject } from "./body.ts";
 import { now, type TokenDoc, TOKENS, type UserDoc, USERS } from "./model.ts";
 import { verifyPassword } from "./passwords.ts";
 import type { Registry } from "./state.ts";
-import type { StoredDoc } from "../../lib/store/mod.ts";
+import type { DocWrite, StoredDoc } from "../../lib/store/mod.ts";
 
 const IP_FAILURE_LIMIT = 50;
 
@@ -81,14 +81,14 @@ export async function createToken(req: Req): Promise<Response> {
     expires_at: ttl > 0 ? new Date(Date.now() + ttl).toISOString() : null,
   };
   await reg.write(() => {
-    const writes = [{ collection: TOKENS, id: hash, doc, ifVersion: 0 }];
+    const writes: DocWrite[] = [{ collection: TOKENS, id: hash, doc, ifVersion: 0 }];
     const user = reg.user(found.id);
     if (totpStep !== undefined && user) {
       if (user.doc.totp_last_step >= totpStep) throw new ApiError(406, "Invalid or expired two-factor code!");
       writes.push({
         collection: USERS,
         id: user.id,
-        doc: { ...user.doc, totp_last_step: totpStep } as never,
+        doc: { ...user.doc, totp_last_step: totpStep },
         ifVersion: user.version,
       });
     }

@@ -20,17 +20,21 @@ class LineReader {
   #reader: ReadableStreamDefaultReader<Uint8Array>;
   #decoder = new TextDecoder();
   #buffer = "";
+  #scanned = 0;
   constructor(stream: ReadableStream<Uint8Array>) {
     this.#reader = stream.getReader();
   }
   async line(): Promise<string | undefined> {
     while (true) {
-      const nl = this.#buffer.indexOf("\n");
+      // Only the text added since the last look can hold the next newline (lines here reach ~1 MB).
+      const nl = this.#buffer.indexOf("\n", this.#scanned);
       if (nl >= 0) {
         const line = this.#buffer.slice(0, nl);
         this.#buffer = this.#buffer.slice(nl + 1);
+        this.#scanned = 0;
         return line;
       }
+      this.#scanned = this.#buffer.length;
       const chunk = await this.#reader.read();
       if (chunk.done) return undefined;
       this.#buffer += this.#decoder.decode(chunk.value, { stream: true });

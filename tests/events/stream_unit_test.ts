@@ -3,7 +3,7 @@ import { DataDir } from "../../lib/store/mod.ts";
 import { StreamHub } from "../../routes/events/stream_hub.ts";
 import { StreamSubscriber } from "../../routes/events/stream_subscriber.ts";
 import { parseStreamQuery } from "../../routes/events/stream_query.ts";
-import { compileMatcher } from "../../routes/events/stream_filter.ts";
+import { compileMatcher, filterKey } from "../../routes/events/stream_filter.ts";
 import { formatGoDuration, parseGoDuration } from "../../routes/events/duration.ts";
 import type { StreamEvent } from "../../lib/store/mod.ts";
 
@@ -46,6 +46,13 @@ Deno.test("stream matcher applies the namespace rule, FilterKeys, the NodeDrain 
   );
   const star = compileMatcher(parseStreamQuery(new URLSearchParams("topic=*:web")));
   assert(star(ev({ Topic: "Job", Key: "web" })) && !star(ev({ Topic: "Job", Key: "api" })));
+});
+
+Deno.test("stream filter keys are equal exactly when two queries keep the same events", () => {
+  const key = (q: string) => filterKey(parseStreamQuery(new URLSearchParams(q)));
+  assertEquals(key("topic=Job:web&topic=Job&topic=Node"), key("topic=Node&topic=Job&topic=Job:web&index=4"));
+  assert(key("topic=Job") !== key("topic=Job&namespace=prod"));
+  assert(key("topic=Job:a") !== key("topic=Job:b"));
 });
 
 Deno.test("go durations parse and format like Go's time.Duration", () => {
@@ -122,6 +129,59 @@ Deno.test("a subscriber that overflows its queue reads the log from its cursor a
     await reader.cancel();
     assert(closed, "cancel frees the subscription");
     assertEquals(hub.subscriberCount, 0);
+  } finally {
+    hub.close();
+    await data.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("retention keeps the segments a lagging subscriber still has to read", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "wharf-pin-" });
+  const data = await DataDir.open(dir, {
+    checkpointMs: 60_000,
+    log: { segmentIndexes: 5, retainIndexes: 5, pinBytes: 1 << 30 },
+  });
+  const hub = new StreamHub(data.log);
+  const append = (key: string) =>
+    data.store.transact(
+      [],
+      () => ({ events: [{ Topic: "Node", Type: "NodeEvent", Key: key, Payload: { Node: {} } }] }),
+    );
+  try {
+    await append("first");
+    const sub = new StreamSubscriber({
+      log: data.log,
+      hub,
+      startIndex: 0,
+      matcher: () => true,
+      everything: true,
+      heartbeatMs: 60_000,
+      queueBatches: 2,
+      queueBytes: 1 << 20,
+      expired: () => false,
+      onError: (err) => {
+        throw err;
+      },
+      onClose: () => {},
+    });
+    for (let i = 0; i < 40; i++) await append(`k${i}`);
+    await data.store.checkpoint();
+    await data.log.applyRetention(data.store.checkpointIndex);
+    assertEquals(data.log.firstIndex, 1, "the stalled subscriber pins the oldest segment");
+    const reader = sub.body.getReader();
+    const decoder = new TextDecoder();
+    let text = "";
+    while ((text.match(/"Key"/g) ?? []).length < 41) {
+      const chunk = await reader.read();
+      assert(!chunk.done);
+      text += decoder.decode(chunk.value, { stream: true });
+    }
+    const keys = [...text.matchAll(/"Key":"([^"]+)"/g)].map((m) => m[1]);
+    assertEquals(keys, ["first", ...Array.from({ length: 40 }, (_, i) => `k${i}`)]);
+    await reader.cancel();
+    await data.log.applyRetention(data.store.checkpointIndex);
+    assert(data.log.firstIndex > 1, "released once the subscriber is gone");
   } finally {
     hub.close();
     await data.close();

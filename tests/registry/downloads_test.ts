@@ -183,3 +183,29 @@ Deno.test("a private box is invisible to others in box, version, provider, metad
     await f.stop();
   }
 });
+
+Deno.test("emitted URLs use WHARF_PUBLIC_URL, else the Host the client used", async () => {
+  const f = await startRegistry({ WHARF_PUBLIC_URL: "https://boxes.example.com" });
+  try {
+    const alice = await createUser(f, "alice");
+    await publishExternal(f, alice, "alice/devbox");
+    const meta = await f.api.get("/alice/devbox");
+    assertEquals(meta.body.versions[0].providers[0].url, `https://boxes.example.com${DL}`);
+    const box = await f.api.get("/api/v1/box/alice/devbox");
+    assertEquals(
+      box.body.versions[0].release_url,
+      "https://boxes.example.com/api/v1/box/alice/devbox/version/1.0.0/release",
+    );
+  } finally {
+    await f.stop();
+  }
+  const g = await startRegistry();
+  try {
+    const alice = await createUser(g, "alice");
+    await publishExternal(g, alice, "alice/devbox");
+    const proxied = await g.api.get("/alice/devbox", { headers: { "X-Forwarded-Host": "evil.example.com" } });
+    assertEquals(proxied.body.versions[0].providers[0].url, g.srv.url + DL);
+  } finally {
+    await g.stop();
+  }
+});

@@ -237,3 +237,26 @@ Deno.test("ten wrong two-factor codes within 15 minutes are throttled with 429",
     await f.stop();
   }
 });
+
+Deno.test("five wrong codes void the current SMS code", async () => {
+  const f = await startRegistry();
+  try {
+    await createUser(f, "alice", { mobile: "+15551231234", two_factor_enabled: true });
+    await f.api.post("/api/v1/two-factor/request-code", {
+      two_factor: { delivery_method: "sms" },
+      user: creds,
+    });
+    const code = (await outboxLines(f))[0]!.code;
+    const wrong = code === "111111" ? "222222" : "111111";
+    for (let i = 0; i < 5; i++) {
+      assertEquals(
+        (await f.api.post("/api/v1/authenticate", { user: creds, two_factor: { code: wrong } })).status,
+        406,
+      );
+    }
+    const voided = await f.api.post("/api/v1/authenticate", { user: creds, two_factor: { code } });
+    assertEquals(voided.status, 406);
+  } finally {
+    await f.stop();
+  }
+});

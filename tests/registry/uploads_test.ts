@@ -261,3 +261,26 @@ Deno.test("a download in flight during a re-upload still gets the whole old file
     await f.stop();
   }
 });
+
+Deno.test("uploads into a delinquent namespace are refused with 402 at every step", async () => {
+  const { f, alice } = await setup();
+  try {
+    const { upload_path } = await prepare(f, alice);
+    const direct = await prepare(f, alice, true);
+    assertEquals((await putBytes(direct.upload_path, bytes(100))).status, 200);
+    await f.api.put("/api/v1/admin/users/alice", { delinquent: true }, { token: f.admin });
+    const put = await putBytes(upload_path, bytes(100));
+    assertEquals(put.status, 402);
+    assertEquals(put.body.errors, ["Namespace 'alice' is delinquent on billing; writes are disabled!"]);
+    assertEquals((await f.api.get(`${P}/upload`, { token: alice })).status, 402);
+    assertEquals(
+      (await f.api.put(new URL(direct.callback!).pathname, undefined, { token: alice })).status,
+      402,
+    );
+    // The id survives a refused PUT: it works once the namespace is in good standing again.
+    await f.api.put("/api/v1/admin/users/alice", { delinquent: false }, { token: f.admin });
+    assertEquals((await putBytes(upload_path, bytes(100))).status, 200);
+  } finally {
+    await f.stop();
+  }
+});

@@ -18,8 +18,9 @@ Deno.test({
     try {
       const { api, aliceToken, bobToken } = await bootstrapRegistry(server.url);
       const box1 = await buildBoxFile(alice.root, "devbox-1.box");
-      const box2 = await buildBoxFile(alice.root, "devbox-2.box");
-      const box3 = await buildBoxFile(alice.root, "devbox-3.box");
+      // 3 MiB: large enough that curl sends `Expect: 100-continue` on the upload PUT.
+      const box2 = await buildBoxFile(alice.root, "devbox-2.box", { fillerBytes: 3 * 1024 * 1024 });
+      const box3 = await buildBoxFile(alice.root, "devbox-3.box", { fillerBytes: 3 * 1024 * 1024 });
 
       await t.step("auth login --token stores the token and whoami names its user", async () => {
         const login = await alice.vagrant(["cloud", "auth", "login", "--token", aliceToken]);

@@ -1,0 +1,181 @@
+// Hostile traffic against every auth-method route and the server's own routes (/health, OIDC landing pages):
+// never a 5xx, errors as Boundary's `{kind, message}` JSON, no stack traces, nothing the admin can see
+// changed and nothing written outside the data dir. Seeded fast-check; WHARF_HOSTILE_RUNS scales it.
+
+import fc from "fast-check";
+import { assert, assertEquals } from "../helpers/assert.ts";
+import { anyBody, fillPath, hostilePath, hostileQuery, nested, wrongTypedBody } from "./arbitraries.ts";
+import { runs, seed, send } from "./check.ts";
+import { authBodyTargets, authEndpoints, oddMethods, serverEndpoints } from "./targets.ts";
+import { assertFilesContained, closeWorld, openWorld, snapshot } from "./world.ts";
+
+const encoder = new TextEncoder();
+
+/** Credentials that must leave the caller anonymous (spec §7.6: a bad token makes the caller anonymous). */
+const badCredentials = fc.constantFrom<Record<string, string>>(
+  {},
+  { Authorization: "Bearer at_AAAAAAAAAA_s1" + "1".repeat(44) },
+  { Authorization: "Bearer " + "x".repeat(4000) },
+  { Authorization: "Basic YWRtaW46YWRtaW4tcGFzc3dvcmQtMQ==" },
+  { Authorization: "Bearer" },
+  { Authorization: "bearer %00../../" },
+  { Cookie: "wt-js-token-cookie=at_AAAAA; wt-http-token-cookie=AAAA_s1zzz" },
+  { Cookie: "wt-js-token-cookie=" + "%".repeat(300) },
+);
+
+const all = [...authEndpoints, ...serverEndpoints];
+const writes = authEndpoints.filter((e) => e.method === "POST" || e.method === "PATCH");
+const withPlaceholder = authEndpoints.filter((e) => e.template.includes("{"));
+
+/** Bodies that are not a JSON object, or not JSON, or too big or too deep to be one. */
+const notAnObjectBody = fc.oneof(
+  fc.constantFrom("{", "[1,", '{"version":', "\u0000", "null", "[]", "42", '"s"', "true", "\ufeff{}")
+    .map((s) => encoder.encode(s)),
+  fc.constantFrom(1_100_000, 2_000_000).map((n) => encoder.encode(`{"name":"${"y".repeat(n)}"}`)),
+  fc.constantFrom(5_000, 100_000).map((d) => encoder.encode(nested(d, "array"))),
+  fc.uint8Array({ minLength: 1, maxLength: 64 }).filter((b) => b[0] !== 0x7b && b[0] !== 0x20),
+);
+
+Deno.test({
+  name: "auth-method routes refuse hostile requests without 5xx, in Boundary's shape, changing nothing",
+  async fn(t) {
+    const world = await openWorld();
+    const { server, valid } = world;
+    const adminHeaders = { Authorization: `Bearer ${world.admin.token}` };
+    try {
+      const before = await snapshot(world);
+
+      await t.step("anonymous or bad-token requests with any path, method and body", async () => {
+        const request = fc.record({
+          endpoint: fc.constantFrom(...all),
+          hostile: fc.boolean(),
+          credentials: badCredentials,
+          body: anyBody,
+          odd: fc.option(fc.constantFrom("PATCH", "PUT", "OPTIONS", "TRACE", "PROPFIND", "DELETE"), {
+            nil: undefined,
+          }),
+        }).chain((r) =>
+          (r.hostile ? hostilePath(r.endpoint.template, valid, true) : fc.constant(fillPath(r.endpoint.template, valid)))
+            .map((path) => ({ ...r, path }))
+        );
+        await fc.assert(
+          fc.asyncProperty(request, async (r) => {
+            const method = r.odd ?? r.endpoint.method;
+            const response = await send(server.url, method, r.path, r.credentials, r.body);
+            // Anonymous callers may only list methods, authenticate and follow callbacks (§9).
+            if (/^\/v1\/(scopes|accounts|users|auth-tokens)/.test(r.path) && method !== "OPTIONS") {
+              assert(response.status >= 400, `anonymous request accepted: ${method} ${r.path} → ${response.status}`);
+            }
+          }),
+          { numRuns: runs * 3, seed },
+        );
+      });
+
+      await t.step("the admin's requests with a hostile id in the path", async () => {
+        const request = fc.constantFrom(...withPlaceholder).chain((endpoint) =>
+          fc.record({ endpoint: fc.constant(endpoint), path: hostilePath(endpoint.template, valid, false), body: anyBody })
+        );
+        await fc.assert(
+          fc.asyncProperty(request, async ({ endpoint, path, body }) => {
+            const r = await send(server.url, endpoint.method, path, adminHeaders, body);
+            assert(r.status >= 400, `hostile id accepted: ${endpoint.method} ${path} → ${r.status}`);
+          }),
+          { numRuns: runs * 2, seed },
+        );
+      });
+
+      await t.step("the admin's odd methods on real paths", async () => {
+        const templates = [...new Set(all.map((e) => e.template))];
+        for (const template of templates) {
+          for (const method of oddMethods(template, all)) {
+            const r = await send(server.url, method, fillPath(template, valid), adminHeaders, "{}");
+            assert(r.status === 404 || r.status === 405, `odd method: ${method} ${template} → ${r.status}`);
+          }
+        }
+      });
+
+      await t.step("the admin's writes with malformed, huge or deeply nested bodies", async () => {
+        const request = fc.record({ endpoint: fc.constantFrom(...writes), body: notAnObjectBody });
+        await fc.assert(
+          fc.asyncProperty(request, async ({ endpoint, body }) => {
+            const path = fillPath(endpoint.template, valid);
+            const r = await send(server.url, endpoint.method, path, adminHeaders, body);
+            assert(r.status >= 400, `bad body accepted: ${endpoint.method} ${path} → ${r.status}`);
+          }),
+          { numRuns: runs * 2, seed },
+        );
+      });
+
+      const targets = authBodyTargets(world.ids);
+      await t.step("the admin's writes with a wrongly typed field (or a 100 KB value) anywhere", async () => {
+        const request = fc.constantFrom(...targets).chain((target) =>
+          wrongTypedBody(target).map((body) => ({ target, body }))
+        );
+        await fc.assert(
+          fc.asyncProperty(request, async ({ target, body }) => {
+            const r = await send(server.url, target.method, target.path, adminHeaders, body.text);
+            assert(
+              r.status === 400 || (target.failsAnyway && r.status >= 400),
+              `wrong ${body.field} accepted: ${target.method} ${target.path} ${body.text.slice(0, 200)} → ${r.status}`,
+            );
+          }),
+          { numRuns: runs * 4, seed },
+        );
+      });
+
+      await t.step("the admin's writes with unknown keys where the spec refuses them", async () => {
+        for (const target of targets.filter((x) => x.strictKeys)) {
+          for (const key of ["zzz_unknown", "__proto__", "Name\u0000"]) {
+            const body = target.strictKeys === "top"
+              ? { ...target.base, [key]: "x" }
+              : { ...target.base, attributes: { ...target.base.attributes as object, [key]: "x" } };
+            const text = JSON.stringify(body);
+            const r = await send(server.url, target.method, target.path, adminHeaders, text);
+            assertEquals(r.status, 400, `unknown ${key} accepted: ${target.method} ${target.path} → ${r.text}`);
+          }
+        }
+      });
+
+      await t.step("bad query parameters on lists and callbacks, as admin and anonymous", async () => {
+        const lists: Array<[string, string[]]> = [
+          ["/v1/auth-methods", ["scope_id", "recursive", "filter", "list_token", "page_size"]],
+          ["/v1/scopes", ["scope_id", "recursive", "filter", "list_token", "page_size"]],
+          ["/v1/accounts", ["auth_method_id", "filter", "list_token", "page_size"]],
+          ["/v1/users", ["scope_id", "recursive", "filter", "list_token", "page_size"]],
+          ["/v1/auth-methods/oidc:authenticate:callback", ["code", "state", "error", "error_description"]],
+          [`/v1/auth-methods/${valid.oidc}:authenticate:callback`, ["code", "state", "error", "error_uri"]],
+          ["/authentication-error", ["error", "error_description"]],
+          ["/authentication-complete", ["x"]],
+          ["/health", ["index"]],
+        ];
+        const base: Record<string, string> = {
+          "/v1/auth-methods": "scope_id=global&",
+          "/v1/accounts": `auth_method_id=${valid.method}&`,
+          "/v1/users": "scope_id=global&",
+        };
+        const request = fc.record({
+          list: fc.constantFrom(...lists),
+          admin: fc.boolean(),
+          keepBase: fc.boolean(),
+        }).chain((r) => hostileQuery(r.list[1]).map((query) => ({ ...r, query })));
+        await fc.assert(
+          fc.asyncProperty(request, async ({ list, admin, keepBase, query }) => {
+            const prefix = keepBase ? base[list[0]] ?? "" : "";
+            await send(server.url, "GET", `${list[0]}?${prefix}${query}`, admin ? adminHeaders : {});
+          }),
+          { numRuns: runs * 3, seed },
+        );
+      });
+
+      await t.step("nothing the admin can see changed", async () => {
+        assertEquals(await snapshot(world), before);
+      });
+
+      await t.step("nothing was written outside the data directory", async () => {
+        await assertFilesContained(world, (ok, message) => assert(ok, message));
+      });
+    } finally {
+      await closeWorld(world);
+    }
+  },
+});

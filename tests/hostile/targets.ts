@@ -1,0 +1,355 @@
+// Every route of the auth-method and events families (and the server's own), read from routes/*/mod.ts and
+// the files they import, as templates; and the write bodies with the JSON type of each known field.
+
+export interface Endpoint {
+  method: string;
+  /** `{placeholder}` segments are filled from the seeded world's ids or with hostile segments. */
+  template: string;
+  /** Long-lived answers (the event stream) that the raw client cannot read to the end. */
+  streaming?: boolean;
+}
+
+const pair = (methods: string[], template: string): Endpoint[] => methods.map((method) => ({ method, template }));
+
+export const authEndpoints: Endpoint[] = [
+  ...pair(["GET", "POST"], "/v1/auth-methods"),
+  ...pair(["GET"], "/v1/auth-methods/oidc:authenticate:callback"),
+  ...pair(["GET"], "/v1/auth-methods/{oidc}:authenticate:callback"),
+  ...pair(["POST"], "/v1/auth-methods/{method}:authenticate"),
+  ...pair(["POST"], "/v1/auth-methods/{oidc}:change-state"),
+  ...pair(["GET", "PATCH", "DELETE"], "/v1/auth-methods/{method}"),
+  ...pair(["GET", "POST"], "/v1/scopes"),
+  ...pair(["GET", "PATCH", "DELETE"], "/v1/scopes/{scope}"),
+  ...pair(["GET", "POST"], "/v1/accounts"),
+  ...pair(["POST"], "/v1/accounts/{account}:set-password"),
+  ...pair(["POST"], "/v1/accounts/{account}:change-password"),
+  ...pair(["GET", "PATCH", "DELETE"], "/v1/accounts/{account}"),
+  ...pair(["GET"], "/v1/users"),
+  ...pair(["GET", "PATCH"], "/v1/users/{user}"),
+  ...pair(["GET", "DELETE"], "/v1/auth-tokens/{authtoken}"),
+];
+
+export const serverEndpoints: Endpoint[] = [
+  ...pair(["GET", "HEAD"], "/health"),
+  ...pair(["GET"], "/authentication-complete"),
+  ...pair(["GET"], "/authentication-error"),
+];
+
+export const eventsEndpoints: Endpoint[] = [
+  ...pair(["GET"], "/v1/agent/health"),
+  { method: "GET", template: "/v1/event/stream", streaming: true },
+  ...pair(["POST", "PUT"], "/v1/event/publish"),
+  ...pair(["POST", "PUT"], "/v1/acl/bootstrap"),
+  ...pair(["GET"], "/v1/acl/policies"),
+  ...pair(["POST", "PUT", "GET", "DELETE"], "/v1/acl/policy/{policy}"),
+  ...pair(["POST", "PUT"], "/v1/acl/token"),
+  ...pair(["GET"], "/v1/acl/token/self"),
+  ...pair(["GET"], "/v1/acl/tokens"),
+  ...pair(["POST", "PUT", "GET", "DELETE"], "/v1/acl/token/{accessor}"),
+  ...pair(["PUT", "POST", "GET"], "/v1/jobs"),
+  ...pair(["GET", "DELETE"], "/v1/job/{job}"),
+  ...pair(["PUT", "POST"], "/v1/node/register"),
+  ...pair(["GET"], "/v1/nodes"),
+  ...pair(["PUT", "POST"], "/v1/node/{node}/drain"),
+  ...pair(["PUT", "POST"], "/v1/node/{node}/eligibility"),
+  ...pair(["PUT", "POST"], "/v1/node/{node}/purge"),
+  ...pair(["GET"], "/v1/node/{node}"),
+];
+
+/** Methods no route declares for a template (HEAD falls back to GET, so it is never "odd" where GET exists). */
+export function oddMethods(template: string, all: Endpoint[]): string[] {
+  const declared = new Set(all.filter((e) => e.template === template).map((e) => e.method));
+  return ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "PROPFIND", "HEAD"].filter((m) =>
+    !declared.has(m) && !(m === "HEAD" && declared.has("GET"))
+  );
+}
+
+/** JSON types a field accepts; `time` = a string or duration whose every non-string/number form is wrong. */
+export type FieldType = "string" | "number" | "bool" | "array" | "object" | "stringMap" | "time";
+
+export interface FieldSpec {
+  path: (string | number)[];
+  type: FieldType;
+  /** The field has a documented length or pattern limit, so a 100 KB value must also be refused. */
+  bounded?: boolean;
+}
+
+/** One write endpoint: a body the server accepts as is, and its fields with their JSON types. */
+export interface BodyTarget {
+  method: string;
+  path: string;
+  base: Record<string, unknown>;
+  fields: FieldSpec[];
+  /** The base body already fails (a wrong password): the answer is checked, not required to be 4xx by type. */
+  failsAnyway?: boolean;
+  /** Unknown attribute or top-level keys alone must be refused (auth PATCH and attribute maps, D13). */
+  strictKeys?: "top" | "attributes";
+}
+
+const f = (type: FieldType, ...path: (string | number)[]): FieldSpec => ({ path, type });
+const bounded = (type: FieldType, ...path: (string | number)[]): FieldSpec => ({ path, type, bounded: true });
+const attrs = (type: FieldType, ...names: string[]) => names.map((n) => f(type, "attributes", n));
+
+export const oidcAttributeFields: FieldSpec[] = [
+  ...attrs("string", "issuer", "client_id", "client_secret", "api_url_prefix"),
+  ...attrs("number", "max_age"),
+  ...attrs(
+    "array",
+    "signing_algorithms",
+    "idp_ca_certs",
+    "allowed_audiences",
+    "claims_scopes",
+    "account_claim_maps",
+    "prompts",
+  ),
+  ...attrs("bool", "disable_discovered_config_validation"),
+];
+
+export const ldapAttributeFields: FieldSpec[] = [
+  ...attrs("array", "urls", "certificates", "account_attribute_maps"),
+  ...attrs("bool", "start_tls", "insecure_tls", "discover_dn", "anon_group_search", "enable_groups"),
+  ...attrs("bool", "use_token_groups"),
+  ...attrs("string", "upn_domain", "user_dn", "user_filter", "group_dn", "group_filter", "bind_dn"),
+  ...attrs("string", "user_attr", "group_attr", "client_certificate", "client_certificate_key"),
+  ...attrs("string", "bind_password", "dereference_aliases", "state"),
+  ...attrs("number", "maximum_page_size"),
+];
+
+const passwordAttributeFields = attrs("number", "min_login_name_length", "min_password_length");
+const common = [bounded("string", "name"), bounded("string", "description")];
+
+/** The ids of the seeded world that bodies and paths refer to. */
+export interface WorldIds {
+  passwordMethod: string;
+  oidcMethod: string;
+  ldapMethod: string;
+  versions: Record<string, number>;
+  org: string;
+  aliceAccount: string;
+  aliceUser: string;
+  aliceToken: string;
+  policy: string;
+  clientAccessor: string;
+  node: string;
+  job: string;
+}
+
+export function authBodyTargets(w: WorldIds): BodyTarget[] {
+  const v = (id: string) => w.versions[id] ?? 1;
+  return [
+    {
+      method: "POST",
+      path: "/v1/auth-methods",
+      base: { scope_id: "global", type: "password", name: "fuzz-pw", attributes: { min_password_length: 9 } },
+      fields: [f("string", "scope_id"), f("string", "type"), ...common, f("number", "version")]
+        .concat(f("object", "attributes"), passwordAttributeFields),
+      strictKeys: "attributes",
+    },
+    {
+      method: "POST",
+      path: "/v1/auth-methods",
+      base: {
+        scope_id: "global",
+        type: "oidc",
+        name: "fuzz-oidc",
+        attributes: { client_id: "c", client_secret: "s", api_url_prefix: "https://wharf.example" },
+      },
+      fields: oidcAttributeFields,
+      strictKeys: "attributes",
+    },
+    {
+      method: "POST",
+      path: "/v1/auth-methods",
+      base: { scope_id: "global", type: "ldap", name: "fuzz-ldap", attributes: { urls: ["ldap://127.0.0.1:1"] } },
+      fields: ldapAttributeFields,
+      strictKeys: "attributes",
+    },
+    {
+      method: "PATCH",
+      path: `/v1/auth-methods/${w.passwordMethod}`,
+      base: { version: v(w.passwordMethod), description: "patched" },
+      fields: [...common, f("number", "version"), f("object", "attributes"), ...passwordAttributeFields],
+      strictKeys: "top",
+    },
+    {
+      method: "PATCH",
+      path: `/v1/auth-methods/${w.oidcMethod}`,
+      base: { version: v(w.oidcMethod), description: "patched" },
+      fields: oidcAttributeFields,
+      strictKeys: "top",
+    },
+    {
+      method: "PATCH",
+      path: `/v1/auth-methods/${w.ldapMethod}`,
+      base: { version: v(w.ldapMethod), description: "patched" },
+      fields: ldapAttributeFields,
+      strictKeys: "top",
+    },
+    {
+      method: "POST",
+      path: `/v1/auth-methods/${w.oidcMethod}:change-state`,
+      base: { version: v(w.oidcMethod), attributes: { state: "inactive" } },
+      fields: [f("number", "version"), f("object", "attributes"), ...attrs("string", "state")]
+        .concat(attrs("bool", "disable_discovered_config_validation")),
+    },
+    {
+      method: "POST",
+      path: `/v1/auth-methods/${w.passwordMethod}:authenticate`,
+      base: { command: "login", attributes: { login_name: "nobody", password: "not-the-password" } },
+      fields: [f("string", "command"), f("string", "type"), f("string", "token_type"), f("object", "attributes")]
+        .concat(attrs("string", "login_name", "password")),
+      failsAnyway: true,
+    },
+    {
+      method: "POST",
+      path: `/v1/auth-methods/${w.ldapMethod}:authenticate`,
+      base: { attributes: { login_name: "nobody", password: "not-the-password" } },
+      fields: [f("string", "command"), f("object", "attributes"), ...attrs("string", "login_name", "password")],
+      failsAnyway: true,
+    },
+    {
+      method: "POST",
+      path: "/v1/scopes",
+      base: { scope_id: "global", name: "fuzz-org" },
+      fields: [f("string", "scope_id"), ...common, f("number", "version")],
+    },
+    {
+      method: "PATCH",
+      path: `/v1/scopes/${w.org}`,
+      base: { version: v(w.org), description: "patched" },
+      fields: [...common, f("number", "version"), f("string", "primary_auth_method_id")],
+      strictKeys: "top",
+    },
+    {
+      method: "POST",
+      path: "/v1/accounts",
+      base: { auth_method_id: w.passwordMethod, attributes: { login_name: "fuzzacct", password: "fuzz-password-1" } },
+      fields: [f("string", "auth_method_id"), ...common, f("string", "type"), f("object", "attributes")]
+        .concat(bounded("string", "attributes", "login_name"), f("string", "attributes", "password")),
+      strictKeys: "attributes",
+    },
+    {
+      method: "PATCH",
+      path: `/v1/accounts/${w.aliceAccount}`,
+      base: { version: v(w.aliceAccount), description: "patched" },
+      fields: [...common, f("number", "version"), bounded("string", "attributes", "login_name")],
+      strictKeys: "top",
+    },
+    {
+      method: "POST",
+      path: `/v1/accounts/${w.aliceAccount}:set-password`,
+      base: { version: v(w.aliceAccount), password: "fuzz-password-2" },
+      fields: [f("number", "version"), f("string", "password")],
+    },
+    {
+      method: "POST",
+      path: `/v1/accounts/${w.aliceAccount}:change-password`,
+      base: { version: v(w.aliceAccount), current_password: "alice-password-1", new_password: "fuzz-password-3" },
+      fields: [f("number", "version"), f("string", "current_password"), f("string", "new_password")],
+    },
+    {
+      method: "PATCH",
+      path: `/v1/users/${w.aliceUser}`,
+      base: { version: v(w.aliceUser), description: "patched" },
+      fields: [...common, f("number", "version"), f("bool", "admin")],
+      strictKeys: "top",
+    },
+  ];
+}
+
+const job = (type: FieldType, name: string, isBounded = false) =>
+  isBounded ? bounded(type, "Job", name) : f(type, "Job", name);
+const node = (type: FieldType, ...names: string[]) => names.map((n) => f(type, "Node", n));
+const event = (type: FieldType, ...names: string[]) => names.map((n) => f(type, "Events", 0, n));
+
+export function eventsBodyTargets(w: WorldIds, freshNodeId: string): BodyTarget[] {
+  return [
+    {
+      method: "PUT",
+      path: "/v1/acl/policy/fuzz-policy",
+      base: { Name: "fuzz-policy", Description: "d", Rules: 'node { policy = "read" }' },
+      fields: [f("string", "Name"), bounded("string", "Description"), f("string", "Rules"), f("object", "JobACL")],
+    },
+    {
+      method: "PUT",
+      path: "/v1/acl/token",
+      base: { Name: "fuzz-token", Type: "client", Policies: [w.policy] },
+      fields: [bounded("string", "Name"), f("string", "Type"), f("array", "Policies"), f("bool", "Global")]
+        .concat(f("time", "ExpirationTime"), f("time", "ExpirationTTL"), f("array", "Roles")),
+    },
+    {
+      method: "POST",
+      path: `/v1/acl/token/${w.clientAccessor}`,
+      base: { AccessorID: w.clientAccessor, Name: "renamed", Type: "client", Policies: [w.policy] },
+      fields: [f("string", "AccessorID"), bounded("string", "Name"), f("string", "Type"), f("array", "Policies")]
+        .concat(f("bool", "Global")),
+    },
+    {
+      method: "PUT",
+      path: "/v1/node/register",
+      base: { Node: { ID: freshNodeId, Name: "fuzz-node" } },
+      // Not `Node` itself: {"Node":"x"} is read as a bare Node with defaults and registers one (see findings).
+      fields: [
+        ...node("string", "ID", "Name", "Datacenter", "HTTPAddr", "NodeClass", "NodePool", "Status"),
+        ...node("string", "SchedulingEligibility", "CgroupParent"),
+        ...node("stringMap", "Attributes", "Meta", "Links"),
+        ...node("bool", "TLSEnabled"),
+        ...node("object", "Drivers", "NodeResources", "ReservedResources"),
+      ],
+    },
+    {
+      method: "POST",
+      path: `/v1/node/${w.node}/drain`,
+      base: { DrainSpec: { Deadline: 3_600_000_000_000, IgnoreSystemJobs: false }, MarkEligible: false, Meta: {} },
+      fields: [
+        f("object", "DrainSpec"),
+        f("number", "DrainSpec", "Deadline"),
+        f("bool", "DrainSpec", "IgnoreSystemJobs"),
+        f("bool", "MarkEligible"),
+        f("stringMap", "Meta"),
+      ],
+    },
+    {
+      method: "POST",
+      path: `/v1/node/${w.node}/eligibility`,
+      base: { Eligibility: "ineligible" },
+      fields: [f("string", "Eligibility")],
+    },
+    {
+      method: "PUT",
+      path: "/v1/jobs",
+      base: { Job: { ID: "fuzz-job" } },
+      fields: [
+        f("object", "Job"),
+        ...["ID", "Name", "Type", "Namespace", "Region", "NodePool"].map((n) => job("string", n)),
+        job("number", "Priority"),
+        job("array", "Datacenters"),
+        job("stringMap", "Meta"),
+        job("object", "Periodic"),
+        job("object", "ParameterizedJob"),
+        job("bool", "AllAtOnce"),
+        job("bool", "Stop"),
+      ],
+    },
+    {
+      method: "POST",
+      path: "/v1/event/publish",
+      base: {
+        Events: [{ Topic: "Node", Type: "NodeEvent", Key: "k", Namespace: "", FilterKeys: null, Payload: { Node: {} } }],
+      },
+      fields: [
+        f("array", "Events"),
+        ...event("string", "Topic", "Type", "Key", "Namespace"),
+        ...event("array", "FilterKeys"),
+        ...event("object", "Payload"),
+      ],
+    },
+    {
+      method: "PUT",
+      path: "/v1/acl/bootstrap",
+      base: { BootstrapSecret: crypto.randomUUID() },
+      fields: [f("string", "BootstrapSecret")],
+      failsAnyway: true,
+    },
+  ];
+}
