@@ -1,0 +1,12 @@
+import { startBenchRegistry } from "./registry_server.ts";
+import { seedBoxes } from "./registry_seed.ts";
+import { runWrk } from "./lib.ts";
+const reg = await startBenchRegistry();
+await seedBoxes(reg.api, reg.token, "alice", 2000, 64);
+const path = "/api/v1/search?q=ubuntu&sort=downloads&order=desc&page=3&limit=10";
+const r = await runWrk(reg.server.url + path, { seconds: 5, connections: 50 });
+console.log("wrk child", r.requestsPerSec.toFixed(0), "req/s p50", r.p50ms, "p99", r.p99ms);
+console.log("stdout bytes", reg.server.stdout().length, "stderr bytes", reg.server.stderr().length);
+console.log(reg.server.stdout().slice(-600));
+console.log(reg.server.stderr().slice(-600));
+await reg.close();
