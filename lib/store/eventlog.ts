@@ -329,29 +329,33 @@ export class EventLog {
         let [index, offset] = await this.#seekPoint(seg, next);
         await file.seek(offset, Deno.SeekMode.Start);
         const buf = new Uint8Array(chunkBytes);
-        let carry = new Uint8Array(0);
+        // Pieces of a line that spans chunks; joined once, when its newline arrives.
+        let partial: Uint8Array[] = [];
+        let partialBytes = 0;
         // seg.bytes only counts durable bytes, and grows while this segment is the active one.
         while (offset < seg.bytes) {
           const n = await file.read(buf.subarray(0, Math.min(buf.length, seg.bytes - offset)));
           if (n === null || n === 0) break;
           offset += n;
-          let chunk = buf.subarray(0, n);
-          if (carry.length) {
-            const joined = new Uint8Array(carry.length + n);
-            joined.set(carry);
-            joined.set(chunk, carry.length);
-            chunk = joined;
-          }
+          const chunk = buf.subarray(0, n);
           let start = 0;
           for (let nl = chunk.indexOf(10, start); nl >= 0; nl = chunk.indexOf(10, start)) {
             if (index >= next) {
-              yield { index, line: decoder.decode(chunk.subarray(start, nl)) };
+              let bytes: Uint8Array = chunk.subarray(start, nl);
+              if (partialBytes) bytes = concat([...partial, bytes], partialBytes + bytes.length);
+              yield { index, line: decoder.decode(bytes) };
               next = index + 1;
             }
+            partial = [];
+            partialBytes = 0;
             index++;
             start = nl + 1;
           }
-          carry = chunk.slice(start);
+          if (start < n) {
+            // Copy: `buf` is reused by the next read.
+            partial.push(chunk.slice(start));
+            partialBytes += n - start;
+          }
         }
         const after = this.#segments[this.#segments.indexOf(seg) + 1];
         if (after && next < after.first) next = after.first;
@@ -430,6 +434,16 @@ export class EventLog {
     this.#file?.close();
     this.#file = undefined;
   }
+}
+
+function concat(parts: Uint8Array[], total: number): Uint8Array {
+  const out = new Uint8Array(total);
+  let offset = 0;
+  for (const p of parts) {
+    out.set(p, offset);
+    offset += p.length;
+  }
+  return out;
 }
 
 function byteLength(s: string): number {

@@ -169,3 +169,18 @@ Deno.test("a build error rejects only its own append", async () => {
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("event log reads lines larger than its read chunk intact", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const log = await EventLog.open(dir);
+    const big = "y".repeat(10_000);
+    for (let i = 0; i < 5; i++) await log.append(() => ({ Events: [], big: big + i }));
+    const lines: string[] = [];
+    for await (const { line } of log.read(2, 1024)) lines.push(JSON.parse(line).big);
+    assertEquals(lines, [1, 2, 3, 4].map((i) => big + i));
+    await log.close();
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
