@@ -60,6 +60,16 @@ export async function readJson(ctx: RequestContext, limit = ctx.maxBodyBytes): P
     throw new ApiError(400, "Request body is not valid UTF-8");
   }
   if (text.trim() === "") return undefined;
+  if (jsonDepth(text) > maxJsonDepth) {
+    // Deeper documents parse, but recursive code downstream (cloning, validation) would overflow its stack.
+    throw new ApiError(
+      400,
+      `Request body is not valid JSON: exceeded max depth of ${maxJsonDepth} nested levels`,
+      {
+        details: { malformedJson: true },
+      },
+    );
+  }
   try {
     return JSON.parse(text);
   } catch (err) {
@@ -67,6 +77,27 @@ export async function readJson(ctx: RequestContext, limit = ctx.maxBodyBytes): P
       details: { malformedJson: true },
     });
   }
+}
+
+/** Deepest nesting of arrays and objects a JSON body may have. */
+export const maxJsonDepth = 1000;
+
+/** The maximum nesting depth of `text` read as JSON (strings skipped), without parsing it. */
+export function jsonDepth(text: string): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++; // backslash: skip the escaped character
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 || c === 91) {
+      if (++depth > max) max = depth;
+    } else if (c === 125 || c === 93) depth--;
+  }
+  return max;
 }
 
 /** Reads the body as text (for HCL and other non-JSON bodies). */

@@ -89,7 +89,9 @@ export class BlobStore {
       }
       await file.syncData();
       file.close();
-      const digests = Object.fromEntries(wanted.map((n) => [n, hashes[n].digest("hex")])) as StoredBlob["digests"];
+      const digests = Object.fromEntries(
+        wanted.map((n) => [n, hashes[n].digest("hex")]),
+      ) as StoredBlob["digests"];
       if (options.expect && digests[options.expect.algorithm] !== options.expect.hex.toLowerCase()) {
         throw new ApiError(
           422,

@@ -87,7 +87,10 @@ export function applyLdapAttributes(a: AttrInput): AttrOutcome {
       if (!list) continue;
       if (list.length === 0) errors.add(path(key), "At least one URL is required.");
       const bad = list.find((u) => !validLdapUrl(u));
-      if (bad !== undefined) {
+      if (list.some(hasCredentials)) {
+        // Never echo such a URL: it would show the password it carries.
+        errors.add(path(key), "URLs must not carry a user or password: use bind_dn and bind_password.");
+      } else if (bad !== undefined) {
         errors.add(path(key), `Invalid URL "${bad}": use ldap:// or ldaps:// with a host.`);
       } else out.urls = list;
     } else if (boolFields.includes(key)) {
@@ -134,6 +137,15 @@ export function applyLdapAttributes(a: AttrInput): AttrOutcome {
   }
   checkClientCertificatePair(a, out, secrets, has);
   return { attributes: out, secrets };
+}
+
+function hasCredentials(raw: string): boolean {
+  try {
+    const u = new URL(raw);
+    return u.username !== "" || u.password !== "";
+  } catch {
+    return /^[a-z]+:\/\/[^/]*@/i.test(raw);
+  }
 }
 
 function validLdapUrl(raw: string): boolean {

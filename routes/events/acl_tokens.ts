@@ -199,6 +199,14 @@ export function createAclTokenRoutes(ctx: AppContext, acl: AclState, limits: Tok
   return [
     { method: ["POST", "PUT"], path: "/v1/acl/token", handler: create },
     { method: "GET", path: "/v1/acl/token/self", handler: self },
+    // Nomad answers writes to token/self as a wrong method, not as an accessor named "self".
+    {
+      method: ["POST", "PUT", "DELETE"],
+      path: "/v1/acl/token/self",
+      handler: () => {
+        throw new ApiError(405, "Invalid method", { headers: { Allow: "GET" } });
+      },
+    },
     { method: "GET", path: "/v1/acl/tokens", handler: list },
     { method: ["POST", "PUT"], path: accessor, handler: update },
     { method: "GET", path: accessor, handler: read },

@@ -29,6 +29,13 @@ export function invalidEligibility(value: unknown): ApiError {
 /** Decodes a register body (a Node, or `{"Node":{…}}`) into a node with registration defaults. */
 export function decodeRegistration(body: Record<string, unknown>, now: number): NodeDoc {
   const wrapped = member(body, "Node");
+  if (wrapped !== undefined && wrapped !== null && (typeof wrapped !== "object" || Array.isArray(wrapped))) {
+    const got = Array.isArray(wrapped) ? "array" : typeof wrapped === "string" ? "string" : typeof wrapped;
+    throw new ApiError(
+      400,
+      `Failed to decode request body: json: cannot unmarshal ${got} into Go struct field NodeRegisterRequest.Node of type structs.Node`,
+    );
+  }
   const raw = typeof wrapped === "object" && wrapped !== null && !Array.isArray(wrapped)
     ? wrapped as Record<string, unknown>
     : body;

@@ -150,6 +150,7 @@ Deno.test("auth method bad input gives 400 in Boundary's error shape, never 5xx"
       { scope_id: "global", type: "ldap", attributes: { urls: [] } },
       { scope_id: "global", type: "ldap", attributes: { urls: ["http://x"] } },
       { scope_id: "global", type: "ldap", attributes: { urls: ["ldap://x:99999"] } },
+      { scope_id: "global", type: "ldap", attributes: { urls: ["ldap://cn=admin:s3cret@ldap.example.org"] } },
       { scope_id: "global", type: "ldap", attributes: { ...ldapAttrs, state: "on" } },
       { scope_id: "global", type: "ldap", attributes: { ...ldapAttrs, start_tls: "yes" } },
       {

@@ -50,7 +50,11 @@ Deno.test("blobs: an upload over the cap or with a wrong checksum leaves nothing
       (e) => e instanceof ApiError && e.status === 413,
     );
     await assertRejects(
-      () => blobs.ingest(streamOf(data), { maxBytes: 1 << 20, expect: { algorithm: "sha1", hex: "00".repeat(20) } }),
+      () =>
+        blobs.ingest(streamOf(data), {
+          maxBytes: 1 << 20,
+          expect: { algorithm: "sha1", hex: "00".repeat(20) },
+        }),
       (e) => e instanceof ApiError && e.status === 422,
     );
     assertEquals(filesUnder(dir), []);
@@ -80,9 +84,15 @@ Deno.test("blobs: respond streams the whole body, a Range as 206, HEAD without b
     assertEquals(new Uint8Array(await part.arrayBuffer()), data.slice(10, 20));
     const head = await blobs.respond(sha256, new Request("http://x/", { method: "HEAD" }));
     assertEquals([head.status, head.body], [200, null]);
-    const past = await blobs.respond(sha256, new Request("http://x/", { headers: { Range: "bytes=999999-" } }));
+    const past = await blobs.respond(
+      sha256,
+      new Request("http://x/", { headers: { Range: "bytes=999999-" } }),
+    );
     assertEquals(past.status, 416);
-    const cached = await blobs.respond(sha256, new Request("http://x/", { headers: { "If-None-Match": `"${sha256}"` } }));
+    const cached = await blobs.respond(
+      sha256,
+      new Request("http://x/", { headers: { "If-None-Match": `"${sha256}"` } }),
+    );
     assertEquals(cached.status, 304);
   } finally {
     await Deno.remove(dir, { recursive: true });

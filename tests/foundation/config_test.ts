@@ -10,7 +10,12 @@ Deno.test("config defaults to 127.0.0.1:8080 and ./data", () => {
 Deno.test("config flags win over WHARF_* environment variables", () => {
   const env = { WHARF_HOST: "0.0.0.0", WHARF_PORT: "9000", WHARF_DATA_DIR: "/env", WHARF_LOG_LEVEL: "warn" };
   const fromEnv = loadConfig([], env);
-  assertEquals([fromEnv.host, fromEnv.port, fromEnv.dataDir, fromEnv.logLevel], ["0.0.0.0", 9000, "/env", "warn"]);
+  assertEquals([fromEnv.host, fromEnv.port, fromEnv.dataDir, fromEnv.logLevel], [
+    "0.0.0.0",
+    9000,
+    "/env",
+    "warn",
+  ]);
   const flags = loadConfig(["--host", "::1", "--port=0", "--data-dir", "/flag", "--log-level", "DEBUG"], env);
   assertEquals([flags.host, flags.port, flags.dataDir, flags.logLevel], ["::1", 0, "/flag", "debug"]);
 });

@@ -34,7 +34,9 @@ async function writeLoop(url: string, writer: number, round: number, acks: Ack[]
 
 async function readLogIndexes(dataDir: string): Promise<Map<number, string[]>> {
   const byIndex = new Map<number, string[]>();
-  const names = [...Deno.readDirSync(`${dataDir}/events`)].map((e) => e.name).filter((n) => n.endsWith(".ndjson"))
+  const names = [...Deno.readDirSync(`${dataDir}/events`)].map((e) => e.name).filter((n) =>
+    n.endsWith(".ndjson")
+  )
     .sort();
   let previous = 0;
   for (const name of names) {
@@ -65,7 +67,11 @@ Deno.test({
   sanitizeOps: false,
   async fn() {
     const dataDir = await Deno.makeTempDir({ prefix: "wharf-crash-" });
-    const env = { WHARF_TEST_ROUTES: "1", WHARF_CHECKPOINT_INTERVAL: "30ms", WHARF_EVENTS_SEGMENT_INDEXES: "500" };
+    const env = {
+      WHARF_TEST_ROUTES: "1",
+      WHARF_CHECKPOINT_INTERVAL: "30ms",
+      WHARF_EVENTS_SEGMENT_INDEXES: "500",
+    };
     const acked: Ack[] = [];
     try {
       for (let round = 0; round < rounds; round++) {
@@ -74,7 +80,10 @@ Deno.test({
         await verifyAcked(server.url, acked);
         const stop = { now: false };
         const roundAcks: Ack[] = [];
-        const loops = Array.from({ length: writers }, (_, w) => writeLoop(server.url, w, round, roundAcks, stop));
+        const loops = Array.from(
+          { length: writers },
+          (_, w) => writeLoop(server.url, w, round, roundAcks, stop),
+        );
         await new Promise((r) => setTimeout(r, 150 + Math.random() * 600));
         server.kill("SIGKILL");
         await server.status;
@@ -86,7 +95,10 @@ Deno.test({
       assert(acked.length > rounds * 10, `expected many acknowledged writes, got ${acked.length}`);
       const logIndexes = await readLogIndexes(dataDir);
       for (const a of acked) {
-        assert(logIndexes.get(a.index)?.includes(a.id), `acknowledged event ${a.index} (${a.id}) is in the log`);
+        assert(
+          logIndexes.get(a.index)?.includes(a.id),
+          `acknowledged event ${a.index} (${a.id}) is in the log`,
+        );
       }
       const final = await spawnServer(dataDir, env);
       await verifyAcked(final.url, acked);
@@ -106,12 +118,14 @@ async function verifyAcked(url: string, acked: Ack[]) {
   for (const a of acked) latest.set(a.id, Math.max(latest.get(a.id) ?? -1, a.seq));
   const ids = [...latest.keys()];
   for (let i = 0; i < ids.length; i += 32) {
-    await Promise.all(ids.slice(i, i + 32).map(async (id) => {
-      const res = await fetch(`${url}/v1/_test/items/${id}`);
-      assertEquals(res.status, 200, `acknowledged document ${id} is present`);
-      const stored = await res.json();
-      const seq = stored.doc.round * 1e6 + stored.doc.seq;
-      assert(seq >= latest.get(id)!, `${id} holds ${seq} >= acknowledged ${latest.get(id)}`);
-    }));
+    await Promise.all(
+      ids.slice(i, i + 32).map(async (id) => {
+        const res = await fetch(`${url}/v1/_test/items/${id}`);
+        assertEquals(res.status, 200, `acknowledged document ${id} is present`);
+        const stored = await res.json();
+        const seq = stored.doc.round * 1e6 + stored.doc.seq;
+        assert(seq >= latest.get(id)!, `${id} holds ${seq} >= acknowledged ${latest.get(id)}`);
+      }),
+    );
   }
 }

@@ -1,6 +1,11 @@
 import { assert, assertEquals, assertRejects } from "../helpers/assert.ts";
 import { EventLog } from "../../lib/store/eventlog.ts";
-import { DocumentStore, fileNameForId, idForFileName, VersionConflictError } from "../../lib/store/documents.ts";
+import {
+  DocumentStore,
+  fileNameForId,
+  idForFileName,
+  VersionConflictError,
+} from "../../lib/store/documents.ts";
 
 async function openStore(dir: string) {
   const log = await EventLog.open(`${dir}/events`);
@@ -20,7 +25,10 @@ Deno.test("documents: put, get, list and delete with compare-and-set on version"
     );
     const a2 = await store.put("test/items", "a", { n: 2 }, { ifVersion: 1 });
     assertEquals([a2.version, a2.doc], [2, { n: 2 }]);
-    await assertRejects(() => store.delete("test/items", "a", { ifVersion: 1 }), (e) => e instanceof VersionConflictError);
+    await assertRejects(
+      () => store.delete("test/items", "a", { ifVersion: 1 }),
+      (e) => e instanceof VersionConflictError,
+    );
     assertEquals(store.get("test/items", "a")?.doc, { n: 2 }, "a failed CAS leaves the document unchanged");
     await store.put("test/items", "b", { n: 3 });
     assertEquals([...store.list("test/items")].map((d) => d.id), ["a", "b"]);

@@ -37,7 +37,10 @@ Deno.test("event log shares one fsync among concurrent appends and keeps their o
     const results = await Promise.all(
       Array.from({ length: 200 }, (_, i) => log.append(body(`c${i}`), (b) => applied.push(b.index))),
     );
-    assertEquals(results.map((r) => r.index).sort((a, b) => a - b), Array.from({ length: 200 }, (_, i) => i + 1));
+    assertEquals(
+      results.map((r) => r.index).sort((a, b) => a - b),
+      Array.from({ length: 200 }, (_, i) => i + 1),
+    );
     assertEquals(applied, Array.from({ length: 200 }, (_, i) => i + 1));
     await log.close();
   } finally {
@@ -110,7 +113,11 @@ Deno.test("retention deletes only whole old segments that are checkpointed", asy
     assertEquals(log.firstIndex, 21);
     assertEquals(await log.applyRetention(45), 1, "31-40 holds indexes inside the newest 15");
     assertEquals(log.firstIndex, 31);
-    assertEquals(await collect(log, 1), Array.from({ length: 15 }, (_, i) => i + 31), "old index → oldest retained");
+    assertEquals(
+      await collect(log, 1),
+      Array.from({ length: 15 }, (_, i) => i + 31),
+      "old index → oldest retained",
+    );
     await log.close();
   } finally {
     await Deno.remove(dir, { recursive: true });

@@ -54,7 +54,10 @@ Deno.test("router routes a custom-verb path apart from the plain resource path",
 Deno.test("router renders 404 and 405 in the shape of the family that owns the path", async () => {
   const router = makeRouter();
   const reg404 = await call(router, "GET", "/api/v1/nothing");
-  assertEquals([reg404.status, await reg404.json()], [404, { errors: ["Resource not found!"], success: false }]);
+  assertEquals([reg404.status, await reg404.json()], [404, {
+    errors: ["Resource not found!"],
+    success: false,
+  }]);
   const auth405 = await call(router, "DELETE", "/v1/auth-methods/ampw_1:authenticate");
   assertEquals(auth405.status, 405);
   assertEquals(auth405.headers.get("Allow"), "POST");

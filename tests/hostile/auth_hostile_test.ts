@@ -21,6 +21,8 @@ const badCredentials = fc.constantFrom<Record<string, string>>(
   { Authorization: "bearer %00../../" },
   { Cookie: "wt-js-token-cookie=at_AAAAA; wt-http-token-cookie=AAAA_s1zzz" },
   { Cookie: "wt-js-token-cookie=" + "%".repeat(300) },
+  { Authorization: "Bearer \u00e9\u2603" },
+  { Cookie: "wt-js-token-cookie=\u00e9; wt-http-token-cookie=\u2603" },
 );
 
 const all = [...authEndpoints, ...serverEndpoints];
@@ -55,7 +57,9 @@ Deno.test({
             nil: undefined,
           }),
         }).chain((r) =>
-          (r.hostile ? hostilePath(r.endpoint.template, valid, true) : fc.constant(fillPath(r.endpoint.template, valid)))
+          (r.hostile
+            ? hostilePath(r.endpoint.template, valid, true)
+            : fc.constant(fillPath(r.endpoint.template, valid)))
             .map((path) => ({ ...r, path }))
         );
         await fc.assert(
@@ -64,7 +68,10 @@ Deno.test({
             const response = await send(server.url, method, r.path, r.credentials, r.body);
             // Anonymous callers may only list methods, authenticate and follow callbacks (§9).
             if (/^\/v1\/(scopes|accounts|users|auth-tokens)/.test(r.path) && method !== "OPTIONS") {
-              assert(response.status >= 400, `anonymous request accepted: ${method} ${r.path} → ${response.status}`);
+              assert(
+                response.status >= 400,
+                `anonymous request accepted: ${method} ${r.path} → ${response.status}`,
+              );
             }
           }),
           { numRuns: runs * 3, seed },
@@ -73,7 +80,11 @@ Deno.test({
 
       await t.step("the admin's requests with a hostile id in the path", async () => {
         const request = fc.constantFrom(...withPlaceholder).chain((endpoint) =>
-          fc.record({ endpoint: fc.constant(endpoint), path: hostilePath(endpoint.template, valid, false), body: anyBody })
+          fc.record({
+            endpoint: fc.constant(endpoint),
+            path: hostilePath(endpoint.template, valid, false),
+            body: anyBody,
+          })
         );
         await fc.assert(
           fc.asyncProperty(request, async ({ endpoint, path, body }) => {
@@ -116,7 +127,9 @@ Deno.test({
             const r = await send(server.url, target.method, target.path, adminHeaders, body.text);
             assert(
               r.status === 400 || (target.failsAnyway && r.status >= 400),
-              `wrong ${body.field} accepted: ${target.method} ${target.path} ${body.text.slice(0, 200)} → ${r.status}`,
+              `wrong ${body.field} accepted: ${target.method} ${target.path} ${
+                body.text.slice(0, 200)
+              } → ${r.status}`,
             );
           }),
           { numRuns: runs * 4, seed },
@@ -131,7 +144,11 @@ Deno.test({
               : { ...target.base, attributes: { ...target.base.attributes as object, [key]: "x" } };
             const text = JSON.stringify(body);
             const r = await send(server.url, target.method, target.path, adminHeaders, text);
-            assertEquals(r.status, 400, `unknown ${key} accepted: ${target.method} ${target.path} → ${r.text}`);
+            assertEquals(
+              r.status,
+              400,
+              `unknown ${key} accepted: ${target.method} ${target.path} → ${r.text}`,
+            );
           }
         }
       });
@@ -161,11 +178,46 @@ Deno.test({
         await fc.assert(
           fc.asyncProperty(request, async ({ list, admin, keepBase, query }) => {
             const prefix = keepBase ? base[list[0]] ?? "" : "";
-            await send(server.url, "GET", `${list[0]}?${prefix}${query}`, admin ? adminHeaders : {});
+            const r = await send(
+              server.url,
+              "GET",
+              `${list[0]}?${prefix}${query}`,
+              admin ? adminHeaders : {},
+            );
+            // The OIDC landing pages echo `error` into HTML: it must come back escaped.
+            assert(
+              !/<(script|img)/i.test(r.text),
+              `unescaped markup: ${list[0]}?${query} → ${r.text.slice(0, 300)}`,
+            );
           }),
           { numRuns: runs * 3, seed },
         );
       });
+
+      await t.step(
+        "bad update_mask values on every PATCH (with a stale version, so nothing can apply)",
+        async () => {
+          const patches = authEndpoints.filter((e) => e.method === "PATCH");
+          const request = fc.record({
+            endpoint: fc.constantFrom(...patches),
+            query: hostileQuery(["update_mask"]),
+          });
+          await fc.assert(
+            fc.asyncProperty(request, async ({ endpoint, query }) => {
+              const path = `${fillPath(endpoint.template, valid)}?${query}`;
+              const r = await send(
+                server.url,
+                "PATCH",
+                path,
+                adminHeaders,
+                '{"version":999,"description":"x"}',
+              );
+              assert(r.status === 400 || r.status === 409, `PATCH ${path.slice(0, 200)} → ${r.status}`);
+            }),
+            { numRuns: runs, seed },
+          );
+        },
+      );
 
       await t.step("nothing the admin can see changed", async () => {
         assertEquals(await snapshot(world), before);

@@ -56,9 +56,8 @@ export function checkAnswer(method: string, target: string, response: RawRespons
   }
 }
 
-
 /** Default run count per property; WHARF_HOSTILE_RUNS scales it, WHARF_HOSTILE_SEED changes the seed. */
-export const runs = Number(Deno.env.get("WHARF_HOSTILE_RUNS") ?? "60");
+export const runs = Number(Deno.env.get("WHARF_HOSTILE_RUNS") ?? "150");
 export const seed = Number(Deno.env.get("WHARF_HOSTILE_SEED") ?? "20261122");
 
 const encoder = new TextEncoder();

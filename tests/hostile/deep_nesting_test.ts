@@ -20,10 +20,18 @@ Deno.test("auth-method writes and filters answer deeply nested input without 5xx
       const deep = nested(depth, "object");
       const requests: Array<[string, string, string]> = [
         ["POST", "/v1/auth-methods", `{"scope_id":"global","type":"password","attributes":{"x":${deep}}}`],
-        ["POST", "/v1/auth-methods", `{"scope_id":"global","type":"password","name":"d${depth}","zzz":${deep}}`],
+        [
+          "POST",
+          "/v1/auth-methods",
+          `{"scope_id":"global","type":"password","name":"d${depth}","zzz":${deep}}`,
+        ],
         ["PATCH", `/v1/auth-methods/${ids.oidcMethod}`, `{"version":1,"attributes":{"prompts":${deep}}}`],
         ["POST", `/v1/auth-methods/${ids.passwordMethod}:authenticate`, `{"attributes":${deep}}`],
-        ["POST", "/v1/accounts", `{"auth_method_id":"${ids.passwordMethod}","attributes":{"login_name":${deep}}}`],
+        [
+          "POST",
+          "/v1/accounts",
+          `{"auth_method_id":"${ids.passwordMethod}","attributes":{"login_name":${deep}}}`,
+        ],
         ["POST", "/v1/scopes", `{"scope_id":"global","name":${deep}}`],
         ["PATCH", `/v1/users/${ids.aliceUser}`, `{"version":1,"admin":${deep}}`],
       ];
@@ -64,7 +72,11 @@ Deno.test("events writes answer deeply nested input without 5xx", async () => {
           `{"Events":[{"Topic":"Node","Type":"NodeEvent","Key":"k","Payload":{"Node":${deepObject}}}]}`,
         ],
         ["PUT", "/v1/acl/policy/deep", `{"Name":"deep","Rules":${JSON.stringify(deepObject)}}`],
-        ["PUT", "/v1/acl/policy/deep", `{"Name":"deep","Rules":${JSON.stringify("node " + "{".repeat(depth))}}`],
+        [
+          "PUT",
+          "/v1/acl/policy/deep",
+          `{"Name":"deep","Rules":${JSON.stringify("node " + "{".repeat(depth))}}`,
+        ],
         ["PUT", "/v1/acl/token", `{"Name":"deep","Type":"client","Policies":${deepArray}}`],
         ["PUT", "/v1/jobs", `{"Job":{"ID":"deep-a-${depth}","TaskGroups":${deepObject}}}`],
         ["PUT", "/v1/jobs", `{"Job":{"ID":"deep-b-${depth}","Zextra":${deepArray}}}`],

@@ -20,7 +20,10 @@ async function ok(c: Client, method: string, path: string, body?: unknown) {
 /** Reads the stream until a frame at or past `lastIndex` arrives (bounded), then cancels it. */
 async function readStream(url: string, token: string, lastIndex: number): Promise<string> {
   const abort = new AbortController();
-  const res = await fetch(`${url}/v1/event/stream?index=0`, { headers: { "X-Nomad-Token": token }, signal: abort.signal });
+  const res = await fetch(`${url}/v1/event/stream?index=0`, {
+    headers: { "X-Nomad-Token": token },
+    signal: abort.signal,
+  });
   assert(res.status === 200, `stream → ${res.status}`);
   const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
   let text = "";
@@ -55,7 +58,7 @@ Deno.test({
     try {
       const pki = await generateTestPki(pkiDir);
       const keyLines = pki.clientKeyPem.split("\n").filter((l) => l && !l.startsWith("-----"));
-      const secrets: Record<string, string> = {
+      const fixed = {
         adminPassword,
         oidcSecret: `oidc-client-secret-${unique()}`,
         oidcSecret2: `oidc-client-secret-two-${unique()}`,
@@ -68,6 +71,7 @@ Deno.test({
         wrongPassword: `wrong-password-${unique()}`,
         ldapUserPassword: `ldap-user-password-${unique()}`,
       };
+      const secrets: Record<string, string> = { ...fixed };
       const anon = new Client(child.url);
       const methods = await ok(anon, "GET", "/v1/auth-methods?scope_id=global");
       const pw: string = methods.items.find((m: { is_primary?: boolean }) => m.is_primary).id;
@@ -76,11 +80,15 @@ Deno.test({
       const oidc = await ok(admin, "POST", "/v1/auth-methods", {
         scope_id: "global",
         type: "oidc",
-        attributes: { client_id: "cid", client_secret: secrets.oidcSecret, api_url_prefix: "https://wharf.example" },
+        attributes: {
+          client_id: "cid",
+          client_secret: fixed.oidcSecret,
+          api_url_prefix: "https://wharf.example",
+        },
       });
       await ok(admin, "PATCH", `/v1/auth-methods/${oidc.id}`, {
         version: oidc.version,
-        attributes: { client_secret: secrets.oidcSecret2 },
+        attributes: { client_secret: fixed.oidcSecret2 },
       });
       const ldap = await ok(admin, "POST", "/v1/auth-methods", {
         scope_id: "global",
@@ -89,36 +97,36 @@ Deno.test({
           urls: ["ldap://127.0.0.1:1"],
           state: "active-public",
           bind_dn: "cn=reader,dc=example",
-          bind_password: secrets.bindPassword,
+          bind_password: fixed.bindPassword,
           client_certificate: pki.clientCertPem,
           client_certificate_key: pki.clientKeyPem,
         },
       });
       // A login against an unreachable directory goes through the LDAP error logging with the bind password set.
       await admin.post(`/v1/auth-methods/${ldap.id}:authenticate`, {
-        attributes: { login_name: "ldapuser", password: secrets.ldapUserPassword },
+        attributes: { login_name: "ldapuser", password: fixed.ldapUserPassword },
       });
       const account = await ok(admin, "POST", "/v1/accounts", {
         auth_method_id: pw,
-        attributes: { login_name: "bob", password: secrets.userPassword },
+        attributes: { login_name: "bob", password: fixed.userPassword },
       });
-      const userToken = await login(anon, pw, "bob", secrets.userPassword);
+      const userToken = await login(anon, pw, "bob", fixed.userPassword);
       const user = new Client(child.url, userToken);
       await ok(user, "POST", `/v1/accounts/${account.id}:change-password`, {
         version: account.version,
-        current_password: secrets.userPassword,
-        new_password: secrets.userPassword2,
+        current_password: fixed.userPassword,
+        new_password: fixed.userPassword2,
       });
       const afterChange = await ok(admin, "GET", `/v1/accounts/${account.id}`);
       await ok(admin, "POST", `/v1/accounts/${account.id}:set-password`, {
         version: afterChange.version,
-        password: secrets.userPassword3,
+        password: fixed.userPassword3,
       });
       const failed = await anon.post(`/v1/auth-methods/${pw}:authenticate`, {
-        attributes: { login_name: "bob", password: secrets.wrongPassword },
+        attributes: { login_name: "bob", password: fixed.wrongPassword },
       });
       assert(failed.status === 401, `wrong password → ${failed.status}`);
-      const bobToken = await login(anon, pw, "bob", secrets.userPassword3);
+      const bobToken = await login(anon, pw, "bob", fixed.userPassword3);
       secrets.adminToken = adminToken;
       secrets.bobToken = bobToken;
       secrets.bobTokenSecretPart = bobToken.slice(bobToken.indexOf("_s1") + 3);
@@ -133,15 +141,23 @@ Deno.test({
         });
         return { status: r.status, text: await r.text() };
       };
-      await nomad("PUT", "/v1/acl/policy/readnodes", { Name: "readnodes", Rules: 'node { policy = "read" }' });
+      await nomad("PUT", "/v1/acl/policy/readnodes", {
+        Name: "readnodes",
+        Rules: 'node { policy = "read" }',
+      });
       const clientToken = JSON.parse(
         (await nomad("PUT", "/v1/acl/token", { Name: "c", Type: "client", Policies: ["readnodes"] })).text,
       );
-      const manager = JSON.parse((await nomad("PUT", "/v1/acl/token", { Name: "m", Type: "management" })).text);
+      const manager = JSON.parse(
+        (await nomad("PUT", "/v1/acl/token", { Name: "m", Type: "management" })).text,
+      );
       secrets.managementSecret = management;
       secrets.clientSecret = clientToken.SecretID;
       secrets.managerSecret = manager.SecretID;
-      await nomad("PUT", "/v1/node/register", { Node: { ID: crypto.randomUUID(), SecretID: crypto.randomUUID() } });
+      secrets.nodeSecret = crypto.randomUUID();
+      await nomad("PUT", "/v1/node/register", {
+        Node: { ID: crypto.randomUUID(), SecretID: secrets.nodeSecret },
+      });
 
       const answers: Record<string, string> = {};
       const authReads = [
@@ -159,11 +175,24 @@ Deno.test({
         `/v1/auth-tokens/${adminToken.slice(0, 13)}`,
       ];
       for (const path of authReads) {
-        for (const [who, c] of [["admin", admin], ["bob", new Client(child.url, bobToken)], ["anon", anon]] as const) {
+        for (
+          const [who, c] of [["admin", admin], ["bob", new Client(child.url, bobToken)], [
+            "anon",
+            anon,
+          ]] as const
+        ) {
           answers[`${who} ${path}`] = JSON.stringify((await c.get(path)).body);
         }
       }
-      for (const path of ["/v1/acl/policies", "/v1/acl/policy/readnodes", "/v1/acl/tokens", "/v1/nodes", "/v1/jobs"]) {
+      for (
+        const path of [
+          "/v1/acl/policies",
+          "/v1/acl/policy/readnodes",
+          "/v1/acl/tokens",
+          "/v1/nodes",
+          "/v1/jobs",
+        ]
+      ) {
         answers[`management ${path}`] = (await nomad("GET", path)).text;
         answers[`client ${path}`] = (await nomad("GET", path, undefined, clientToken.SecretID)).text;
       }
@@ -171,17 +200,25 @@ Deno.test({
       answers["health"] = await (await fetch(`${child.url}/health`)).text();
       const lastIndex = JSON.parse(answers["health"]).index as number;
       answers["stream"] = await readStream(child.url, management, lastIndex);
-      assert(answers["stream"].includes('"ACLTokenUpserted"'), "the stream should carry the ACL token events");
+      assert(
+        answers["stream"].includes('"ACLTokenUpserted"'),
+        "the stream should carry the ACL token events",
+      );
 
       child.kill("SIGTERM");
       await withTimeout(child.status, 20_000, "server did not exit after SIGTERM");
       answers["stderr"] = child.stderr();
       answers["stdout"] = child.stdout();
-      assert(answers["stderr"].includes('"level":"debug"') || answers["stderr"].includes("request_id"), "no log");
+      assert(
+        answers["stderr"].includes('"level":"debug"') || answers["stderr"].includes("request_id"),
+        "no log",
+      );
       for (const path of await listTree(dataDir)) {
         const info = await Deno.stat(`${dataDir}/${path}`);
         if (!info.isFile) continue;
-        answers[`data file ${path}`] = new TextDecoder("latin1").decode(await Deno.readFile(`${dataDir}/${path}`));
+        answers[`data file ${path}`] = new TextDecoder("latin1").decode(
+          await Deno.readFile(`${dataDir}/${path}`),
+        );
       }
 
       const leaks: string[] = [];

@@ -1,5 +1,5 @@
 // Every route of the auth-method and events families (and the server's own), read from routes/*/mod.ts and
-// the files they import, as templates; and the write bodies with the JSON type of each known field.
+// the files they import, as templates; and the auth family's write bodies with the JSON type of each known field.
 
 export interface Endpoint {
   method: string;
@@ -9,7 +9,8 @@ export interface Endpoint {
   streaming?: boolean;
 }
 
-const pair = (methods: string[], template: string): Endpoint[] => methods.map((method) => ({ method, template }));
+const pair = (methods: string[], template: string): Endpoint[] =>
+  methods.map((method) => ({ method, template }));
 
 export const authEndpoints: Endpoint[] = [
   ...pair(["GET", "POST"], "/v1/auth-methods"),
@@ -86,8 +87,12 @@ export interface BodyTarget {
   strictKeys?: "top" | "attributes";
 }
 
-const f = (type: FieldType, ...path: (string | number)[]): FieldSpec => ({ path, type });
-const bounded = (type: FieldType, ...path: (string | number)[]): FieldSpec => ({ path, type, bounded: true });
+export const f = (type: FieldType, ...path: (string | number)[]): FieldSpec => ({ path, type });
+export const bounded = (type: FieldType, ...path: (string | number)[]): FieldSpec => ({
+  path,
+  type,
+  bounded: true,
+});
 const attrs = (type: FieldType, ...names: string[]) => names.map((n) => f(type, "attributes", n));
 
 export const oidcAttributeFields: FieldSpec[] = [
@@ -160,7 +165,12 @@ export function authBodyTargets(w: WorldIds): BodyTarget[] {
     {
       method: "POST",
       path: "/v1/auth-methods",
-      base: { scope_id: "global", type: "ldap", name: "fuzz-ldap", attributes: { urls: ["ldap://127.0.0.1:1"] } },
+      base: {
+        scope_id: "global",
+        type: "ldap",
+        name: "fuzz-ldap",
+        attributes: { urls: ["ldap://127.0.0.1:1"] },
+      },
       fields: ldapAttributeFields,
       strictKeys: "attributes",
     },
@@ -196,7 +206,12 @@ export function authBodyTargets(w: WorldIds): BodyTarget[] {
       method: "POST",
       path: `/v1/auth-methods/${w.passwordMethod}:authenticate`,
       base: { command: "login", attributes: { login_name: "nobody", password: "not-the-password" } },
-      fields: [f("string", "command"), f("string", "type"), f("string", "token_type"), f("object", "attributes")]
+      fields: [
+        f("string", "command"),
+        f("string", "type"),
+        f("string", "token_type"),
+        f("object", "attributes"),
+      ]
         .concat(attrs("string", "login_name", "password")),
       failsAnyway: true,
     },
@@ -204,7 +219,32 @@ export function authBodyTargets(w: WorldIds): BodyTarget[] {
       method: "POST",
       path: `/v1/auth-methods/${w.ldapMethod}:authenticate`,
       base: { attributes: { login_name: "nobody", password: "not-the-password" } },
-      fields: [f("string", "command"), f("object", "attributes"), ...attrs("string", "login_name", "password")],
+      fields: [
+        f("string", "command"),
+        f("object", "attributes"),
+        ...attrs("string", "login_name", "password"),
+      ],
+      failsAnyway: true,
+    },
+    {
+      method: "POST",
+      path: `/v1/auth-methods/${w.oidcMethod}:authenticate`,
+      base: { command: "token", attributes: { token_id: "not-a-token-id" } },
+      fields: [f("string", "command"), f("object", "attributes"), ...attrs("string", "token_id")],
+      failsAnyway: true,
+    },
+    {
+      method: "POST",
+      path: `/v1/auth-methods/${w.oidcMethod}:authenticate`,
+      base: { command: "callback", attributes: { code: "c", state: "s" } },
+      fields: [...attrs("string", "code", "state", "error", "error_description")],
+      failsAnyway: true,
+    },
+    {
+      method: "POST",
+      path: `/v1/auth-methods/${w.oidcMethod}:authenticate`,
+      base: { command: "start", attributes: { roundtrip_payload: { a: 1 } } },
+      fields: [f("string", "command"), f("object", "attributes"), ...attrs("object", "roundtrip_payload")],
       failsAnyway: true,
     },
     {
@@ -223,7 +263,10 @@ export function authBodyTargets(w: WorldIds): BodyTarget[] {
     {
       method: "POST",
       path: "/v1/accounts",
-      base: { auth_method_id: w.passwordMethod, attributes: { login_name: "fuzzacct", password: "fuzz-password-1" } },
+      base: {
+        auth_method_id: w.passwordMethod,
+        attributes: { login_name: "fuzzacct", password: "fuzz-password-1" },
+      },
       fields: [f("string", "auth_method_id"), ...common, f("string", "type"), f("object", "attributes")]
         .concat(bounded("string", "attributes", "login_name"), f("string", "attributes", "password")),
       strictKeys: "attributes",
@@ -244,7 +287,11 @@ export function authBodyTargets(w: WorldIds): BodyTarget[] {
     {
       method: "POST",
       path: `/v1/accounts/${w.aliceAccount}:change-password`,
-      base: { version: v(w.aliceAccount), current_password: "alice-password-1", new_password: "fuzz-password-3" },
+      base: {
+        version: v(w.aliceAccount),
+        current_password: "alice-password-1",
+        new_password: "fuzz-password-3",
+      },
       fields: [f("number", "version"), f("string", "current_password"), f("string", "new_password")],
     },
     {
@@ -253,103 +300,6 @@ export function authBodyTargets(w: WorldIds): BodyTarget[] {
       base: { version: v(w.aliceUser), description: "patched" },
       fields: [...common, f("number", "version"), f("bool", "admin")],
       strictKeys: "top",
-    },
-  ];
-}
-
-const job = (type: FieldType, name: string, isBounded = false) =>
-  isBounded ? bounded(type, "Job", name) : f(type, "Job", name);
-const node = (type: FieldType, ...names: string[]) => names.map((n) => f(type, "Node", n));
-const event = (type: FieldType, ...names: string[]) => names.map((n) => f(type, "Events", 0, n));
-
-export function eventsBodyTargets(w: WorldIds, freshNodeId: string): BodyTarget[] {
-  return [
-    {
-      method: "PUT",
-      path: "/v1/acl/policy/fuzz-policy",
-      base: { Name: "fuzz-policy", Description: "d", Rules: 'node { policy = "read" }' },
-      fields: [f("string", "Name"), bounded("string", "Description"), f("string", "Rules"), f("object", "JobACL")],
-    },
-    {
-      method: "PUT",
-      path: "/v1/acl/token",
-      base: { Name: "fuzz-token", Type: "client", Policies: [w.policy] },
-      fields: [bounded("string", "Name"), f("string", "Type"), f("array", "Policies"), f("bool", "Global")]
-        .concat(f("time", "ExpirationTime"), f("time", "ExpirationTTL"), f("array", "Roles")),
-    },
-    {
-      method: "POST",
-      path: `/v1/acl/token/${w.clientAccessor}`,
-      base: { AccessorID: w.clientAccessor, Name: "renamed", Type: "client", Policies: [w.policy] },
-      fields: [f("string", "AccessorID"), bounded("string", "Name"), f("string", "Type"), f("array", "Policies")]
-        .concat(f("bool", "Global")),
-    },
-    {
-      method: "PUT",
-      path: "/v1/node/register",
-      base: { Node: { ID: freshNodeId, Name: "fuzz-node" } },
-      // Not `Node` itself: {"Node":"x"} is read as a bare Node with defaults and registers one (see findings).
-      fields: [
-        ...node("string", "ID", "Name", "Datacenter", "HTTPAddr", "NodeClass", "NodePool", "Status"),
-        ...node("string", "SchedulingEligibility", "CgroupParent"),
-        ...node("stringMap", "Attributes", "Meta", "Links"),
-        ...node("bool", "TLSEnabled"),
-        ...node("object", "Drivers", "NodeResources", "ReservedResources"),
-      ],
-    },
-    {
-      method: "POST",
-      path: `/v1/node/${w.node}/drain`,
-      base: { DrainSpec: { Deadline: 3_600_000_000_000, IgnoreSystemJobs: false }, MarkEligible: false, Meta: {} },
-      fields: [
-        f("object", "DrainSpec"),
-        f("number", "DrainSpec", "Deadline"),
-        f("bool", "DrainSpec", "IgnoreSystemJobs"),
-        f("bool", "MarkEligible"),
-        f("stringMap", "Meta"),
-      ],
-    },
-    {
-      method: "POST",
-      path: `/v1/node/${w.node}/eligibility`,
-      base: { Eligibility: "ineligible" },
-      fields: [f("string", "Eligibility")],
-    },
-    {
-      method: "PUT",
-      path: "/v1/jobs",
-      base: { Job: { ID: "fuzz-job" } },
-      fields: [
-        f("object", "Job"),
-        ...["ID", "Name", "Type", "Namespace", "Region", "NodePool"].map((n) => job("string", n)),
-        job("number", "Priority"),
-        job("array", "Datacenters"),
-        job("stringMap", "Meta"),
-        job("object", "Periodic"),
-        job("object", "ParameterizedJob"),
-        job("bool", "AllAtOnce"),
-        job("bool", "Stop"),
-      ],
-    },
-    {
-      method: "POST",
-      path: "/v1/event/publish",
-      base: {
-        Events: [{ Topic: "Node", Type: "NodeEvent", Key: "k", Namespace: "", FilterKeys: null, Payload: { Node: {} } }],
-      },
-      fields: [
-        f("array", "Events"),
-        ...event("string", "Topic", "Type", "Key", "Namespace"),
-        ...event("array", "FilterKeys"),
-        ...event("object", "Payload"),
-      ],
-    },
-    {
-      method: "PUT",
-      path: "/v1/acl/bootstrap",
-      base: { BootstrapSecret: crypto.randomUUID() },
-      fields: [f("string", "BootstrapSecret")],
-      failsAnyway: true,
     },
   ];
 }

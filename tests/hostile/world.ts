@@ -66,7 +66,11 @@ export async function openWorld(): Promise<World> {
       scope_id: "global",
       type: "oidc",
       name: "seed-oidc",
-      attributes: { client_id: "cid", client_secret: "seed-client-secret", api_url_prefix: "https://wharf.example" },
+      attributes: {
+        client_id: "cid",
+        client_secret: "seed-client-secret",
+        api_url_prefix: "https://wharf.example",
+      },
     });
     const ldap = await must(admin, "POST", "/v1/auth-methods", {
       scope_id: "global",
@@ -103,14 +107,16 @@ export async function openWorld(): Promise<World> {
     await nomad(w, management, "PUT", "/v1/jobs", { Job: { ID: "seed-job" } });
 
     const versions: Record<string, number> = {};
-    for (const [id, path] of [
-      [passwordMethod, `/v1/auth-methods/${passwordMethod}`],
-      [oidc.id, `/v1/auth-methods/${oidc.id}`],
-      [ldap.id, `/v1/auth-methods/${ldap.id}`],
-      [org.id, `/v1/scopes/${org.id}`],
-      [alice.id, `/v1/accounts/${alice.id}`],
-      [aliceUserId, `/v1/users/${aliceUserId}`],
-    ] as const) versions[id] = (await must(admin, "GET", path)).version;
+    for (
+      const [id, path] of [
+        [passwordMethod, `/v1/auth-methods/${passwordMethod}`],
+        [oidc.id, `/v1/auth-methods/${oidc.id}`],
+        [ldap.id, `/v1/auth-methods/${ldap.id}`],
+        [org.id, `/v1/scopes/${org.id}`],
+        [alice.id, `/v1/accounts/${alice.id}`],
+        [aliceUserId, `/v1/users/${aliceUserId}`],
+      ] as const
+    ) versions[id] = (await must(admin, "GET", path)).version;
     const ids: WorldIds = {
       passwordMethod,
       oidcMethod: oidc.id,
@@ -252,7 +258,9 @@ export async function assertFilesContained(
   const tmp = await markerEntriesInTmp();
   check(JSON.stringify(tmp) === JSON.stringify(world.tmpBefore), `marker names appeared in /tmp: ${tmp}`);
   const inside = await listTree(`${world.parent}/${dataDirInParent}`);
-  const odd = inside.filter((p) => p.split("/").some((s) => s === ".." || s.includes(marker) || s.includes("\0")));
+  const odd = inside.filter((p) =>
+    p.split("/").some((s) => s === ".." || s.includes(marker) || s.includes("\0"))
+  );
   check(odd.length === 0, `odd names written in the data dir: ${JSON.stringify(odd)}`);
   return inside;
 }
