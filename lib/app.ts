@@ -37,6 +37,8 @@ export interface RunningServer {
   url: string;
   port: number;
   data: DataDir;
+  /** Every route, in matching order (for introspection and tests). */
+  routes: readonly Route[];
   /** Stops accepting, ends streams, waits for in-flight requests (up to the grace period), closes the data dir. */
   shutdown(): Promise<void>;
   finished: Promise<void>;
@@ -74,7 +76,8 @@ export async function startServer(
     await data.close();
     throw err;
   }
-  const router = new Router(modules.flatMap((m) => m.routes), {
+  const routes = modules.flatMap((m) => m.routes);
+  const router = new Router(routes, {
     renderers: {
       registry: renderRegistryError,
       auth: renderAuthError,
@@ -115,6 +118,7 @@ export async function startServer(
     url: `http://${host}:${addr.port}`,
     port: addr.port,
     data,
+    routes,
     shutdown: stop,
     finished: server.finished,
   };

@@ -8,7 +8,7 @@ import type { DocWrite, EventInput, StoredDoc } from "../../lib/store/mod.ts";
 import { passwordDefaults } from "./attrs_password.ts";
 import { recordFailure } from "./authenticate.ts";
 import { assertAdminsRemain, deleteAccounts, emptyPlan } from "./cascade.ts";
-import { assertIdFormat, collections, isObject, nowIso } from "./common.ts";
+import { assertIdFormat, collections, isObject, lockKeys, nowIso } from "./common.ts";
 import { fieldError, FieldErrors, forbidden, notFound, unauthenticated, versionMismatch } from "./errors.ts";
 import {
   applyNameDescription,
@@ -120,7 +120,8 @@ export async function createAccount(svc: AuthService, ctx: RequestContext): Prom
     : checkPassword(attrs.password, method.doc, "attributes.password", errors);
   errors.throwIfAny();
   const passwordHash = password !== undefined ? await svc.hasher.hash(password) : undefined;
-  const created = await svc.state.store.transact([`auth/login/${methodId}/${loginName}`], () => {
+  const locks = [`auth/login/${methodId}/${loginName}`, lockKeys.method(methodId)];
+  const created = await svc.state.store.transact(locks, () => {
     if (!svc.state.method(methodId)) throw notFound();
     if (svc.state.accountByKey(methodId, loginName!)) {
       throw fieldError({
@@ -278,7 +279,7 @@ export async function updateAccount(svc: AuthService, ctx: RequestContext): Prom
 
 export async function removeAccount(svc: AuthService, ctx: RequestContext): Promise<Response> {
   const { id } = loadAccount(svc, ctx, false);
-  await svc.state.store.transact([`${collections.accounts}/${id}`], () => {
+  await svc.state.store.transact([`${collections.accounts}/${id}`, lockKeys.admins], () => {
     if (!svc.state.get(collections.accounts, id)) throw notFound();
     const plan = emptyPlan();
     deleteAccounts(svc.state, [id], plan, nowIso(), "account_deleted");

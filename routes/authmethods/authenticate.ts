@@ -11,7 +11,7 @@ import { ldapAuthenticate, type LdapMethodAttributes } from "./ldap_client.ts";
 import { methodIdPrefixes } from "./methods.ts";
 import { accountWithUser, userProfile } from "./principals.ts";
 import { type AuthService, readObjectBody } from "./service.ts";
-import type { MethodDoc, UserDoc } from "./state.ts";
+import type { AccountDoc, MethodDoc, UserDoc } from "./state.ts";
 import {
   cookiesSecure,
   mintToken,
@@ -155,19 +155,26 @@ async function passwordLogin(
     throw unableToAuthenticate();
   }
   svc.throttle.succeed(keys);
-  const writes: DocWrite[] = [];
-  if (account.doc.password_hash && svc.hasher.needsRehash(account.doc.password_hash)) {
-    const rehashed = await svc.hasher.hash(password);
-    writes.push({
-      collection: collections.accounts,
-      id: account.id,
-      doc: { ...account.doc, password_hash: rehashed },
-    });
-  }
-  return await issueAndDeliver(svc, ctx, req, identityLock(req.id, loginName), () => {
-    // The account may have been deleted while its password was being checked.
-    if (!svc.state.get(collections.accounts, account.id)) throw unableToAuthenticate();
-    return { userId: account.doc.user_id, accountId: account.id, writes };
+  const verifiedHash = account.doc.password_hash;
+  const rehashed = verifiedHash && svc.hasher.needsRehash(verifiedHash)
+    ? await svc.hasher.hash(password)
+    : undefined;
+  // The account's own lock orders this login with set-/change-password and deletes of the account.
+  const locks = [identityLock(req.id, loginName), `${collections.accounts}/${account.id}`];
+  return await issueAndDeliver(svc, ctx, req, locks, () => {
+    // The account may have been deleted, or its password replaced (revoking every token), while the
+    // password was being checked: a token minted now would outlive that revocation.
+    const cur = svc.state.get<AccountDoc>(collections.accounts, account.id);
+    if (!cur || cur.doc.password_hash !== verifiedHash) throw unableToAuthenticate();
+    const writes: DocWrite[] = rehashed
+      ? [{
+        collection: collections.accounts,
+        id: cur.id,
+        doc: { ...cur.doc, password_hash: rehashed },
+        ifVersion: cur.version,
+      }]
+      : [];
+    return { userId: cur.doc.user_id, accountId: cur.id, writes };
   });
 }
 
@@ -206,7 +213,7 @@ async function ldapLogin(
     svc,
     ctx,
     req,
-    identityLock(req.id, login),
+    [identityLock(req.id, login)],
     () => upsertExternalAccount(svc, req, login, attributes),
   );
 }
@@ -280,19 +287,18 @@ export function upsertExternalAccount(
   return { userId: existing.doc.user_id, accountId: existing.id, writes };
 }
 
-/** Commits a new token (plus `writes`) with its event and renders the login response. */
 /**
- * Commits a new token with its event and renders the login response. `resolve` runs inside the commit
- * under `lockKey`, so two first logins of one identity cannot create two accounts.
+ * Commits a new token (plus `resolve`'s writes) with its event and renders the login response. `resolve`
+ * runs inside the commit under `locks`, so two first logins of one identity cannot create two accounts.
  */
 async function issueAndDeliver(
   svc: AuthService,
   ctx: RequestContext,
   req: AuthRequest,
-  lockKey: string,
+  locks: string[],
   resolve: () => { userId: string; accountId: string; writes: DocWrite[] },
 ): Promise<Response> {
-  const { result: minted } = await svc.state.store.transact([lockKey], () => {
+  const { result: minted } = await svc.state.store.transact(locks, () => {
     if (!svc.state.method(req.id)) throw notFound();
     const who = resolve();
     const token = mintToken(svc.settings.tokens, { ...who, methodId: req.id, scopeId: req.method.scope_id });

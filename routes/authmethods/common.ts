@@ -20,6 +20,17 @@ export const collections = {
   tombstones: "auth/tombstones",
 } as const;
 
+/**
+ * Lock keys of invariants that span documents. Every write that can remove an admin takes `admins` (the
+ * last-admin rule reads all users); a child's create and its parent's delete share the parent's key, so a
+ * child is never committed under a parent that is being deleted.
+ */
+export const lockKeys = {
+  admins: "auth/admins",
+  scope: (id: string) => `auth/scope/${id}`,
+  method: (id: string) => `${collections.methods}/${id}`,
+} as const;
+
 /** Checks a path id against its allowed prefixes: 400 `id` when it is not of the form prefix_[A-Za-z0-9]+. */
 export function assertIdFormat(id: string, prefixes: readonly string[], field = "id"): void {
   const m = /^([a-z]+)_[A-Za-z0-9]+$/.exec(id);

@@ -5,7 +5,15 @@ import { json, type RequestContext } from "../../lib/http.ts";
 import type { StoredDoc } from "../../lib/store/mod.ts";
 import { asAttrs } from "./attrs_common.ts";
 import { assertAdminsRemain, deleteMethod, emptyPlan } from "./cascade.ts";
-import { assertIdFormat, collections, methodPrefix, type MethodType, methodTypes, nowIso } from "./common.ts";
+import {
+  assertIdFormat,
+  collections,
+  lockKeys,
+  methodPrefix,
+  type MethodType,
+  methodTypes,
+  nowIso,
+} from "./common.ts";
 import { fieldError, FieldErrors, notFound } from "./errors.ts";
 import { applyNameDescription, checkCreateVersion, rejectReadOnly } from "./fields.ts";
 import { listResponse, parseFilterParam, runList } from "./listing.ts";
@@ -70,7 +78,11 @@ export async function createMethod(svc: AuthService, ctx: RequestContext): Promi
   errors.throwIfAny();
   const scope = resolveScopeId(svc, body.scope_id);
   const id = prefixedId(methodPrefix[methodType]);
-  const locks = [`${collections.methods}/${id}`, ...(named.name ? [`auth/methodname/${scope.id}`] : [])];
+  const locks = [
+    lockKeys.method(id),
+    lockKeys.scope(scope.id),
+    ...(named.name ? [`auth/methodname/${scope.id}`] : []),
+  ];
   await svc.state.store.transact(locks, () => {
     if (!svc.state.scope(scope.id)) throw notFound();
     if (named.name && nameTaken(svc, scope.id, named.name, id)) {
@@ -125,7 +137,7 @@ export async function removeMethod(svc: AuthService, ctx: RequestContext): Promi
   const { id, actor, stored } = loadMethodForAdmin(svc, ctx);
   const existing = stored();
   await svc.state.store.transact(
-    [`${collections.methods}/${id}`, `auth/scope/${existing.doc.scope_id}`],
+    [lockKeys.method(id), lockKeys.scope(existing.doc.scope_id), lockKeys.admins],
     () => {
       const cur = svc.state.method(id);
       if (!cur) throw notFound();

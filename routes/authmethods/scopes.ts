@@ -5,7 +5,7 @@ import { json, type RequestContext } from "../../lib/http.ts";
 import type { StoredDoc } from "../../lib/store/mod.ts";
 import { VersionConflictError } from "../../lib/store/mod.ts";
 import { assertAdminsRemain, deleteMethod, emptyPlan } from "./cascade.ts";
-import { assertIdFormat, collections, nowIso, omitZero } from "./common.ts";
+import { assertIdFormat, collections, lockKeys, nowIso, omitZero } from "./common.ts";
 import { fieldError, FieldErrors, notFound, versionMismatch } from "./errors.ts";
 import {
   applyNameDescription,
@@ -174,7 +174,7 @@ export async function updateScope(svc: AuthService, ctx: RequestContext): Promis
   errors.throwIfAny();
   if (current.version !== version) throw versionMismatch(version, current.version);
   try {
-    await svc.state.store.transact([`auth/scope/${id}`, "auth/scopenames"], () => {
+    await svc.state.store.transact([lockKeys.scope(id), "auth/scopenames"], () => {
       if (next.name && nameInUse(svc, next.name, id)) {
         throw fieldError({ name: "name", description: "Name is already in use." });
       }
@@ -198,7 +198,7 @@ export async function deleteScope(svc: AuthService, ctx: RequestContext): Promis
   const { id, caller, stored } = loadScope(svc, ctx, true);
   if (id === "global") throw fieldError({ name: "id", description: "The global scope cannot be deleted." });
   stored();
-  await svc.state.store.transact([`auth/scope/${id}`], () => {
+  await svc.state.store.transact([lockKeys.scope(id), lockKeys.admins], () => {
     const cur = svc.state.scope(id);
     if (!cur) throw notFound();
     const now = nowIso();

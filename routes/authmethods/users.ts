@@ -3,7 +3,7 @@
 import { json, type RequestContext } from "../../lib/http.ts";
 import { VersionConflictError } from "../../lib/store/mod.ts";
 import { assertAdminsRemain, emptyPlan } from "./cascade.ts";
-import { assertIdFormat, collections, nowIso } from "./common.ts";
+import { assertIdFormat, collections, lockKeys, nowIso } from "./common.ts";
 import { fieldError, FieldErrors, forbidden, notFound, unauthenticated, versionMismatch } from "./errors.ts";
 import { applyNameDescription, fieldMask, requireVersion } from "./fields.ts";
 import { listResponse, parseFilterParam, runList } from "./listing.ts";
@@ -91,7 +91,7 @@ export async function updateUser(svc: AuthService, ctx: RequestContext): Promise
   errors.throwIfAny();
   if (stored.version !== version) throw versionMismatch(version, stored.version);
   try {
-    await svc.state.store.transact(["auth/admins"], () => {
+    await svc.state.store.transact([lockKeys.admins], () => {
       const cur = svc.state.get<UserDoc>(collections.users, id);
       if (!cur) throw notFound();
       if (cur.version !== version) throw versionMismatch(version, cur.version);

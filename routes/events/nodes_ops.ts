@@ -18,6 +18,7 @@ import { member, rfc3339, rfc3339Seconds } from "./nodes_http.ts";
 // At most 100 bytes so that any ID, even one stored under a hex file name, fits the document store.
 const nodePoolPattern = /^[a-zA-Z0-9-_]{1,128}$/;
 const nodeIdPattern = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$/;
+const maxUnixSeconds = 8.64e12;
 
 export function invalidEligibility(value: unknown): ApiError {
   return new ApiError(
@@ -65,6 +66,10 @@ export function decodeRegistration(body: Record<string, unknown>, now: number): 
   if (node.SchedulingEligibility === "") node.SchedulingEligibility = "eligible";
   if (!eligibilities.has(node.SchedulingEligibility)) throw invalidEligibility(node.SchedulingEligibility);
   if (node.StatusUpdatedAt === 0) node.StatusUpdatedAt = Math.floor(now / 1000);
+  // The register event's Timestamp is rendered from it: refuse what no date can hold (±8.64e12 s).
+  if (Math.abs(node.StatusUpdatedAt as number) > maxUnixSeconds) {
+    throw new ApiError(400, `invalid StatusUpdatedAt ${node.StatusUpdatedAt}: out of range`);
+  }
   // A drain given at registration makes the node ineligible, as Nomad's register does.
   if (node.DrainStrategy) node.SchedulingEligibility = "ineligible";
   node.ComputedClass = computedClass(node);

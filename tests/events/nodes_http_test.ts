@@ -342,3 +342,12 @@ withServer("node purge removes the node; unknown nodes are 404 node not found", 
   assertEquals(list.json, []);
   assertEquals(list.headers.get("X-Nomad-Index"), String(index));
 });
+
+withServer("node register refuses a StatusUpdatedAt no date can hold with 400, not 500", async (ts) => {
+  for (const at of [1e17, -1e17, 2 ** 62]) {
+    const r = await call(ts.url, "PUT", "/v1/node/register", { body: { ID: "far", StatusUpdatedAt: at } });
+    assertEquals(r.status, 400, r.text);
+    assertMatch(r.text, /StatusUpdatedAt/);
+  }
+  assertEquals(await register(ts, { ID: "near", StatusUpdatedAt: 1_700_000_000 }) > 0, true);
+});
