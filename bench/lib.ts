@@ -14,11 +14,18 @@ export function ratio(f: Figure): string {
 
 export function formatFigures(title: string, figures: Figure[]): string {
   const rows = figures.map((f) =>
-    `| ${f.name} | ${round(f.value)} ${f.unit} | ${f.baseline ? `${f.baseline.name}: ${round(f.baseline.value)} ${f.unit}` : "–"} | ${
-      ratio(f) || "–"
-    } | ${f.target ?? "–"} |`
+    `| ${f.name} | ${round(f.value)} ${f.unit} | ${
+      f.baseline ? `${f.baseline.name}: ${round(f.baseline.value)} ${f.unit}` : "–"
+    } | ${ratio(f) || "–"} | ${f.target ?? "–"} |`
   );
-  return [`### ${title}`, "", "| Measure | wharf | Baseline (same run) | Ratio | Target |", "|---|---|---|---|---|", ...rows, ""]
+  return [
+    `### ${title}`,
+    "",
+    "| Measure | wharf | Baseline (same run) | Ratio | Target |",
+    "|---|---|---|---|---|",
+    ...rows,
+    "",
+  ]
     .join("\n");
 }
 
@@ -55,7 +62,10 @@ export interface WrkResult {
 }
 
 /** Runs wrk with latency output and parses requests/s and latency percentiles. */
-export async function runWrk(url: string, options: { connections?: number; seconds?: number; threads?: number } = {}) {
+export async function runWrk(
+  url: string,
+  options: { connections?: number; seconds?: number; threads?: number } = {},
+) {
   const out = await new Deno.Command("wrk", {
     args: [
       `-t${options.threads ?? 2}`,
@@ -69,7 +79,11 @@ export async function runWrk(url: string, options: { connections?: number; secon
   }).output();
   const text = new TextDecoder().decode(out.stdout);
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(text)?.[1] ?? NaN);
-  return { requestsPerSec: rps, p50ms: latency(text, "50%"), p99ms: latency(text, "99%") } satisfies WrkResult;
+  return {
+    requestsPerSec: rps,
+    p50ms: latency(text, "50%"),
+    p99ms: latency(text, "99%"),
+  } satisfies WrkResult;
 }
 
 function latency(text: string, label: string): number {
@@ -80,7 +94,12 @@ function latency(text: string, label: string): number {
 }
 
 /** Starts a Deno child running `script` with args; resolves once it prints a line matching `ready`. */
-export async function startChild(script: string, args: string[], ready: RegExp, env: Record<string, string> = {}) {
+export async function startChild(
+  script: string,
+  args: string[],
+  ready: RegExp,
+  env: Record<string, string> = {},
+) {
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", script, ...args],
     stdout: "piped",
@@ -99,10 +118,14 @@ export async function startChild(script: string, args: string[], ready: RegExp, 
   (async () => {
     while (!(await reader.read()).done) { /* drain */ }
   })().catch(() => {});
-  return { child, match, stop: async () => {
-    try {
-      child.kill("SIGTERM");
-    } catch { /* gone */ }
-    await child.status;
-  } };
+  return {
+    child,
+    match,
+    stop: async () => {
+      try {
+        child.kill("SIGTERM");
+      } catch { /* gone */ }
+      await child.status;
+    },
+  };
 }

@@ -19,7 +19,12 @@ const router = new Router([...filler, {
   path: "/v1/agent/health",
   handler: () => json({ server: { ok: true, message: "ok" } }),
 }], {
-  renderers: { registry: renderEventsError, auth: renderEventsError, events: renderEventsError, server: renderEventsError },
+  renderers: {
+    registry: renderEventsError,
+    auth: renderEventsError,
+    events: renderEventsError,
+    server: renderEventsError,
+  },
   logger: createLogger("info", (l) => {
     if (logged.push(l) > 1000) logged.length = 0;
   }),

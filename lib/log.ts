@@ -35,6 +35,13 @@ function redact(fields: Record<string, unknown>): Record<string, unknown> {
   return out;
 }
 
+const needsEscape = /["\\\u0000-\u001f\u2028\u2029]/;
+
+/** A JSON string literal, without JSON.stringify for the common case of nothing to escape. */
+function jsonString(value: string): string {
+  return needsEscape.test(value) ? JSON.stringify(value) : `"${value}"`;
+}
+
 let isoMs = 0;
 let isoText = "";
 
@@ -63,21 +70,22 @@ export function createLogger(level: LogLevel, sink: (line: string) => void = wri
     access: (f) => {
       if (rank.info < rank[level]) return;
       sink(
-        `{"time":"${nowIso()}","level":"info","msg":"request","request_id":"${f.request_id}",` +
-          `"method":${JSON.stringify(f.method)},"path":${JSON.stringify(f.path)},"status":${f.status},` +
-          `"duration_ms":${f.duration_ms}}`,
+        `{"time":"${nowIso()}","level":"info","msg":"request","request_id":"${f.request_id}","method":${
+          jsonString(f.method)
+        },"path":${jsonString(f.path)},"status":${f.status},"duration_ms":${f.duration_ms}}`,
       );
     },
   };
 }
 
-let pending: string[] = [];
+let pending = "";
+let pendingLines = 0;
 let flushTimer: ReturnType<typeof setTimeout> | undefined;
 
 /** Buffers lines and writes them in one syscall shortly after: a log line per request must stay cheap. */
 function writeStderr(line: string): void {
-  pending.push(line);
-  if (pending.length >= 256) flushLogs();
+  pending += line + "\n";
+  if (++pendingLines >= 256) flushLogs();
   else flushTimer ??= setTimeout(flushLogs, 20);
 }
 
@@ -85,9 +93,10 @@ function writeStderr(line: string): void {
 export function flushLogs(): void {
   if (flushTimer !== undefined) clearTimeout(flushTimer);
   flushTimer = undefined;
-  if (pending.length === 0) return;
-  const text = pending.join("\n") + "\n";
-  pending = [];
+  if (pendingLines === 0) return;
+  const text = pending;
+  pending = "";
+  pendingLines = 0;
   try {
     const bytes = encoder.encode(text);
     let offset = 0;

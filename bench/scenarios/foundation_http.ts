@@ -9,13 +9,29 @@ export default async function run(): Promise<{ title: string; figures: Figure[];
   const dataDir = await Deno.makeTempDir({ prefix: "wharf-bench-http-" });
   const main = new URL("../../main.ts", import.meta.url).pathname;
   const wharf = await startChild(main, ["--port", "0", "--data-dir", dataDir], /listening on (\S+)/);
+  const quietDir = await Deno.makeTempDir({ prefix: "wharf-bench-http-" });
+  const quiet = await startChild(
+    main,
+    ["--port", "0", "--data-dir", quietDir, "--log-level", "warn"],
+    /listening on (\S+)/,
+  );
   const bytes = await (await fetch(`${wharf.match[1]}/v1/agent/health`)).text();
-  const plain = await startChild(new URL("../plain_server.ts", import.meta.url).pathname, [bytes], /listening on (\S+)/);
+  const plain = await startChild(
+    new URL("../plain_server.ts", import.meta.url).pathname,
+    [bytes],
+    /listening on (\S+)/,
+  );
   try {
-    const results = { wharf: [] as number[], plain: [] as number[], wharfP99: [] as number[] };
+    const results = {
+      wharf: [] as number[],
+      quiet: [] as number[],
+      plain: [] as number[],
+      wharfP99: [] as number[],
+    };
     for (let round = 0; round < 2; round++) {
       const p = await runWrk(`${plain.match[1]}/v1/agent/health`, { seconds });
       const w = await runWrk(`${wharf.match[1]}/v1/agent/health`, { seconds });
+      results.quiet.push((await runWrk(`${quiet.match[1]}/v1/agent/health`, { seconds })).requestsPerSec);
       results.plain.push(p.requestsPerSec);
       results.wharf.push(w.requestsPerSec);
       results.wharfP99.push(w.p99ms);
@@ -29,11 +45,23 @@ export default async function run(): Promise<{ title: string; figures: Figure[];
         unit: "req/s",
         baseline: { name: "Deno.serve, same bytes", value: mean(results.plain) },
         target: "≥ 0.9×",
-      }, { name: "wharf p99 latency", value: Math.max(...results.wharfP99), unit: "ms" }],
-      notes: [`rounds: wharf ${results.wharf.map(Math.round).join(", ")}; plain ${results.plain.map(Math.round).join(", ")}`],
+      }, {
+        name: "requests/s through the router, access log off (--log-level warn)",
+        value: mean(results.quiet),
+        unit: "req/s",
+        baseline: { name: "Deno.serve, same bytes", value: mean(results.plain) },
+        target: "≥ 0.9×",
+      }, { name: "wharf p99 latency (access log on)", value: Math.max(...results.wharfP99), unit: "ms" }],
+      notes: [
+        `rounds: wharf ${results.wharf.map(Math.round).join(", ")}; plain ${
+          results.plain.map(Math.round).join(", ")
+        }`,
+      ],
     };
   } finally {
     await wharf.stop();
+    await quiet.stop();
+    await Deno.remove(quietDir, { recursive: true });
     await plain.stop();
     await Deno.remove(dataDir, { recursive: true });
   }

@@ -7,7 +7,12 @@ import type { Figure } from "../lib.ts";
 const total = Number(Deno.env.get("BENCH_DOCS") ?? 100_000);
 
 function doc(i: number) {
-  return { name: `box-${i}`, owner: `user-${i % 500}`, description: "a benchmark document ".repeat(4), downloads: i };
+  return {
+    name: `box-${i}`,
+    owner: `user-${i % 500}`,
+    description: "a benchmark document ".repeat(4),
+    downloads: i,
+  };
 }
 
 async function openInChild(dir: string): Promise<{ ms: number; rssMiB: number; count: number }> {
@@ -55,7 +60,9 @@ export default async function run(): Promise<{ title: string; figures: Figure[];
     for (let i = 0; i < 10_000; i++) await again.store.put("test/items", `doc-${i}`, doc(i + 1));
     await again.close({ checkpoint: false });
     const withReplay = await openInChild(dir);
-    if (fromFiles.count !== total || withReplay.count !== total) throw new Error("documents missing after reopen");
+    if (fromFiles.count !== total || withReplay.count !== total) {
+      throw new Error("documents missing after reopen");
+    }
     return {
       title: `Document store: ${total.toLocaleString("en-US")} documents`,
       figures: [
@@ -72,8 +79,18 @@ export default async function run(): Promise<{ title: string; figures: Figure[];
           baseline: { name: "plain Map.get", value: mapPerSec },
         },
         { name: "start-up from checkpoint files", value: fromFiles.ms, unit: "ms", target: "< 2,000 ms" },
-        { name: "start-up replaying 10,000 log lines", value: withReplay.ms, unit: "ms", target: "< 2,000 ms" },
-        { name: "RSS after start-up", value: Math.max(fromFiles.rssMiB, withReplay.rssMiB), unit: "MiB", target: "< 300 MB" },
+        {
+          name: "start-up replaying 10,000 log lines",
+          value: withReplay.ms,
+          unit: "ms",
+          target: "< 2,000 ms",
+        },
+        {
+          name: "RSS after start-up",
+          value: Math.max(fromFiles.rssMiB, withReplay.rssMiB),
+          unit: "MiB",
+          target: "< 300 MB",
+        },
         { name: "checkpoint of all documents", value: checkpointMs, unit: "ms" },
       ],
       notes: [`hits ${hits}`],

@@ -13,6 +13,7 @@ import { fieldError, FieldErrors, forbidden, notFound, unauthenticated, versionM
 import {
   applyNameDescription,
   checkCreateVersion,
+  checkPatchKeys,
   fieldMask,
   rejectReadOnly,
   requireVersion,
@@ -26,9 +27,9 @@ import type { AccountDoc, ActorCaller, MethodDoc, TombstoneDoc, UserDoc } from "
 const accountPrefixes = ["acctpw", "acctoidc", "acctldap"];
 const readOnly = ["id", "scope", "created_time", "updated_time", "authorized_actions"];
 
-function minLengths(method: MethodDoc) {
-  const a = { ...passwordDefaults, ...method.attributes } as typeof passwordDefaults;
-  return a;
+/** The method's login-name and password minimums (its attributes over the defaults). */
+function minLengths(method: MethodDoc): typeof passwordDefaults {
+  return { ...passwordDefaults, ...method.attributes } as typeof passwordDefaults;
 }
 
 function checkLoginName(name: unknown, method: MethodDoc, errors: FieldErrors): string | undefined {
@@ -201,19 +202,12 @@ export async function updateAccount(svc: AuthService, ctx: RequestContext): Prom
   const { id, caller, stored } = loadAccount(svc, ctx, false);
   const body = await readObjectBody(ctx);
   const errors = new FieldErrors();
-  const allowed = new Set([
-    "name",
-    "description",
-    "version",
-    "attributes",
-    "type",
-    "auth_method_id",
-    ...readOnly,
-  ]);
-  for (const k of Object.keys(body)) {
-    if (readOnly.includes(k)) errors.add(k, "This field is read only.");
-    else if (!allowed.has(k)) errors.add(k, "Unknown field.");
-  }
+  checkPatchKeys(
+    body,
+    ["name", "description", "version", "attributes", "type", "auth_method_id"],
+    readOnly,
+    errors,
+  );
   if ("type" in body && body.type !== stored.doc.type) errors.add("type", "Cannot modify the resource type.");
   if ("auth_method_id" in body && body.auth_method_id !== stored.doc.auth_method_id) {
     errors.add("auth_method_id", "This field is read only.");

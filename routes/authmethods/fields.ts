@@ -40,6 +40,19 @@ export function rejectReadOnly(
   for (const key of readOnly) if (key in body) errors.add(key, "This field is read only.");
 }
 
+/** PATCH bodies: read-only keys and keys that are neither read-only nor `allowed` are field errors. */
+export function checkPatchKeys(
+  body: Record<string, unknown>,
+  allowed: readonly string[],
+  readOnly: readonly string[],
+  errors: FieldErrors,
+): void {
+  for (const key of Object.keys(body)) {
+    if (readOnly.includes(key)) errors.add(key, "This field is read only.");
+    else if (!allowed.includes(key)) errors.add(key, "Unknown field.");
+  }
+}
+
 /** Create: `version` absent or 0. */
 export function checkCreateVersion(body: Record<string, unknown>, errors: FieldErrors): void {
   if (!("version" in body) || body.version === 0 || body.version === null) return;

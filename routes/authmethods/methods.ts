@@ -22,7 +22,8 @@ import { type AuthService, readObjectBody } from "./service.ts";
 import { type MethodDoc, methodEvent, type ScopeDoc, type TombstoneDoc } from "./state.ts";
 
 export const methodIdPrefixes = Object.values(methodPrefix);
-const readOnlyTop = [
+/** Top-level keys a client may never write (create or PATCH). */
+export const readOnlyTop = [
   "id",
   "scope",
   "created_time",

@@ -8,40 +8,19 @@ import { asAttrs, type Attrs } from "./attrs_common.ts";
 import { incompleteFields, oidcStates } from "./attrs_oidc.ts";
 import { assertIdFormat, collections, isObject, methodTypeOfId, nowIso } from "./common.ts";
 import { fieldError, FieldErrors, notFound, versionMismatch } from "./errors.ts";
-import { applyNameDescription, fieldMask, requireVersion } from "./fields.ts";
-import { loadMethodForAdmin, methodIdPrefixes, nameTaken } from "./methods.ts";
+import { applyNameDescription, checkPatchKeys, fieldMask, requireVersion } from "./fields.ts";
+import { loadMethodForAdmin, methodIdPrefixes, nameTaken, readOnlyTop } from "./methods.ts";
 import { applyAttributes, renderMethod, storeSecrets } from "./methods_model.ts";
 import { type AuthService, readObjectBody } from "./service.ts";
 import { type ActorCaller, type MethodDoc, methodEvent } from "./state.ts";
 
-const readOnlyTop = [
-  "id",
-  "scope",
-  "created_time",
-  "updated_time",
-  "is_primary",
-  "authorized_actions",
-  "authorized_collection_actions",
-];
-const allowedTop = new Set([
-  "name",
-  "description",
-  "version",
-  "type",
-  "scope_id",
-  "attributes",
-  "dry_run",
-  ...readOnlyTop,
-]);
+const allowedTop = ["name", "description", "version", "type", "scope_id", "attributes", "dry_run"];
 
 export async function updateMethod(svc: AuthService, ctx: RequestContext): Promise<Response> {
   const { id, actor, stored } = loadMethodForAdmin(svc, ctx);
   const body = await readObjectBody(ctx);
   const errors = new FieldErrors();
-  for (const key of Object.keys(body)) {
-    if (readOnlyTop.includes(key)) errors.add(key, "This field is read only.");
-    else if (!allowedTop.has(key)) errors.add(key, "Unknown field.");
-  }
+  checkPatchKeys(body, allowedTop, readOnlyTop, errors);
   const idType = methodTypeOfId(id)!;
   if ("type" in body && body.type !== idType) errors.add("type", "Cannot modify the resource type.");
   if ("attributes" in body && body.attributes !== null && !isObject(body.attributes)) {

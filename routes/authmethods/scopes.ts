@@ -10,6 +10,7 @@ import { fieldError, FieldErrors, notFound, versionMismatch } from "./errors.ts"
 import {
   applyNameDescription,
   checkCreateVersion,
+  checkPatchKeys,
   fieldMask,
   rejectReadOnly,
   requireVersion,
@@ -135,18 +136,12 @@ export async function updateScope(svc: AuthService, ctx: RequestContext): Promis
   const { id, caller, stored } = loadScope(svc, ctx, true);
   const body = await readObjectBody(ctx);
   const errors = new FieldErrors();
-  const allowed = new Set([
-    "name",
-    "description",
-    "primary_auth_method_id",
-    "version",
-    "scope_id",
-    ...readOnly,
-  ]);
-  for (const k of Object.keys(body)) {
-    if (readOnly.includes(k)) errors.add(k, "This field is read only.");
-    else if (!allowed.has(k)) errors.add(k, "Unknown field.");
-  }
+  checkPatchKeys(
+    body,
+    ["name", "description", "primary_auth_method_id", "version", "scope_id"],
+    readOnly,
+    errors,
+  );
   errors.throwIfAny();
   const version = requireVersion(body);
   const mask = fieldMask(ctx.url, body, (p) => ["name", "description", "primary_auth_method_id"].includes(p));
@@ -177,6 +172,14 @@ export async function updateScope(svc: AuthService, ctx: RequestContext): Promis
     await svc.state.store.transact([lockKeys.scope(id), "auth/scopenames"], () => {
       if (next.name && nameInUse(svc, next.name, id)) {
         throw fieldError({ name: "name", description: "Name is already in use." });
+      }
+      // Method deletes hold this scope's lock: checked again here, the primary cannot be a deleted method.
+      const primary = next.primary_auth_method_id;
+      if (primary !== undefined && svc.state.method(primary)?.doc.scope_id !== id) {
+        throw fieldError({
+          name: "primary_auth_method_id",
+          description: "Must be the id of an auth method in this scope.",
+        });
       }
       return {
         writes: [{

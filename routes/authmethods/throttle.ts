@@ -15,6 +15,8 @@ interface KeyState {
   lockedUntil: number;
 }
 
+const maxTrackedKeys = 100_000;
+
 export class LoginThrottle {
   readonly settings: ThrottleSettings;
   #keys = new Map<string, KeyState>();
@@ -59,8 +61,19 @@ export class LoginThrottle {
   shouldReportThrottled(key: string, now = Date.now()): boolean {
     const last = this.#lastThrottledEvent.get(key) ?? 0;
     if (now - last < 60_000) return false;
+    if (this.#lastThrottledEvent.size >= maxTrackedKeys) {
+      // Entries older than a minute no longer suppress anything: drop them so a spray stays bounded.
+      for (const [k, t] of this.#lastThrottledEvent) {
+        if (now - t >= 60_000) this.#lastThrottledEvent.delete(k);
+      }
+    }
     this.#lastThrottledEvent.set(key, now);
     return true;
+  }
+
+  /** How many keys the throttle remembers (failure windows and throttled-event times). */
+  get trackedKeys(): number {
+    return this.#keys.size + this.#lastThrottledEvent.size;
   }
 
   #lockedUntil(key: string, now: number): number {
@@ -81,7 +94,7 @@ export class LoginThrottle {
 
   /** Keeps memory bounded under a spray of distinct names. */
   #sweep(now: number): void {
-    if (this.#keys.size < 100_000) return;
+    if (this.#keys.size < maxTrackedKeys) return;
     for (const [k, s] of this.#keys) {
       if (s.lockedUntil <= now && s.failures.every((t) => now - t >= this.settings.windowMs)) {
         this.#keys.delete(k);

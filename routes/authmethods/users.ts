@@ -5,7 +5,7 @@ import { VersionConflictError } from "../../lib/store/mod.ts";
 import { assertAdminsRemain, emptyPlan } from "./cascade.ts";
 import { assertIdFormat, collections, lockKeys, nowIso } from "./common.ts";
 import { fieldError, FieldErrors, forbidden, notFound, unauthenticated, versionMismatch } from "./errors.ts";
-import { applyNameDescription, fieldMask, requireVersion } from "./fields.ts";
+import { applyNameDescription, checkPatchKeys, fieldMask, requireVersion } from "./fields.ts";
 import { listResponse, parseFilterParam, runList } from "./listing.ts";
 import { filterIter, resolveScopeId } from "./methods.ts";
 import { renderUser } from "./principals.ts";
@@ -71,10 +71,7 @@ export async function updateUser(svc: AuthService, ctx: RequestContext): Promise
   const { id, caller, stored } = loadUser(svc, ctx, false);
   const body = await readObjectBody(ctx);
   const errors = new FieldErrors();
-  for (const k of Object.keys(body)) {
-    if (readOnly.includes(k)) errors.add(k, "This field is read only.");
-    else if (!["name", "description", "admin", "version"].includes(k)) errors.add(k, "Unknown field.");
-  }
+  checkPatchKeys(body, ["name", "description", "admin", "version"], readOnly, errors);
   errors.throwIfAny();
   const version = requireVersion(body);
   const mask = fieldMask(ctx.url, body, (p) => ["name", "description", "admin"].includes(p));

@@ -98,7 +98,7 @@ export function contentHash(fields: unknown[]): string {
 
 /** Looks a body key up case-insensitively (Nomad decodes JSON that way). */
 export function bodyField(body: Record<string, unknown>, name: string): unknown {
-  if (name in body) return body[name];
+  if (Object.hasOwn(body, name)) return body[name];
   const lower = name.toLowerCase();
   for (const [k, v] of Object.entries(body)) if (k.toLowerCase() === lower) return v;
   return undefined;

@@ -18,7 +18,10 @@ Deno.test("last-admin rule holds when a demotion and an account delete race", ()
       const { client: ivy } = await makeUser(f, `ivy${round}`);
       const users = (await f.admin.get("/v1/users?scope_id=global")).body.items;
       const ivyUser = users.find((u: { login_name?: string }) => u.login_name === `ivy${round}`);
-      const promoted = await f.admin.patch(`/v1/users/${ivyUser.id}`, { version: ivyUser.version, admin: true });
+      const promoted = await f.admin.patch(`/v1/users/${ivyUser.id}`, {
+        version: ivyUser.version,
+        admin: true,
+      });
       assertEquals(promoted.status, 200);
       const adminAccount = (await ivy.get(`/v1/accounts?auth_method_id=${f.primaryMethodId}`)).body.items
         .find((a: { attributes: { login_name: string } }) => a.attributes.login_name === "admin");
@@ -89,6 +92,33 @@ Deno.test("a login with the old password that races set-password leaves no usabl
       oldPassword = newPassword;
       if (loggedIn.status !== 200) continue;
       const rita = new Client(f.server.url, loggedIn.body.attributes.token);
-      assertEquals((await rita.get(`/v1/accounts/${accountId}`)).status, 401, `round ${round}: token survived`);
+      assertEquals(
+        (await rita.get(`/v1/accounts/${accountId}`)).status,
+        401,
+        `round ${round}: token survived`,
+      );
+    }
+  }));
+
+Deno.test("a scope's primary method set while that method is deleted does not dangle", () =>
+  withServer(async (f) => {
+    for (let round = 0; round < 4; round++) {
+      const m = await f.admin.post("/v1/auth-methods", { scope_id: "global", type: "password" });
+      assertEquals(m.status, 200);
+      const scope = (await f.admin.get("/v1/scopes/global")).body;
+      const [deleted, patched] = await Promise.all([
+        f.admin.delete(`/v1/auth-methods/${m.body.id}`),
+        f.admin.patch("/v1/scopes/global", { version: scope.version, primary_auth_method_id: m.body.id }),
+      ]);
+      assertEquals(deleted.status, 200);
+      const after = (await f.admin.get("/v1/scopes/global")).body;
+      assert(after.primary_auth_method_id !== m.body.id, `round ${round}: primary is a deleted method`);
+      if (patched.status === 200) {
+        // Put the bootstrap method back as primary for the next round.
+        await f.admin.patch("/v1/scopes/global", {
+          version: after.version,
+          primary_auth_method_id: f.primaryMethodId,
+        });
+      } else assertEquals(patched.status, 400);
     }
   }));
