@@ -241,33 +241,41 @@ export async function updateAccount(svc: AuthService, ctx: RequestContext): Prom
     }
   }
   errors.throwIfAny();
-  await commitAccount(svc, id, version, (cur) => {
-    if (
-      newLogin !== undefined && newLogin !== cur.doc.key &&
-      svc.state.accountByKey(cur.doc.auth_method_id, newLogin)
-    ) {
-      throw fieldError({
-        name: "attributes.login_name",
-        description: "Login name is already in use in this auth method.",
-      });
-    }
-    const now = nowIso();
-    const doc: AccountDoc = { ...next, updated_time: now };
-    if (newLogin !== undefined) {
-      doc.key = newLogin;
-      doc.attributes.login_name = newLogin;
-    }
-    const writes: DocWrite[] = [{ collection: collections.accounts, id, doc, ifVersion: version }];
-    const user = svc.state.get<UserDoc>(collections.users, cur.doc.user_id);
-    if (user && newLogin !== undefined) {
-      writes.push({
-        collection: collections.users,
-        id: user.id,
-        doc: { ...user.doc, ...userProfile(doc.attributes), updated_time: now },
-      });
-    }
-    return { writes };
-  }, newLogin ? [`auth/login/${stored.doc.auth_method_id}/${newLogin}`] : []);
+  await commitAccount(
+    svc,
+    id,
+    version,
+    (cur) => {
+      if (
+        newLogin !== undefined && newLogin !== cur.doc.key &&
+        svc.state.accountByKey(cur.doc.auth_method_id, newLogin)
+      ) {
+        throw fieldError({
+          name: "attributes.login_name",
+          description: "Login name is already in use in this auth method.",
+        });
+      }
+      const now = nowIso();
+      const doc: AccountDoc = { ...next, updated_time: now };
+      if (newLogin !== undefined) {
+        doc.key = newLogin;
+        doc.attributes.login_name = newLogin;
+      }
+      const writes: DocWrite[] = [{ collection: collections.accounts, id, doc, ifVersion: version }];
+      const user = svc.state.get<UserDoc>(collections.users, cur.doc.user_id);
+      if (user && newLogin !== undefined) {
+        writes.push({
+          collection: collections.users,
+          id: user.id,
+          doc: { ...user.doc, ...userProfile(doc.attributes), updated_time: now },
+        });
+      }
+      return { writes };
+    },
+    newLogin
+      ? [`auth/login/${stored.doc.auth_method_id}/${newLogin}`, `${collections.users}/${stored.doc.user_id}`]
+      : [],
+  );
   return json(renderAccount(svc.state, svc.state.get<AccountDoc>(collections.accounts, id)!, caller));
 }
 

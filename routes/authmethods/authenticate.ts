@@ -213,7 +213,7 @@ async function ldapLogin(
     svc,
     ctx,
     req,
-    [identityLock(req.id, login)],
+    identityLocks(svc, req.id, login),
     () => upsertExternalAccount(svc, req, login, attributes),
   );
 }
@@ -273,6 +273,7 @@ export function upsertExternalAccount(
       collection: collections.accounts,
       id: existing.id,
       doc: { ...existing.doc, attributes, updated_time: now },
+      ifVersion: existing.version,
     });
     const user = svc.state.get<UserDoc>(collections.users, existing.doc.user_id);
     if (user) {
@@ -281,6 +282,7 @@ export function upsertExternalAccount(
         collection: collections.users,
         id: user.id,
         doc: { ...rest, ...userProfile(attributes), updated_time: now },
+        ifVersion: user.version,
       });
     }
   }
@@ -313,6 +315,21 @@ async function issueAndDeliver(
 
 export function identityLock(methodId: string, key: string): string {
   return `auth/identity/${methodId}/${key}`;
+}
+
+/**
+ * Locks of an external login: its identity (so a first login creates one account) and, when the account
+ * exists, the locks of the account and its user, which order the login's profile refresh with PATCH and
+ * delete of them. Only logins under the identity lock create such accounts, so none appears in between.
+ */
+export function identityLocks(svc: AuthService, methodId: string, key: string): string[] {
+  const account = svc.state.accountByKey(methodId, key);
+  if (!account) return [identityLock(methodId, key)];
+  return [
+    identityLock(methodId, key),
+    `${collections.accounts}/${account.id}`,
+    `${collections.users}/${account.doc.user_id}`,
+  ];
 }
 
 export function deliverToken(

@@ -88,7 +88,7 @@ export async function updateUser(svc: AuthService, ctx: RequestContext): Promise
   errors.throwIfAny();
   if (stored.version !== version) throw versionMismatch(version, stored.version);
   try {
-    await svc.state.store.transact([lockKeys.admins], () => {
+    await svc.state.store.transact([lockKeys.admins, `${collections.users}/${id}`], () => {
       const cur = svc.state.get<UserDoc>(collections.users, id);
       if (!cur) throw notFound();
       if (cur.version !== version) throw versionMismatch(version, cur.version);

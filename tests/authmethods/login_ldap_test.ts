@@ -200,3 +200,42 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "an LDAP login that refreshes a profile while the account is deleted does not bring it back",
+  ignore,
+  async fn() {
+    const ldap = await startSlapd();
+    const api = await startAuthServer();
+    try {
+      const maps = [["mail=email", "cn=fullName"], ["mail=email"]];
+      const id = await createLdapMethod(api, "race", {
+        urls: [ldap.ldapUrl],
+        user_dn: peopleDn,
+        user_attr: "uid",
+        account_attribute_maps: maps[0],
+      });
+      for (let round = 0; round < 12; round++) {
+        const accountId = (await loginOk(api, id, "alice", users.alice.password)).account_id!;
+        // New maps make the next login rewrite the stored profile of this account.
+        const method = await api.call("GET", `/v1/auth-methods/${id}`);
+        const patched = await api.call("PATCH", `/v1/auth-methods/${id}`, {
+          version: method.body.version,
+          attributes: { account_attribute_maps: maps[(round + 1) % 2] },
+        });
+        assertEquals(patched.status, 200, JSON.stringify(patched.body));
+        // The delay varies so that the delete lands at different points of the login's directory round trip.
+        const [deleted] = await Promise.all([
+          new Promise((r) => setTimeout(r, round)).then(() => api.call("DELETE", `/v1/accounts/${accountId}`)),
+          login(api, id, "alice", users.alice.password),
+        ]);
+        assertEquals(deleted.status, 200);
+        const after = await api.call("GET", `/v1/accounts/${accountId}`);
+        assertEquals(after.status, 404, `round ${round}: deleted account came back`);
+      }
+    } finally {
+      await api.stop();
+      await ldap.stop();
+    }
+  },
+});

@@ -122,3 +122,24 @@ Deno.test("a scope's primary method set while that method is deleted does not da
       } else assertEquals(patched.status, 400);
     }
   }));
+
+Deno.test("renaming an account while its user is promoted loses neither change", () =>
+  withServer(async (f) => {
+    for (let round = 0; round < 6; round++) {
+      const { accountId } = await makeUser(f, `sam${round}`);
+      const account = (await f.admin.get(`/v1/accounts/${accountId}`)).body;
+      const user = (await f.admin.get("/v1/users?scope_id=global")).body.items
+        .find((u: { account_ids: string[] }) => u.account_ids.includes(accountId));
+      const [promoted, renamed] = await Promise.all([
+        f.admin.patch(`/v1/users/${user.id}`, { version: user.version, admin: true }),
+        f.admin.patch(`/v1/accounts/${accountId}`, {
+          version: account.version,
+          attributes: { login_name: `samuel${round}` },
+        }),
+      ]);
+      assertEquals(renamed.status, 200);
+      const after = (await f.admin.get(`/v1/users/${user.id}`)).body;
+      if (promoted.status === 200) assertEquals(after.admin, true, `round ${round}: promotion lost`);
+      assertEquals(after.login_name, `samuel${round}`);
+    }
+  }));
