@@ -1,5 +1,5 @@
-// Runs the load scenarios in bench/scenarios (all, or those whose name contains an argument) and prints
-// each one's figures as a Markdown table with its same-run baseline and ratio.
+// Runs the load scenarios in bench/scenarios and the standalone benchmark scripts (all, or those whose name
+// contains an argument) and prints each one's figures with its same-run baseline and ratio.
 
 import { type Figure, formatFigures } from "./lib.ts";
 
@@ -19,4 +19,19 @@ for (const name of names) {
   } catch (err) {
     console.log(`### ${name}\n\nfailed: ${err instanceof Error ? err.message : err}\n`);
   }
+}
+
+/** Benchmarks that run as their own process (they start servers, clients and fixtures of their own). */
+const scripts = ["events_publish.ts", "events_fanout.ts", "events_replay.ts", "authmethods_ldap.ts"];
+for (const name of scripts) {
+  if (filters.length && !filters.some((f) => name.includes(f))) continue;
+  console.log(`### ${name}\n`);
+  const started = performance.now();
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", new URL(`./${name}`, import.meta.url).pathname],
+    stdout: "inherit",
+    stderr: "inherit",
+  }).output();
+  const took = ((performance.now() - started) / 1000).toFixed(1);
+  console.log(`(script ${name} ${out.success ? "took" : "failed after"} ${took} s)\n`);
 }

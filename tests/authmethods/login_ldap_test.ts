@@ -226,7 +226,9 @@ Deno.test({
         assertEquals(patched.status, 200, JSON.stringify(patched.body));
         // The delay varies so that the delete lands at different points of the login's directory round trip.
         const [deleted] = await Promise.all([
-          new Promise((r) => setTimeout(r, round)).then(() => api.call("DELETE", `/v1/accounts/${accountId}`)),
+          new Promise((r) => setTimeout(r, round)).then(() =>
+            api.call("DELETE", `/v1/accounts/${accountId}`)
+          ),
           login(api, id, "alice", users.alice.password),
         ]);
         assertEquals(deleted.status, 200);
