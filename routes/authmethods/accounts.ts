@@ -3,13 +3,20 @@
 
 import { ApiError } from "../../lib/errors.ts";
 import { json, type RequestContext } from "../../lib/http.ts";
-import { VersionConflictError } from "../../lib/store/mod.ts";
 import type { DocWrite, EventInput, StoredDoc } from "../../lib/store/mod.ts";
 import { passwordDefaults } from "./attrs_password.ts";
 import { recordFailure } from "./authenticate.ts";
 import { assertAdminsRemain, deleteAccounts, emptyPlan } from "./cascade.ts";
 import { assertIdFormat, collections, isObject, lockKeys, nowIso } from "./common.ts";
-import { fieldError, FieldErrors, forbidden, notFound, unauthenticated, versionMismatch } from "./errors.ts";
+import {
+  fieldError,
+  FieldErrors,
+  forbidden,
+  notFound,
+  unauthenticated,
+  versioned,
+  versionMismatch,
+} from "./errors.ts";
 import {
   applyNameDescription,
   checkCreateVersion,
@@ -185,17 +192,12 @@ async function commitAccount(
   build: (cur: StoredDoc<AccountDoc>) => { writes: DocWrite[]; events?: EventInput[] },
   extraLocks: string[] = [],
 ): Promise<void> {
-  try {
-    await svc.state.store.transact([`${collections.accounts}/${id}`, ...extraLocks], () => {
-      const cur = svc.state.get<AccountDoc>(collections.accounts, id);
-      if (!cur) throw notFound();
-      if (cur.version !== version) throw versionMismatch(version, cur.version);
-      return build(cur);
-    });
-  } catch (err) {
-    if (err instanceof VersionConflictError) throw versionMismatch(err.expected, err.current);
-    throw err;
-  }
+  await versioned(svc.state.store.transact([`${collections.accounts}/${id}`, ...extraLocks], () => {
+    const cur = svc.state.get<AccountDoc>(collections.accounts, id);
+    if (!cur) throw notFound();
+    if (cur.version !== version) throw versionMismatch(version, cur.version);
+    return build(cur);
+  }));
 }
 
 export async function updateAccount(svc: AuthService, ctx: RequestContext): Promise<Response> {

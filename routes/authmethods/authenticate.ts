@@ -3,7 +3,7 @@
 
 import { ApiError } from "../../lib/errors.ts";
 import { json, type RequestContext } from "../../lib/http.ts";
-import type { DocWrite, EventInput } from "../../lib/store/mod.ts";
+import { type DocWrite, type EventInput, VersionConflictError } from "../../lib/store/mod.ts";
 import { asAttrs } from "./attrs_common.ts";
 import { assertIdFormat, collections, isObject, nowIso } from "./common.ts";
 import { failedPrecondition, fieldError, notFound } from "./errors.ts";
@@ -300,7 +300,7 @@ async function issueAndDeliver(
   locks: string[],
   resolve: () => { userId: string; accountId: string; writes: DocWrite[] },
 ): Promise<Response> {
-  const { result: minted } = await svc.state.store.transact(locks, () => {
+  const { result: minted } = await loginCommit(svc.state.store.transact(locks, () => {
     if (!svc.state.method(req.id)) throw notFound();
     const who = resolve();
     const token = mintToken(svc.settings.tokens, { ...who, methodId: req.id, scopeId: req.method.scope_id });
@@ -309,8 +309,21 @@ async function issueAndDeliver(
       events: [tokenIssuedEvent(token, req.delivery, ctx.clientIp)],
       result: token,
     };
-  });
+  }));
   return deliverToken(svc, ctx, req.command ?? "login", req.typeEcho, req.delivery, minted);
+}
+
+/**
+ * A login's commit: its account or user writes carry versions, and one changed by a write that does not
+ * share the login's locks (a cascade delete) makes the login fail as a login, not as a 500.
+ */
+export async function loginCommit<T>(commit: Promise<T>): Promise<T> {
+  try {
+    return await commit;
+  } catch (err) {
+    if (err instanceof VersionConflictError) throw unableToAuthenticate();
+    throw err;
+  }
 }
 
 export function identityLock(methodId: string, key: string): string {

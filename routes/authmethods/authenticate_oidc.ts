@@ -8,7 +8,13 @@ import { randomSecret } from "../../lib/ids.ts";
 import { sha256Hex } from "../../lib/crypto.ts";
 import { callbackUrl } from "./attrs_oidc.ts";
 import type { AuthRequest } from "./authenticate.ts";
-import { deliverToken, identityLocks, recordFailure, upsertExternalAccount } from "./authenticate.ts";
+import {
+  deliverToken,
+  identityLocks,
+  loginCommit,
+  recordFailure,
+  upsertExternalAccount,
+} from "./authenticate.ts";
 import { assertIdFormat, collections, isObject } from "./common.ts";
 import { failedPrecondition, fieldError, forbidden, notFound } from "./errors.ts";
 import type { AuthService } from "./service.ts";
@@ -268,7 +274,8 @@ async function finishLogin(
   if (fullName) attributes.full_name = fullName;
   if (email) attributes.email = email;
   const key = `${issuer}\u0000${subject}`;
-  const { result: minted } = await svc.state.store.transact(identityLocks(svc, attempt.methodId, key), () => {
+  const locks = identityLocks(svc, attempt.methodId, key);
+  const { result: minted } = await loginCommit(svc.state.store.transact(locks, () => {
     if (!svc.state.method(attempt.methodId)) throw notFound();
     const who = upsertExternalAccount(svc, { id: attempt.methodId, method }, key, attributes);
     const token = mintToken(svc.settings.tokens, {
@@ -281,7 +288,7 @@ async function finishLogin(
       events: [tokenIssuedEvent(token, attempt.delivery, ctx.clientIp)],
       result: token,
     };
-  });
+  }));
   attempt.token = minted;
   attempt.status = "ready";
 }

@@ -2,6 +2,7 @@
 
 import { ApiError } from "../../lib/errors.ts";
 import { json } from "../../lib/http.ts";
+import { VersionConflictError } from "../../lib/store/mod.ts";
 
 /** Kinds outside lib/errors' vocabulary (Boundary's list-token kind) travel in details.kindOverride. */
 export function renderAuthError(error: ApiError, requestId: string): Response {
@@ -68,3 +69,13 @@ export const invalidListToken = (message: string) =>
   new ApiError(400, message, { details: { kindOverride: "invalid list token" } });
 export const versionMismatch = (sent: number, current: number) =>
   new ApiError(409, `Version mismatch: request has version ${sent}, current version is ${current}.`);
+
+/** A commit of `ifVersion` writes: the store's version conflict becomes the 409 naming both versions. */
+export async function versioned<T>(commit: Promise<T>): Promise<T> {
+  try {
+    return await commit;
+  } catch (err) {
+    if (err instanceof VersionConflictError) throw versionMismatch(err.expected, err.current);
+    throw err;
+  }
+}

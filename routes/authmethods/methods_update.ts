@@ -3,11 +3,10 @@
 
 import { ApiError } from "../../lib/errors.ts";
 import { json, type RequestContext } from "../../lib/http.ts";
-import { VersionConflictError } from "../../lib/store/mod.ts";
 import { asAttrs, type Attrs } from "./attrs_common.ts";
 import { incompleteFields, oidcStates } from "./attrs_oidc.ts";
 import { assertIdFormat, collections, isObject, methodTypeOfId, nowIso } from "./common.ts";
-import { fieldError, FieldErrors, notFound, versionMismatch } from "./errors.ts";
+import { fieldError, FieldErrors, notFound, versioned, versionMismatch } from "./errors.ts";
 import { applyNameDescription, checkPatchKeys, fieldMask, requireVersion } from "./fields.ts";
 import { loadMethodForAdmin, methodIdPrefixes, nameTaken, readOnlyTop } from "./methods.ts";
 import { applyAttributes, renderMethod, storeSecrets } from "./methods_model.ts";
@@ -132,27 +131,22 @@ async function commitMethodUpdate(
   eventType: string,
   extra: Record<string, unknown>,
 ): Promise<void> {
-  try {
-    await svc.state.store.transact(
-      [`${collections.methods}/${id}`, `auth/methodname/${next.scope_id}`],
-      () => {
-        const cur = svc.state.method(id);
-        if (!cur) throw notFound();
-        if (cur.version !== version) throw versionMismatch(version, cur.version);
-        if (next.name && nameTaken(svc, next.scope_id, next.name, id)) {
-          throw fieldError({ name: "name", description: "Name is already in use in this scope." });
-        }
-        const doc = { ...next, updated_time: nowIso() };
-        return {
-          writes: [{ collection: collections.methods, id, doc, ifVersion: version }],
-          events: [methodEvent(eventType, id, doc, version + 1, actor, extra)],
-        };
-      },
-    );
-  } catch (err) {
-    if (err instanceof VersionConflictError) throw versionMismatch(err.expected, err.current);
-    throw err;
-  }
+  await versioned(svc.state.store.transact(
+    [`${collections.methods}/${id}`, `auth/methodname/${next.scope_id}`],
+    () => {
+      const cur = svc.state.method(id);
+      if (!cur) throw notFound();
+      if (cur.version !== version) throw versionMismatch(version, cur.version);
+      if (next.name && nameTaken(svc, next.scope_id, next.name, id)) {
+        throw fieldError({ name: "name", description: "Name is already in use in this scope." });
+      }
+      const doc = { ...next, updated_time: nowIso() };
+      return {
+        writes: [{ collection: collections.methods, id, doc, ifVersion: version }],
+        events: [methodEvent(eventType, id, doc, version + 1, actor, extra)],
+      };
+    },
+  ));
 }
 
 export async function changeState(svc: AuthService, ctx: RequestContext): Promise<Response> {

@@ -3,10 +3,9 @@
 import { prefixedId } from "../../lib/ids.ts";
 import { json, type RequestContext } from "../../lib/http.ts";
 import type { StoredDoc } from "../../lib/store/mod.ts";
-import { VersionConflictError } from "../../lib/store/mod.ts";
 import { assertAdminsRemain, deleteMethod, emptyPlan } from "./cascade.ts";
 import { assertIdFormat, collections, lockKeys, nowIso, omitZero } from "./common.ts";
-import { fieldError, FieldErrors, notFound, versionMismatch } from "./errors.ts";
+import { fieldError, FieldErrors, notFound, versioned, versionMismatch } from "./errors.ts";
 import {
   applyNameDescription,
   checkCreateVersion,
@@ -168,32 +167,27 @@ export async function updateScope(svc: AuthService, ctx: RequestContext): Promis
   }
   errors.throwIfAny();
   if (current.version !== version) throw versionMismatch(version, current.version);
-  try {
-    await svc.state.store.transact([lockKeys.scope(id), "auth/scopenames"], () => {
-      if (next.name && nameInUse(svc, next.name, id)) {
-        throw fieldError({ name: "name", description: "Name is already in use." });
-      }
-      // Method deletes hold this scope's lock: checked again here, the primary cannot be a deleted method.
-      const primary = next.primary_auth_method_id;
-      if (primary !== undefined && svc.state.method(primary)?.doc.scope_id !== id) {
-        throw fieldError({
-          name: "primary_auth_method_id",
-          description: "Must be the id of an auth method in this scope.",
-        });
-      }
-      return {
-        writes: [{
-          collection: collections.scopes,
-          id,
-          doc: { ...next, updated_time: nowIso() },
-          ifVersion: version,
-        }],
-      };
-    });
-  } catch (err) {
-    if (err instanceof VersionConflictError) throw versionMismatch(err.expected, err.current);
-    throw err;
-  }
+  await versioned(svc.state.store.transact([lockKeys.scope(id), "auth/scopenames"], () => {
+    if (next.name && nameInUse(svc, next.name, id)) {
+      throw fieldError({ name: "name", description: "Name is already in use." });
+    }
+    // Method deletes hold this scope's lock: checked again here, the primary cannot be a deleted method.
+    const primary = next.primary_auth_method_id;
+    if (primary !== undefined && svc.state.method(primary)?.doc.scope_id !== id) {
+      throw fieldError({
+        name: "primary_auth_method_id",
+        description: "Must be the id of an auth method in this scope.",
+      });
+    }
+    return {
+      writes: [{
+        collection: collections.scopes,
+        id,
+        doc: { ...next, updated_time: nowIso() },
+        ifVersion: version,
+      }],
+    };
+  }));
   return json(renderScope(svc.state.scope(id)!, caller));
 }
 

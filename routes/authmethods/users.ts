@@ -1,10 +1,17 @@
 // /v1/users: one user per account; list (admin), read (self or admin), PATCH name/description/admin.
 
 import { json, type RequestContext } from "../../lib/http.ts";
-import { VersionConflictError } from "../../lib/store/mod.ts";
 import { assertAdminsRemain, emptyPlan } from "./cascade.ts";
 import { assertIdFormat, collections, lockKeys, nowIso } from "./common.ts";
-import { fieldError, FieldErrors, forbidden, notFound, unauthenticated, versionMismatch } from "./errors.ts";
+import {
+  fieldError,
+  FieldErrors,
+  forbidden,
+  notFound,
+  unauthenticated,
+  versioned,
+  versionMismatch,
+} from "./errors.ts";
 import { applyNameDescription, checkPatchKeys, fieldMask, requireVersion } from "./fields.ts";
 import { listResponse, parseFilterParam, runList } from "./listing.ts";
 import { filterIter, resolveScopeId } from "./methods.ts";
@@ -87,24 +94,19 @@ export async function updateUser(svc: AuthService, ctx: RequestContext): Promise
   }
   errors.throwIfAny();
   if (stored.version !== version) throw versionMismatch(version, stored.version);
-  try {
-    await svc.state.store.transact([lockKeys.admins, `${collections.users}/${id}`], () => {
-      const cur = svc.state.get<UserDoc>(collections.users, id);
-      if (!cur) throw notFound();
-      if (cur.version !== version) throw versionMismatch(version, cur.version);
-      if (cur.doc.admin && !next.admin) assertAdminsRemain(svc.state, emptyPlan(), new Set([id]));
-      return {
-        writes: [{
-          collection: collections.users,
-          id,
-          doc: { ...next, updated_time: nowIso() },
-          ifVersion: version,
-        }],
-      };
-    });
-  } catch (err) {
-    if (err instanceof VersionConflictError) throw versionMismatch(err.expected, err.current);
-    throw err;
-  }
+  await versioned(svc.state.store.transact([lockKeys.admins, `${collections.users}/${id}`], () => {
+    const cur = svc.state.get<UserDoc>(collections.users, id);
+    if (!cur) throw notFound();
+    if (cur.version !== version) throw versionMismatch(version, cur.version);
+    if (cur.doc.admin && !next.admin) assertAdminsRemain(svc.state, emptyPlan(), new Set([id]));
+    return {
+      writes: [{
+        collection: collections.users,
+        id,
+        doc: { ...next, updated_time: nowIso() },
+        ifVersion: version,
+      }],
+    };
+  }));
   return json(renderUser(svc.state, svc.state.get<UserDoc>(collections.users, id)!, caller));
 }
