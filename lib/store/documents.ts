@@ -110,6 +110,8 @@ export class DocumentStore {
   #dirty = new Map<string, { collection: string; id: string }>();
   #watchers = new Map<string, Set<(change: DocChange) => void>>();
   #locks = new KeyedLocks();
+  /** Versions of documents written by commits built but not yet durable (same or earlier fsync group). */
+  #inFlight = new Map<string, { version: number; exists: boolean; index: number }>();
   #checkpointIndex = 0;
   #checkpointing: Promise<void> | undefined;
 
@@ -250,15 +252,25 @@ export class DocumentStore {
 
   #buildBody(index: number, plan: CommitPlan<unknown>): BatchBody {
     const docs: LoggedDoc[] = [];
+    const seen = new Map<string, { version: number; exists: boolean }>();
     for (const w of plan.writes ?? []) {
-      const current = this.#collection(w.collection).get(w.id);
-      if (w.ifVersion !== undefined && (current?.version ?? 0) !== w.ifVersion) {
-        throw new VersionConflictError(w.collection, w.id, w.ifVersion, current?.version ?? 0);
+      const key = docKey(w.collection, w.id);
+      // The state this write follows: earlier writes of this plan, then commits already built into the
+      // current group (durable soon, not yet in memory), then memory.
+      const memory = this.#collection(w.collection).get(w.id);
+      const before = seen.get(key) ?? this.#inFlight.get(key) ??
+        { version: memory?.version ?? 0, exists: memory !== undefined };
+      if (w.ifVersion !== undefined && before.version !== w.ifVersion) {
+        throw new VersionConflictError(w.collection, w.id, w.ifVersion, before.version);
       }
       if (w.doc !== null) fileNameForId(w.id);
-      if (w.doc === null && !current) continue;
-      docs.push({ c: w.collection, id: w.id, v: w.doc === null ? 0 : (current?.version ?? 0) + 1, d: w.doc });
+      if (w.doc === null && !before.exists) continue;
+      const version = w.doc === null ? 0 : before.version + 1;
+      seen.set(key, { version, exists: w.doc !== null });
+      docs.push({ c: w.collection, id: w.id, v: version, d: w.doc });
     }
+    // Only a plan that passed every check reserves its versions.
+    for (const [key, state] of seen) this.#inFlight.set(key, { ...state, index });
     const events = (plan.events ?? []).map((e) => toStreamEvent(e, index));
     return { Events: events, ...(docs.length ? { Docs: docs } : {}), ...(plan.recovery ?? {}) };
   }
@@ -277,7 +289,9 @@ export class DocumentStore {
         current = { id: d.id, version: d.v, index, doc: d.d };
         coll.set(d.id, current);
       }
-      this.#dirty.set(`${d.c}\u0000${d.id}`, { collection: d.c, id: d.id });
+      const key = docKey(d.c, d.id);
+      this.#dirty.set(key, { collection: d.c, id: d.id });
+      if (this.#inFlight.get(key)?.index === index) this.#inFlight.delete(key);
       if (!notify) continue;
       for (const w of this.#watchers.get(d.c) ?? []) {
         try {
@@ -366,6 +380,10 @@ export class DocumentStore {
     );
     this.#checkpointIndex = upTo;
   }
+}
+
+function docKey(collection: string, id: string): string {
+  return `${collection}\u0000${id}`;
 }
 
 /** Orders an event's keys as the stream emits them and stamps the batch Index. */

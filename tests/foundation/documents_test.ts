@@ -172,3 +172,35 @@ Deno.test("documents: a collection outside the known families is refused", async
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("documents: compare-and-set holds between transactions that do not share a lock", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const { log, store } = await openStore(dir);
+    await store.put("test/items", "shared", { n: 0 });
+    // Different lock keys: the plans run concurrently and land in one fsync group.
+    const attempts = await Promise.allSettled(
+      Array.from({ length: 10 }, (_, i) =>
+        store.transact([`lock-${i}`], () => ({
+          writes: [{ collection: "test/items", id: "shared", doc: { n: i + 1 }, ifVersion: 1 }],
+        }))),
+    );
+    assertEquals(attempts.filter((r) => r.status === "fulfilled").length, 1);
+    assertEquals(store.get("test/items", "shared")?.version, 2);
+    // Unconditional writes in one group still get consecutive versions.
+    await Promise.all(
+      Array.from({ length: 5 }, (_, i) =>
+        store.transact(
+          [`other-${i}`],
+          () => ({ writes: [{ collection: "test/items", id: "shared", doc: { m: i } }] }),
+        )),
+    );
+    assertEquals(store.get("test/items", "shared")?.version, 7);
+    await log.close();
+    const reopened = await openStore(dir);
+    assertEquals(reopened.store.get("test/items", "shared")?.version, 7);
+    await reopened.log.close();
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
