@@ -35,6 +35,7 @@ function redact(fields: Record<string, unknown>): Record<string, unknown> {
   return out;
 }
 
+// deno-lint-ignore no-control-regex -- control characters are exactly what JSON must escape
 const needsEscape = /["\\\u0000-\u001f\u2028\u2029]/;
 
 /** A JSON string literal, without JSON.stringify for the common case of nothing to escape. */

@@ -32,7 +32,7 @@ async function writeLoop(url: string, writer: number, round: number, acks: Ack[]
   }
 }
 
-async function readLogIndexes(dataDir: string): Promise<Map<number, string[]>> {
+function readLogIndexes(dataDir: string): Map<number, string[]> {
   const byIndex = new Map<number, string[]>();
   const names = [...Deno.readDirSync(`${dataDir}/events`)].map((e) => e.name).filter((n) =>
     n.endsWith(".ndjson")
@@ -93,7 +93,7 @@ Deno.test({
         await server.process.stdout.cancel().catch(() => {});
       }
       assert(acked.length > rounds * 10, `expected many acknowledged writes, got ${acked.length}`);
-      const logIndexes = await readLogIndexes(dataDir);
+      const logIndexes = readLogIndexes(dataDir);
       for (const a of acked) {
         assert(
           logIndexes.get(a.index)?.includes(a.id),
