@@ -93,7 +93,7 @@ export class Router {
    * Handles one request; never throws. A handler that answers synchronously gets a synchronous answer:
    * Deno.serve takes a faster path for a Response than for a Promise of one.
    */
-  handle(request: Request, remoteAddr: string): Response | Promise<Response> {
+  handle(request: Request, remoteAddr: string | (() => string)): Response | Promise<Response> {
     const started = performance.now();
     const requestId = nextRequestId();
     let path = "";
@@ -119,6 +119,8 @@ export class Router {
         throw new ApiError(404, `Not found: ${path}`);
       }
       logPath = redactPath(path, params, route.secretParams);
+      let ip: string | undefined;
+      const trustProxy = this.#options.trustProxy;
       const ctx: RequestContext = {
         request,
         get url() {
@@ -126,11 +128,20 @@ export class Router {
         },
         params,
         requestId,
-        clientIp: clientIp(request, remoteAddr, this.#options.trustProxy),
+        // Computed on first use: reading the peer address costs a call into the runtime.
+        get clientIp() {
+          return ip ??= clientIp(
+            request,
+            typeof remoteAddr === "string" ? remoteAddr : remoteAddr(),
+            trustProxy,
+          );
+        },
         family,
         maxBodyBytes: route.maxBodyBytes ?? this.#options.maxBodyBytes,
       };
-      const declared = request.headers.get("Content-Length");
+      const declared = request.method === "GET" || request.method === "HEAD"
+        ? null
+        : request.headers.get("Content-Length");
       if (declared !== null && Number(declared) > ctx.maxBodyBytes) {
         throw new ApiError(413, `Request body too large: the limit is ${ctx.maxBodyBytes} bytes`);
       }
