@@ -17,6 +17,14 @@ export interface Caller {
   userKey: string | undefined;
 }
 
+/** The caller without a token (shared: callers are never mutated). */
+const ANONYMOUS: Caller = Object.freeze({
+  tokenPresent: false,
+  tokenHash: undefined,
+  user: undefined,
+  userKey: undefined,
+});
+
 /** Everything a registry handler needs. */
 export interface Req {
   ctx: RequestContext;
@@ -24,14 +32,19 @@ export interface Req {
   caller: Caller;
   /** scheme://host[:port] for the absolute URLs the registry emits. */
   origin: string;
+  /** The X-Request-Id echoed on the answer (the client's when sane, else the router's). */
+  requestId: string;
 }
 
 /** The first present token source wins: Bearer, ?access_token, X-Service-Token, X-Atlas-Token. */
 export function presentedToken(ctx: RequestContext): string | undefined {
   const bearer = bearerToken(ctx.request);
   if (bearer !== undefined) return bearer;
-  const query = ctx.url.searchParams.get("access_token");
-  if (query !== null) return query;
+  // Parsing the URL costs more than the check: most requests carry no query token.
+  if (ctx.request.url.includes("access_token")) {
+    const query = ctx.url.searchParams.get("access_token");
+    if (query !== null) return query;
+  }
   return ctx.request.headers.get("X-Service-Token") ?? ctx.request.headers.get("X-Atlas-Token") ?? undefined;
 }
 
@@ -41,9 +54,7 @@ export function tokenHash(reg: Registry, token: string): string {
 
 export function resolveCaller(reg: Registry, ctx: RequestContext): Caller {
   const token = presentedToken(ctx);
-  if (token === undefined) {
-    return { tokenPresent: false, tokenHash: undefined, user: undefined, userKey: undefined };
-  }
+  if (token === undefined) return ANONYMOUS;
   const hash = tokenHash(reg, token);
   const stored = reg.store.get<TokenDoc>(TOKENS, hash)?.doc;
   const expired = stored?.expires_at ? Date.parse(stored.expires_at) <= Date.now() : false;
