@@ -40,10 +40,13 @@ export interface Req {
 export function presentedToken(ctx: RequestContext): string | undefined {
   const bearer = bearerToken(ctx.request);
   if (bearer !== undefined) return bearer;
-  // Parsing the URL costs more than the check: most requests carry no query token.
-  if (ctx.request.url.includes("access_token")) {
-    const query = ctx.url.searchParams.get("access_token");
-    if (query !== null) return query;
+  // Parsing the URL costs more than this check: most requests carry no query token (a name spelled with
+  // percent-escapes still gets parsed).
+  const href = ctx.request.url;
+  const query = href.indexOf("?");
+  if (query >= 0 && (href.includes("access_token", query) || href.includes("%", query))) {
+    const value = ctx.url.searchParams.get("access_token");
+    if (value !== null) return value;
   }
   return ctx.request.headers.get("X-Service-Token") ?? ctx.request.headers.get("X-Atlas-Token") ?? undefined;
 }
