@@ -9,6 +9,7 @@ import { notFound, unprocessable } from "./errors.ts";
 import { boxEvent } from "./events.ts";
 import { type BoxDoc, BOXES, now } from "./model.ts";
 import { boxJson, boxPath, renderBox, type View } from "./render.ts";
+import { jsonText } from "./respond.ts";
 import { isValidBoxName, LONG_TEXT_MAX, SHORT_DESCRIPTION_MAX } from "./rules.ts";
 
 /** The box named by the path, visible to the caller (404 otherwise), and whether the caller is an insider. */
@@ -62,8 +63,7 @@ function checkName(errors: FieldErrors, name: string | undefined): void {
 
 export function getBox(req: Req): Response {
   const { box, insider } = visibleBox(req);
-  const body = boxJson({ reg: req.reg, origin: req.origin, insider }, box);
-  return new Response(body, { headers: { "Content-Type": "application/json" } });
+  return jsonText(req, boxJson({ reg: req.reg, origin: req.origin, insider }, box));
 }
 
 export async function createBox(req: Req): Promise<Response> {

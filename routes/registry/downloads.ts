@@ -7,6 +7,7 @@ import { providerIsValid } from "./model.ts";
 import { cachedJson, markdownHtml, renderProvider, sortedVersions } from "./render.ts";
 import { isValidBoxName, namespacePattern } from "./rules.ts";
 import { visibleBox } from "./boxes.ts";
+import { jsonText } from "./respond.ts";
 
 function checkNames(req: Req): void {
   const { username = "", name = "" } = req.ctx.params;
@@ -49,12 +50,7 @@ export function boxMetadata(req: Req): Response {
     return text.slice(1);
   });
   const name = JSON.stringify(`${req.ctx.params.username}/${req.ctx.params.name}`);
-  return new Response(`{"name":${name},${rest}`, {
-    headers: {
-      "Content-Type": "application/json",
-      "Cache-Control": doc.private ? "private, no-store" : "no-cache",
-    },
-  });
+  return jsonText(req, `{"name":${name},${rest}`, doc.private ? "private, no-store" : "no-cache");
 }
 
 export async function downloadProvider(req: Req): Promise<Response> {

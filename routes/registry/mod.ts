@@ -30,25 +30,51 @@ import {
 import { createProvider, deleteProvider, getProvider, updateProvider } from "./providers.ts";
 import { prepareUpload, receiveUpload, uploadCallback, Uploads } from "./uploads.ts";
 import { boxMetadata, downloadProvider } from "./downloads.ts";
+import { carriesRequestId, markCarriesRequestId } from "./respond.ts";
 
 type RegistryHandler = (req: Req) => Response | Promise<Response>;
+
+const saneRequestId = /^[A-Za-z0-9._:-]{1,128}$/;
+
+function withRequestId(response: Response, requestId: string): Response {
+  if (!carriesRequestId(response)) response.headers.set("X-Request-Id", requestId);
+  return response;
+}
+
+/** Client errors carry the echoed X-Request-Id; anything else stays a 500 for the router. */
+function errorWithRequestId(err: unknown, requestId: string): unknown {
+  if (!(err instanceof ApiError)) return err;
+  const headers = new Headers(err.headers);
+  headers.set("X-Request-Id", requestId);
+  return new ApiError(err.status, err.message, {
+    kind: err.kind,
+    ...(err.details ? { details: err.details } : {}),
+    headers,
+  });
+}
 
 /**
  * Root routes accept every method so that other families' unknown paths (`/v1/x`) are not answered
  * with a registry 405; registry paths with another method get 405 here.
  */
 function rootOnly(handler: RegistryHandler): RegistryHandler {
-  return async (req) => {
+  return (req) => {
     const method = req.ctx.request.method;
-    if (method !== "GET" && method !== "HEAD") {
+    if (method === "GET") return handler(req);
+    if (method !== "HEAD") {
       throw new ApiError(405, "Method not allowed", { headers: { Allow: "GET, HEAD" } });
     }
-    if (method !== "HEAD") return handler(req);
     // These routes declare HEAD themselves, so the router does not drop the body for them.
-    const response = await handler(req);
-    await response.body?.cancel();
-    return new Response(null, { status: response.status, headers: response.headers });
+    const answer = handler(req);
+    return answer instanceof Promise ? answer.then(bodiless) : bodiless(answer);
   };
+}
+
+function bodiless(response: Response): Response {
+  response.body?.cancel().catch(() => {});
+  const headless = new Response(null, { status: response.status, headers: response.headers });
+  if (carriesRequestId(response)) markCarriesRequestId(headless);
+  return headless;
 }
 
 interface RouteSpec {
@@ -158,47 +184,43 @@ export async function createRegistryApi(ctx: AppContext): Promise<ApiModule> {
     methods: typeof s.method === "string" ? [s.method] : s.method,
   }));
 
-  /** The registry's checks before any handler, in the spec's order. */
-  const guard =
-    (handler: RegistryHandler, login = false, checkParams = true): Handler => async (ctx: RequestContext) => {
+  /**
+   * The registry's checks before any handler, then the handler, with X-Request-Id echoed on answers and
+   * errors. Synchronous when the handler is: the router then answers without a Promise.
+   */
+  const guard = (handler: RegistryHandler, login = false, checkParams = true): Handler => (ctx: RequestContext) => {
+    const given = ctx.request.headers.get("X-Request-Id");
+    const requestId = given !== null && saneRequestId.test(given) ? given : ctx.requestId;
+    try {
       // Root patterns also match other families' unknown paths (/v1/…): those get their family's 404.
       if (ctx.family !== "registry") throw new ApiError(404, `Not found: ${ctx.url.pathname}`);
       const caller = resolveCaller(reg, ctx);
       if (!login && reg.maintenanceEnabled() && !caller.user?.admin) throw maintenanceError();
-      const retry = limiter.take(caller.tokenHash ? `t:${caller.tokenHash}` : `ip:${ctx.clientIp}`);
-      if (retry > 0) {
-        throw new ApiError(429, `Rate limit exceeded; retry in ${retry} s`, {
-          headers: { "Retry-After": String(retry) },
-        });
+      if (limiter.enabled) {
+        const retry = limiter.take(caller.tokenHash ? `t:${caller.tokenHash}` : `ip:${ctx.clientIp}`);
+        if (retry > 0) {
+          throw new ApiError(429, `Rate limit exceeded; retry in ${retry} s`, {
+            headers: { "Retry-After": String(retry) },
+          });
+        }
       }
       if (checkParams) {
-        for (const v of Object.values(ctx.params)) if (v.includes("/") || v === "") throw notFound();
+        const params = ctx.params;
+        for (const k in params) {
+          const v = params[k]!;
+          if (v === "" || v.includes("/")) throw notFound();
+        }
       }
-      return await handler({
-        ctx,
-        reg,
-        caller,
-        origin: baseUrl(ctx, settings.publicUrl, settings.trustProxy),
-      });
-    };
-
-  /** Echoes a sane X-Request-Id (else the router's id) on answers and on errors. */
-  const withRequestId = (inner: Handler): Handler => async (ctx: RequestContext) => {
-    const given = ctx.request.headers.get("X-Request-Id");
-    const id = given && /^[A-Za-z0-9._:-]{1,128}$/.test(given) ? given : ctx.requestId;
-    try {
-      const response = await inner(ctx);
-      response.headers.set("X-Request-Id", id);
-      return response;
+      const origin = baseUrl(ctx, settings.publicUrl, settings.trustProxy);
+      const answer = handler({ ctx, reg, caller, origin, requestId });
+      if (answer instanceof Promise) {
+        return answer.then((r) => withRequestId(r, requestId), (err) => {
+          throw errorWithRequestId(err, requestId);
+        });
+      }
+      return withRequestId(answer, requestId);
     } catch (err) {
-      if (!(err instanceof ApiError)) throw err;
-      const headers = new Headers(err.headers);
-      headers.set("X-Request-Id", id);
-      throw new ApiError(err.status, err.message, {
-        kind: err.kind,
-        ...(err.details ? { details: err.details } : {}),
-        headers,
-      });
+      throw errorWithRequestId(err, requestId);
     }
   };
 
@@ -219,14 +241,14 @@ export async function createRegistryApi(ctx: AppContext): Promise<ApiModule> {
   const routes: Route[] = specs.map((s) => ({
     method: s.method,
     path: s.path,
-    handler: withRequestId(guard(s.handler, s.login)),
+    handler: guard(s.handler, s.login),
     ...(s.secretParams ? { secretParams: s.secretParams } : {}),
     ...(s.maxBodyBytes ? { maxBodyBytes: s.maxBodyBytes } : {}),
   }));
   routes.push({
     method: ALL_METHODS,
     path: "/api/v1{/*}?",
-    handler: withRequestId(guard(unmatched, false, false)),
+    handler: guard(unmatched, false, false),
   });
 
   return {

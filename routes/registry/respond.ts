@@ -10,6 +10,10 @@ export function carriesRequestId(response: Response): boolean {
   return tagged.has(response);
 }
 
+export function markCarriesRequestId(response: Response): void {
+  tagged.add(response);
+}
+
 /** A 200 JSON response with X-Request-Id (and `cacheControl` when given). */
 export function jsonText(req: Req, body: string, cacheControl?: string): Response {
   const headers: Record<string, string> = cacheControl === undefined

@@ -7,6 +7,7 @@ import { unprocessable } from "./errors.ts";
 import { type BoxDoc, providerIsValid } from "./model.ts";
 import { boxJson, boxPath, currentVersion } from "./render.ts";
 import type { Registry } from "./state.ts";
+import { jsonText } from "./respond.ts";
 
 const sortKeys = ["downloads", "created", "updated"] as const;
 
@@ -152,5 +153,5 @@ export function search(req: Req): Response {
     boxes.push(boxJson(view, e.box, false));
     if (boxes.length >= limit) break;
   }
-  return new Response(`{"boxes":[${boxes.join(",")}]}`, { headers: { "Content-Type": "application/json" } });
+  return jsonText(req, `{"boxes":[${boxes.join(",")}]}`);
 }
