@@ -204,3 +204,20 @@ Deno.test("documents: compare-and-set holds between transactions that do not sha
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("documents: leftover temp files from a crash are removed at start and never loaded", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    let { log, store } = await openStore(dir);
+    await store.put("test/items", "kept", { v: 1 });
+    await store.checkpoint();
+    await log.close();
+    Deno.writeTextFileSync(`${dir}/test/items/kept.json.999.1.tmp`, '{"id":"kept","version":9,"doc":{"v":9}');
+    ({ log, store } = await openStore(dir));
+    assertEquals(store.get("test/items", "kept")?.doc, { v: 1 });
+    assertEquals([...Deno.readDirSync(`${dir}/test/items`)].map((e) => e.name), ["kept.json"]);
+    await log.close();
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
