@@ -16,9 +16,11 @@ export default async function run(): Promise<{ title: string; figures: Figure[];
     /listening on (\S+)/,
   );
   const bytes = await (await fetch(`${wharf.match[1]}/v1/agent/health`)).text();
-  const plain = await startChild(
-    new URL("../plain_server.ts", import.meta.url).pathname,
-    [bytes],
+  const plainScript = new URL("../plain_server.ts", import.meta.url).pathname;
+  const plain = await startChild(plainScript, [bytes], /listening on (\S+)/);
+  const reading = await startChild(
+    plainScript,
+    [bytes, "application/json", "--read-url"],
     /listening on (\S+)/,
   );
   try {
@@ -26,6 +28,7 @@ export default async function run(): Promise<{ title: string; figures: Figure[];
       wharf: [] as number[],
       quiet: [] as number[],
       plain: [] as number[],
+      reading: [] as number[],
       wharfP99: [] as number[],
     };
     for (let round = 0; round < 2; round++) {
@@ -33,6 +36,7 @@ export default async function run(): Promise<{ title: string; figures: Figure[];
       const w = await runWrk(`${wharf.match[1]}/v1/agent/health`, { seconds });
       results.quiet.push((await runWrk(`${quiet.match[1]}/v1/agent/health`, { seconds })).requestsPerSec);
       results.plain.push(p.requestsPerSec);
+      results.reading.push((await runWrk(`${reading.match[1]}/v1/agent/health`, { seconds })).requestsPerSec);
       results.wharf.push(w.requestsPerSec);
       results.wharfP99.push(w.p99ms);
     }
@@ -51,6 +55,14 @@ export default async function run(): Promise<{ title: string; figures: Figure[];
         unit: "req/s",
         baseline: { name: "Deno.serve, same bytes", value: mean(results.plain) },
         target: "≥ 0.9×",
+      }, {
+        name: "requests/s through the router, access log on",
+        value: mean(results.wharf),
+        unit: "req/s",
+        baseline: {
+          name: "Deno.serve, same bytes, reading request.url and method",
+          value: mean(results.reading),
+        },
       }, { name: "wharf p99 latency (access log on)", value: Math.max(...results.wharfP99), unit: "ms" }],
       notes: [
         `rounds: wharf ${results.wharf.map(Math.round).join(", ")}; plain ${
@@ -63,6 +75,7 @@ export default async function run(): Promise<{ title: string; figures: Figure[];
     await quiet.stop();
     await Deno.remove(quietDir, { recursive: true });
     await plain.stop();
+    await reading.stop();
     await Deno.remove(dataDir, { recursive: true });
   }
 }
