@@ -32,8 +32,6 @@ export interface Req {
   caller: Caller;
   /** scheme://host[:port] for the absolute URLs the registry emits. */
   origin: string;
-  /** The X-Request-Id echoed on the answer (the client's when sane, else the router's). */
-  requestId: string;
 }
 
 /** The first present token source wins: Bearer, ?access_token, X-Service-Token, X-Atlas-Token. */

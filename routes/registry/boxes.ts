@@ -63,7 +63,7 @@ function checkName(errors: FieldErrors, name: string | undefined): void {
 
 export function getBox(req: Req): Response {
   const { box, insider } = visibleBox(req);
-  return jsonText(req, boxJson({ reg: req.reg, origin: req.origin, insider }, box));
+  return jsonText(boxJson({ reg: req.reg, origin: req.origin, insider }, box));
 }
 
 export async function createBox(req: Req): Promise<Response> {

@@ -50,7 +50,7 @@ export function boxMetadata(req: Req): Response {
     return text.slice(1);
   });
   const name = JSON.stringify(`${req.ctx.params.username}/${req.ctx.params.name}`);
-  return jsonText(req, `{"name":${name},${rest}`, doc.private ? "private, no-store" : "no-cache");
+  return jsonText(`{"name":${name},${rest}`, doc.private ? "private, no-store" : "no-cache");
 }
 
 export async function downloadProvider(req: Req): Promise<Response> {

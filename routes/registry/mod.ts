@@ -30,14 +30,13 @@ import {
 import { createProvider, deleteProvider, getProvider, updateProvider } from "./providers.ts";
 import { prepareUpload, receiveUpload, uploadCallback, Uploads } from "./uploads.ts";
 import { boxMetadata, downloadProvider } from "./downloads.ts";
-import { carriesRequestId, markCarriesRequestId } from "./respond.ts";
 
 type RegistryHandler = (req: Req) => Response | Promise<Response>;
 
 const saneRequestId = /^[A-Za-z0-9._:-]{1,128}$/;
 
 function withRequestId(response: Response, requestId: string): Response {
-  if (!carriesRequestId(response)) response.headers.set("X-Request-Id", requestId);
+  response.headers.set("X-Request-Id", requestId);
   return response;
 }
 
@@ -72,9 +71,7 @@ function rootOnly(handler: RegistryHandler): RegistryHandler {
 
 function bodiless(response: Response): Response {
   response.body?.cancel().catch(() => {});
-  const headless = new Response(null, { status: response.status, headers: response.headers });
-  if (carriesRequestId(response)) markCarriesRequestId(headless);
-  return headless;
+  return new Response(null, { status: response.status, headers: response.headers });
 }
 
 interface RouteSpec {
@@ -188,41 +185,42 @@ export async function createRegistryApi(ctx: AppContext): Promise<ApiModule> {
    * The registry's checks before any handler, then the handler, with X-Request-Id echoed on answers and
    * errors. Synchronous when the handler is: the router then answers without a Promise.
    */
-  const guard = (handler: RegistryHandler, login = false, checkParams = true): Handler => (ctx: RequestContext) => {
-    const given = ctx.request.headers.get("X-Request-Id");
-    const requestId = given !== null && saneRequestId.test(given) ? given : ctx.requestId;
-    try {
-      // Root patterns also match other families' unknown paths (/v1/…): those get their family's 404.
-      if (ctx.family !== "registry") throw new ApiError(404, `Not found: ${ctx.url.pathname}`);
-      const caller = resolveCaller(reg, ctx);
-      if (!login && reg.maintenanceEnabled() && !caller.user?.admin) throw maintenanceError();
-      if (limiter.enabled) {
-        const retry = limiter.take(caller.tokenHash ? `t:${caller.tokenHash}` : `ip:${ctx.clientIp}`);
-        if (retry > 0) {
-          throw new ApiError(429, `Rate limit exceeded; retry in ${retry} s`, {
-            headers: { "Retry-After": String(retry) },
+  const guard =
+    (handler: RegistryHandler, login = false, checkParams = true): Handler => (ctx: RequestContext) => {
+      const given = ctx.request.headers.get("X-Request-Id");
+      const requestId = given !== null && saneRequestId.test(given) ? given : ctx.requestId;
+      try {
+        // Root patterns also match other families' unknown paths (/v1/…): those get their family's 404.
+        if (ctx.family !== "registry") throw new ApiError(404, `Not found: ${ctx.url.pathname}`);
+        const caller = resolveCaller(reg, ctx);
+        if (!login && reg.maintenanceEnabled() && !caller.user?.admin) throw maintenanceError();
+        if (limiter.enabled) {
+          const retry = limiter.take(caller.tokenHash ? `t:${caller.tokenHash}` : `ip:${ctx.clientIp}`);
+          if (retry > 0) {
+            throw new ApiError(429, `Rate limit exceeded; retry in ${retry} s`, {
+              headers: { "Retry-After": String(retry) },
+            });
+          }
+        }
+        if (checkParams) {
+          const params = ctx.params;
+          for (const k in params) {
+            const v = params[k]!;
+            if (v === "" || v.includes("/")) throw notFound();
+          }
+        }
+        const origin = baseUrl(ctx, settings.publicUrl, settings.trustProxy);
+        const answer = handler({ ctx, reg, caller, origin });
+        if (answer instanceof Promise) {
+          return answer.then((r) => withRequestId(r, requestId), (err) => {
+            throw errorWithRequestId(err, requestId);
           });
         }
+        return withRequestId(answer, requestId);
+      } catch (err) {
+        throw errorWithRequestId(err, requestId);
       }
-      if (checkParams) {
-        const params = ctx.params;
-        for (const k in params) {
-          const v = params[k]!;
-          if (v === "" || v.includes("/")) throw notFound();
-        }
-      }
-      const origin = baseUrl(ctx, settings.publicUrl, settings.trustProxy);
-      const answer = handler({ ctx, reg, caller, origin, requestId });
-      if (answer instanceof Promise) {
-        return answer.then((r) => withRequestId(r, requestId), (err) => {
-          throw errorWithRequestId(err, requestId);
-        });
-      }
-      return withRequestId(answer, requestId);
-    } catch (err) {
-      throw errorWithRequestId(err, requestId);
-    }
-  };
+    };
 
   /** Unknown /api/v1 paths and methods: 405 with Allow when the path exists, else 404. */
   const unmatched: RegistryHandler = (req) => {

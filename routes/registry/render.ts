@@ -130,34 +130,38 @@ export function hasValidProvider(v: VersionDoc): boolean {
 }
 
 /** Serialized renderings per stored document (documents are immutable: a write stores a new object). */
-const jsonCache = new WeakMap<object, Map<string, string>>();
+const jsonCache = new WeakMap<object, Map<string, unknown>>();
 
-export function cachedJson(doc: object, key: string, build: () => string): string {
+function cached<T>(doc: object, key: string, build: () => T): T {
   let byKey = jsonCache.get(doc);
   if (!byKey) jsonCache.set(doc, byKey = new Map());
-  let text = byKey.get(key);
-  if (text === undefined) {
-    text = build();
+  let value = byKey.get(key) as T | undefined;
+  if (value === undefined) {
+    value = build();
     if (byKey.size >= 8) byKey.delete(byKey.keys().next().value!);
-    byKey.set(key, text);
+    byKey.set(key, value);
   }
-  return text;
+  return value;
+}
+
+export function cachedJson(doc: object, key: string, build: () => string): string {
+  return cached(doc, key, build);
 }
 
 const DOWNLOADS_MARK = '"downloads":-1,';
 
 /**
- * Box JSON (with or without versions), cached per document version, origin and view; the live download
- * count is spliced in.
+ * Box JSON (with or without versions), cached per document version, origin and view as the text before
+ * and after the download count, which is spliced in live.
  */
 export function boxJson(view: View, stored: StoredDoc<BoxDoc>, withVersions = true): string {
-  const text = cachedJson(stored.doc, `box|${view.origin}|${view.insider}|${withVersions}`, () => {
+  const key = withVersions ? (view.insider ? "box+v+i|" : "box+v|") : (view.insider ? "box+i|" : "box|");
+  const [head, tail] = cached(stored.doc, key + view.origin, (): [string, string] => {
     const rendered = renderBox(view, stored, withVersions);
     rendered.downloads = -1;
-    return JSON.stringify(rendered);
+    const text = JSON.stringify(rendered);
+    const at = text.indexOf(DOWNLOADS_MARK);
+    return [`${text.slice(0, at)}"downloads":`, text.slice(at + DOWNLOADS_MARK.length - 1)];
   });
-  const at = text.indexOf(DOWNLOADS_MARK);
-  return `${text.slice(0, at)}"downloads":${view.reg.downloads.get(stored.id)},${
-    text.slice(at + DOWNLOADS_MARK.length)
-  }`;
+  return head + view.reg.downloads.get(stored.id) + tail;
 }

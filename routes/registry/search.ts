@@ -141,17 +141,35 @@ export function search(req: Req): Response {
   const provider = (params.get("provider") ?? "").trim();
   const reg = req.reg;
   const list = matching(ordered(reg, searchIndex(reg), sort, order), q, provider);
+  // A page walked without meeting a private box reads the same for every caller: it is kept (per ordered
+  // list, so any box change starts afresh) until a download changes the counts it shows.
+  const pageKey = `${page}|${limit}|${req.origin}|${reg.downloadGeneration}|${q}\u0000${provider}`;
+  let pages = publicPages.get(list);
+  const cached = pages?.get(pageKey);
+  if (cached !== undefined) return jsonText(cached);
   const visible = (e: Entry) => !e.box.doc.private || isInsider(reg, req.caller, e.box.doc.owner);
   // Walk the ordered list only as far as the requested page.
   const skip = (page - 1) * limit;
   const view = { reg, origin: req.origin, insider: false };
   const boxes: string[] = [];
   let matched = 0;
+  let sawPrivate = false;
   for (const e of list) {
+    if (e.box.doc.private) sawPrivate = true;
     if (!visible(e)) continue;
     if (matched++ < skip) continue;
     boxes.push(boxJson(view, e.box, false));
     if (boxes.length >= limit) break;
   }
-  return jsonText(req, `{"boxes":[${boxes.join(",")}]}`);
+  const text = `{"boxes":[${boxes.join(",")}]}`;
+  if (!sawPrivate) {
+    if (!pages) publicPages.set(list, pages = new Map());
+    if (pages.size >= PAGE_CACHE_ENTRIES) pages.delete(pages.keys().next().value!);
+    pages.set(pageKey, text);
+  }
+  return jsonText(text);
 }
+
+/** Serialized result pages that contain and skip no private box, per ordered list. */
+const publicPages = new WeakMap<Entry[], Map<string, string>>();
+const PAGE_CACHE_ENTRIES = 256;
