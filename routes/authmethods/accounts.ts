@@ -28,7 +28,7 @@ import {
 import { listResponse, parseFilterParam, runList } from "./listing.ts";
 import { filterIter, methodIdPrefixes } from "./methods.ts";
 import { accountWithUser, renderAccount, userProfile } from "./principals.ts";
-import { type AuthService, readObjectBody } from "./service.ts";
+import { type AuthService, listEnvironment, readObjectBody } from "./service.ts";
 import type { AccountDoc, ActorCaller, MethodDoc, TombstoneDoc, UserDoc } from "./state.ts";
 
 const accountPrefixes = ["acctpw", "acctoidc", "acctldap"];
@@ -172,11 +172,7 @@ export function listAccounts(svc: AuthService, ctx: RequestContext): Response {
     render: (a) => renderAccount(svc.state, a, caller),
     caller,
     queryKey: JSON.stringify([methodId, ctx.url.searchParams.get("filter") ?? ""]),
-    url: ctx.url,
-    defaultPageSize: svc.settings.defaultPageSize,
-    keys: svc.app.data.keys,
-    generation: svc.state.generation,
-    cache: svc.state.listCache,
+    ...listEnvironment(svc, ctx.url),
   }, parseFilterParam(ctx.url)));
 }
 

@@ -18,7 +18,7 @@ import { fieldError, FieldErrors, notFound } from "./errors.ts";
 import { applyNameDescription, checkCreateVersion, rejectReadOnly } from "./fields.ts";
 import { listResponse, parseFilterParam, runList } from "./listing.ts";
 import { applyAttributes, publiclyListed, renderMethod, storeSecrets } from "./methods_model.ts";
-import { type AuthService, readObjectBody } from "./service.ts";
+import { type AuthService, listEnvironment, readObjectBody } from "./service.ts";
 import { type MethodDoc, methodEvent, type ScopeDoc, type TombstoneDoc } from "./state.ts";
 
 export const methodIdPrefixes = Object.values(methodPrefix);
@@ -188,11 +188,7 @@ export function listMethods(svc: AuthService, ctx: RequestContext): Response {
     render: (m) => (admin || publiclyListed(m.doc) ? renderMethod(svc.state, m, admin) : undefined),
     caller,
     queryKey: JSON.stringify([scope.id, recursive, url.searchParams.get("filter") ?? ""]),
-    url,
-    defaultPageSize: svc.settings.defaultPageSize,
-    keys: svc.app.data.keys,
-    generation: svc.state.generation,
-    cache: svc.state.listCache,
+    ...listEnvironment(svc, url),
     incremental: {
       changesSince: (since) => svc.state.methodChangesSince(since),
       lookup: (id) => svc.state.method(id),

@@ -16,7 +16,7 @@ import {
 } from "./fields.ts";
 import { listResponse, parseFilterParam, runList } from "./listing.ts";
 import { filterIter } from "./methods.ts";
-import { type AuthService, readObjectBody } from "./service.ts";
+import { type AuthService, listEnvironment, readObjectBody } from "./service.ts";
 import type { ActorCaller, MethodDoc, ScopeDoc, TombstoneDoc } from "./state.ts";
 
 const readOnly = ["id", "scope", "type", "created_time", "updated_time", "authorized_actions"];
@@ -81,11 +81,7 @@ export function listScopes(svc: AuthService, ctx: RequestContext): Response {
     render: (s) => renderScope(s, caller),
     caller,
     queryKey: JSON.stringify([parent, ctx.url.searchParams.get("filter") ?? ""]),
-    url: ctx.url,
-    defaultPageSize: svc.settings.defaultPageSize,
-    keys: svc.app.data.keys,
-    generation: svc.state.generation,
-    cache: svc.state.listCache,
+    ...listEnvironment(svc, ctx.url),
   }, parseFilterParam(ctx.url)));
 }
 

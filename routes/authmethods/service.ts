@@ -36,6 +36,17 @@ export function readSettings(env: Readonly<Record<string, string>>): AuthSetting
 /** How often dead (expired or idle) tokens are deleted. */
 const tokenSweepMs = 10 * 60_000;
 
+/** The parts of a list request that come from the service rather than the query (see listing.ts ListRequest). */
+export function listEnvironment(svc: AuthService, url: URL) {
+  return {
+    url,
+    defaultPageSize: svc.settings.defaultPageSize,
+    keys: svc.app.data.keys,
+    generation: svc.state.generation,
+    cache: svc.state.listCache,
+  };
+}
+
 export class AuthService {
   readonly app: AppContext;
   readonly state: AuthState;

@@ -16,7 +16,7 @@ import { applyNameDescription, checkPatchKeys, fieldMask, requireVersion } from 
 import { listResponse, parseFilterParam, runList } from "./listing.ts";
 import { filterIter, resolveScopeId } from "./methods.ts";
 import { renderUser } from "./principals.ts";
-import { type AuthService, readObjectBody } from "./service.ts";
+import { type AuthService, listEnvironment, readObjectBody } from "./service.ts";
 import type { TombstoneDoc, UserDoc } from "./state.ts";
 
 const readOnly = [
@@ -61,11 +61,7 @@ export function listUsers(svc: AuthService, ctx: RequestContext): Response {
     render: (u) => renderUser(svc.state, u, caller),
     caller,
     queryKey: JSON.stringify([scope.id, recursive, ctx.url.searchParams.get("filter") ?? ""]),
-    url: ctx.url,
-    defaultPageSize: svc.settings.defaultPageSize,
-    keys: svc.app.data.keys,
-    generation: svc.state.generation,
-    cache: svc.state.listCache,
+    ...listEnvironment(svc, ctx.url),
   }, parseFilterParam(ctx.url)));
 }
 
