@@ -19,8 +19,6 @@ export interface RequestContext {
 
 export type Handler = (ctx: RequestContext) => Response | Promise<Response>;
 
-const decoder = new TextDecoder();
-
 /** Reads the body up to `limit` bytes; 413 past it. */
 export async function readBody(request: Request, limit: number): Promise<Uint8Array> {
   const declared = request.headers.get("Content-Length");
@@ -98,11 +96,6 @@ export function jsonDepth(text: string): number {
     } else if (c === 125 || c === 93) depth--;
   }
   return max;
-}
-
-/** Reads the body as text (for HCL and other non-JSON bodies). */
-export async function readText(ctx: RequestContext, limit = ctx.maxBodyBytes): Promise<string> {
-  return decoder.decode(await readBody(ctx.request, limit));
 }
 
 const jsonHeaders = { "Content-Type": "application/json" };

@@ -131,10 +131,6 @@ export class DocumentStore {
     return this.#checkpointIndex;
   }
 
-  get dirtyCount(): number {
-    return this.#dirty.size;
-  }
-
   async #load(): Promise<void> {
     await ensureDir(this.root);
     try {

@@ -482,12 +482,6 @@ function parsesAsRecord(line: Uint8Array): boolean {
   }
 }
 
-/** Reads the 20-digit Index prefix of a raw line. */
-export function indexOfLine(line: string): number {
-  const m = /^\{"Index":(\d+)/.exec(line);
-  return m ? Number(m[1]) : -1;
-}
-
 async function buildSparse(seg: Segment): Promise<Array<[number, number]>> {
   const sparse: Array<[number, number]> = [];
   const bytes = await Deno.readFile(seg.path);
