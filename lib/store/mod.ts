@@ -43,14 +43,6 @@ export class DataDir {
 
   /** Opens or creates `path`; throws ConfigError when it cannot be used. */
   static async open(path: string, options: DataDirOptions = {}): Promise<DataDir> {
-    try {
-      await ensureDir(path);
-      const probe = `${path}/.write-probe`;
-      await Deno.writeTextFile(probe, "ok");
-      await Deno.remove(probe);
-    } catch (err) {
-      throw new ConfigError(`data dir ${path} is not usable: ${err instanceof Error ? err.message : err}`);
-    }
     const lock = await lockDataDir(path);
     let dir: DataDir;
     try {
@@ -102,7 +94,14 @@ export class DataDir {
 
 /** Takes an exclusive lock on `<dir>/.lock` so two servers never share a data dir. */
 async function lockDataDir(path: string): Promise<Deno.FsFile> {
-  const file = await Deno.open(`${path}/.lock`, { read: true, write: true, create: true });
+  let file: Deno.FsFile;
+  try {
+    // Creating the lock file also proves the folder is writable.
+    await ensureDir(path);
+    file = await Deno.open(`${path}/.lock`, { read: true, write: true, create: true });
+  } catch (err) {
+    throw new ConfigError(`data dir ${path} is not usable: ${err instanceof Error ? err.message : err}`);
+  }
   // flock blocks while another process holds it: give up after a moment instead.
   let timer: ReturnType<typeof setTimeout> | undefined;
   const held = await Promise.race([
