@@ -53,9 +53,14 @@ export async function readJson(ctx: RequestContext, limit = ctx.maxBodyBytes): P
   if (bytes.length === 0) return undefined;
   let text: string;
   try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
   } catch {
     throw new ApiError(400, "Request body is not valid UTF-8");
+  }
+  if (text.charCodeAt(0) === 0xfeff) {
+    // Go's encoding/json and Boundary's protojson refuse a byte order mark (the wording is Go's).
+    const message = "Request body is not valid JSON: invalid character 'ï' looking for beginning of value";
+    throw new ApiError(400, message, { details: { malformedJson: true } });
   }
   if (text.trim() === "") return undefined;
   if (jsonDepth(text) > maxJsonDepth) {

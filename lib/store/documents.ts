@@ -224,16 +224,26 @@ export class DocumentStore {
     return () => set.delete(listener);
   }
 
+  /** How many watch listeners are registered (lets a test prove that a closed module unsubscribed). */
+  get watcherCount(): number {
+    let n = 0;
+    for (const set of this.#watchers.values()) n += set.size;
+    return n;
+  }
+
   /**
    * Runs `plan` while holding `locks` (document keys like "registry/boxes/ID" or any uniqueness key),
    * then commits its writes and events as one durable log batch. The plan reads current state with
    * get/list; a thrown error aborts without writing. Resolves after the commit is durable.
+   * `sharedLocks` are taken in shared mode: commits holding one shared key run together, and a commit holding
+   * it exclusively (in `locks`) runs alone (e.g. logins share their auth method's key, its delete excludes them).
    */
   async transact<R = undefined>(
     locks: Iterable<string>,
     plan: () => PlanResult<R> | Promise<PlanResult<R>>,
+    options: { sharedLocks?: Iterable<string> } = {},
   ): Promise<{ index: number; result: R }> {
-    const release = await this.#locks.acquire(locks);
+    const release = await this.#locks.acquire(locks, options.sharedLocks);
     try {
       const planned = await plan();
       let result: R | undefined;

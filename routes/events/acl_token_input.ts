@@ -56,7 +56,8 @@ export function parseTokenInput(body: Record<string, unknown>, limits: TokenLimi
 
   let ttlNs: number | undefined;
   if (rawTtl !== undefined && rawTtl !== null && rawTtl !== "" && rawTtl !== 0) {
-    if (typeof rawTtl === "number" && Number.isInteger(rawTtl)) ttlNs = rawTtl;
+    // A number is an int64 of nanoseconds: anything else does not fit Go's time.Duration.
+    if (typeof rawTtl === "number" && Number.isInteger(rawTtl) && Math.abs(rawTtl) < 2 ** 63) ttlNs = rawTtl;
     else if (typeof rawTtl === "string") {
       ttlNs = parseGoDuration(rawTtl);
       if (ttlNs === undefined) {

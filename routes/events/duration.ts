@@ -11,7 +11,14 @@ const unitNs: Record<string, number> = {
   h: 3600e9,
 };
 
-/** Nanoseconds of a Go duration string, or undefined when it is not one. */
+/** Go's time.Duration is an int64 of nanoseconds: ParseDuration calls anything beyond it invalid. */
+const maxDurationNs = (1n << 63n) - 1n;
+
+/**
+ * Nanoseconds of a Go duration string, or undefined when it is not one, including when it overflows an int64
+ * ("9999999999999h"), as Go's time.ParseDuration answers `time: invalid duration`. Whole units are summed
+ * exactly; a fraction adds its (truncated) nanoseconds.
+ */
 export function parseGoDuration(raw: string): number | undefined {
   let s = raw;
   let sign = 1;
@@ -22,16 +29,24 @@ export function parseGoDuration(raw: string): number | undefined {
   if (s === "0") return 0;
   if (s === "") return undefined;
   const re = /(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)/y;
-  let total = 0;
+  const limit = sign < 0 ? maxDurationNs + 1n : maxDurationNs;
+  let total = 0n;
   let pos = 0;
   while (pos < s.length) {
     re.lastIndex = pos;
     const m = re.exec(s);
     if (!m) return undefined;
-    total += Number(m[1]) * unitNs[m[2]!]!;
+    const unit = unitNs[m[2]!]!;
+    const [whole = "", fraction = ""] = m[1]!.split(".");
+    const digits = whole.replace(/^0+/, "");
+    // More than 19 significant digits overflows whatever the unit (and keeps BigInt parsing cheap).
+    if (digits.length > 19) return undefined;
+    total += BigInt(digits || "0") * BigInt(unit);
+    if (fraction) total += BigInt(Math.floor(Number(`0.${fraction}`) * unit));
+    if (total > limit) return undefined;
     pos = re.lastIndex;
   }
-  return sign * Math.round(total);
+  return sign * Number(total);
 }
 
 /** Formats nanoseconds the way Go's time.Duration.String does ("1h0m0s", "1.5s", "500ms", "0s"). */

@@ -1,10 +1,9 @@
 // Job endpoints (spec §9): register, deregister (stop or purge), list and read. A write commits the job and
 // its Job + Evaluation events (Job first) as one batch whose Index stamps the job's indexes.
 
-import type { AppContext } from "../../lib/app.ts";
+import type { ApiModule, AppContext } from "../../lib/app.ts";
 import { ApiError } from "../../lib/errors.ts";
 import type { RequestContext } from "../../lib/http.ts";
-import type { Route } from "../../lib/router.ts";
 import type { EventInput } from "../../lib/store/mod.ts";
 import {
   decodeJob,
@@ -34,11 +33,12 @@ function queryNamespace(req: RequestContext): string {
   return req.url.searchParams.get("namespace") || "default";
 }
 
-export function jobRoutes(ctx: AppContext, resolveCaller: ResolveCaller): Route[] {
+/** The routes, and `close` to stop following the collection (the store outlives a module in tests). */
+export function jobRoutes(ctx: AppContext, resolveCaller: ResolveCaller): ApiModule {
   const store = ctx.data.store;
   const table = new TableIndex();
   for (const j of store.list(jobCollection)) table.bump(j.index);
-  store.watch(jobCollection, (change) => table.bump(change.index));
+  const unwatch = store.watch(jobCollection, (change) => table.bump(change.index));
   const current = (ns: string, id: string) => store.get<JobDoc>(jobCollection, jobDocId(ns, id))?.doc;
 
   async function requireCapability(req: RequestContext, ns: string, capability: string): Promise<void> {
@@ -150,12 +150,13 @@ export function jobRoutes(ctx: AppContext, resolveCaller: ResolveCaller): Route[
   }
 
   const id = ":id([^/]+)";
-  return [
+  const routes = [
     { method: ["PUT", "POST"], path: "/v1/jobs", handler: register },
     { method: "GET", path: "/v1/jobs", handler: list },
     { method: "GET", path: `/v1/job/${id}`, handler: read },
     { method: "DELETE", path: `/v1/job/${id}`, handler: deregister },
   ];
+  return { routes, close: unwatch };
 }
 
 function compare(a: string, b: string): number {

@@ -130,6 +130,10 @@ function validateJob(job: JobDoc): void {
   if (job.ID === "") throw new ApiError(400, "Missing job ID");
   if (/\s/.test(job.ID)) throw new ApiError(400, "Job ID contains a space");
   if (job.ID.includes("\u0000")) throw new ApiError(400, "Job ID contains a null character");
+  // A lone surrogate would be stored as U+FFFD (the document key hashes UTF-8) and collide with that spelling.
+  if (!job.ID.isWellFormed()) {
+    throw new ApiError(400, "Job ID contains an unpaired surrogate (invalid Unicode)");
+  }
   if (job.Name === "") job.Name = job.ID;
   if (job.Name.includes("\u0000")) throw new ApiError(400, "Job Name contains a null character");
   if (!namespacePattern.test(job.Namespace)) {

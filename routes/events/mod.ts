@@ -25,6 +25,8 @@ export async function createEventsApi(ctx: AppContext): Promise<ApiModule> {
   }
   const stream = createEventStream(ctx, acl, settings);
   const resolveCaller = acl.resolveCaller.bind(acl);
+  const nodes = nodeRoutes(ctx, resolveCaller);
+  const jobs = jobRoutes(ctx, resolveCaller);
   return {
     routes: [
       {
@@ -40,12 +42,14 @@ export async function createEventsApi(ctx: AppContext): Promise<ApiModule> {
         maxTtlMs: settings.tokenMaxTtlMs,
       }),
       ...createAclPolicyRoutes(ctx, acl),
-      ...nodeRoutes(ctx, resolveCaller),
-      ...jobRoutes(ctx, resolveCaller),
+      ...nodes.routes,
+      ...jobs.routes,
     ],
     close() {
       stream.close();
       acl.close();
+      nodes.close?.();
+      jobs.close?.();
     },
   };
 }

@@ -1,10 +1,9 @@
 // Node endpoints (spec §9, §11): register (wharf-only), drain, eligibility, purge, list and read. Every write
 // commits the node and its Node event in one batch whose Index stamps ModifyIndex.
 
-import type { AppContext } from "../../lib/app.ts";
+import type { ApiModule, AppContext } from "../../lib/app.ts";
 import { ApiError } from "../../lib/errors.ts";
 import type { RequestContext } from "../../lib/http.ts";
-import type { Route } from "../../lib/router.ts";
 import type { EventInput } from "../../lib/store/mod.ts";
 import type { AclCaller } from "./acl_types.ts";
 import { nodeCollection, type NodeDoc, renderNode, renderNodeStub } from "./nodes_model.ts";
@@ -45,11 +44,12 @@ function nodeWriteAnswer(index: number): Response {
 
 const nodeNotFound = () => new ApiError(404, "node not found");
 
-export function nodeRoutes(ctx: AppContext, resolveCaller: ResolveCaller): Route[] {
+/** The routes, and `close` to stop following the collection (the store outlives a module in tests). */
+export function nodeRoutes(ctx: AppContext, resolveCaller: ResolveCaller): ApiModule {
   const store = ctx.data.store;
   const table = new TableIndex();
   for (const n of store.list(nodeCollection)) table.bump(n.index);
-  store.watch(nodeCollection, (change) => table.bump(change.index));
+  const unwatch = store.watch(nodeCollection, (change) => table.bump(change.index));
 
   async function callerWith(req: RequestContext, allowed: (c: AclCaller) => boolean): Promise<AclCaller> {
     const caller = await resolveCaller(req);
@@ -150,7 +150,7 @@ export function nodeRoutes(ctx: AppContext, resolveCaller: ResolveCaller): Route
   }
 
   const id = ":id([^/]+)";
-  return [
+  const routes = [
     { method: ["PUT", "POST"], path: "/v1/node/register", handler: register },
     { method: "GET", path: "/v1/nodes", handler: list },
     { method: ["PUT", "POST"], path: `/v1/node/${id}/drain`, handler: drain },
@@ -158,6 +158,7 @@ export function nodeRoutes(ctx: AppContext, resolveCaller: ResolveCaller): Route
     { method: ["PUT", "POST"], path: `/v1/node/${id}/purge`, handler: purge },
     { method: "GET", path: `/v1/node/${id}`, handler: read },
   ];
+  return { routes, close: unwatch };
 }
 
 /** Aborts an eligibility transaction that would change nothing. */

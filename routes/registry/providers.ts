@@ -34,7 +34,14 @@ interface ProviderFields {
   url: string | null | undefined;
   /** undefined = unchanged, null = clear, else the new pair. */
   checksum: { type: string; hex: string } | null | undefined;
+  /**
+   * One half sent as "" and the other left out (or null, i.e. unchanged, D3): it clears a half that is already
+   * empty, so it is accepted only when the provider has no checksum (the pair stays "both or neither").
+   */
+  halfClear: boolean;
 }
+
+const TOGETHER = "Checksum and checksum type must be given together";
 
 function readProviderFields(body: Payload, creating: boolean): ProviderFields {
   const errors = new FieldErrors();
@@ -52,8 +59,11 @@ function readProviderFields(body: Payload, creating: boolean): ProviderFields {
   let checksum: ProviderFields["checksum"];
   const typeGiven = typeof type === "string" && type !== "";
   const hexGiven = typeof hex === "string" && hex !== "";
-  if ((type === "") !== (hex === "") && (type === "" || hex === "")) {
-    errors.add("Checksum and checksum type must be given together");
+  const unchanged = (v: string | null | undefined) => v === undefined || v === null;
+  const halfClear = (type === "" && unchanged(hex)) || (hex === "" && unchanged(type));
+  // A half clear is decided against the stored pair (updateProvider); on create there is none.
+  if (!halfClear && (type === "") !== (hex === "") && (type === "" || hex === "")) {
+    errors.add(TOGETHER);
   } else if (type === "" && hex === "") checksum = null;
   else if (typeGiven || hexGiven) {
     const t = typeGiven ? type!.toLowerCase() : undefined;
@@ -70,7 +80,7 @@ function readProviderFields(body: Payload, creating: boolean): ProviderFields {
     if (typeGiven && hexGiven) checksum = { type: t!, hex: hex!.toLowerCase() };
   }
   errors.throwIfAny();
-  return { name, url: url === "" ? null : url, checksum };
+  return { name, url: url === "" ? null : url, checksum, halfClear };
 }
 
 function isHttpUrl(s: string): boolean {
@@ -171,6 +181,9 @@ export async function updateProvider(req: Req): Promise<Response> {
       provider.blob = null;
     } else if (body.url === "") {
       provider.url = null;
+    }
+    if (fields.halfClear && (provider.checksum !== null || provider.checksum_type !== null)) {
+      throw unprocessable([TOGETHER]);
     }
     if (fields.checksum === null) {
       provider.checksum = null;

@@ -1,21 +1,11 @@
 // Job producers over HTTP with ACLs off: register defaults and validation, evaluations, deregister, reads.
 
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
-import { startTestServer, type TestServer } from "../helpers/server.ts";
+import type { TestServer } from "../helpers/server.ts";
+import { withServer } from "./nodes_support.ts";
 import { call } from "./stream_helpers.ts";
 
 type Job = Record<string, unknown>;
-
-function withServer(name: string, fn: (ts: TestServer) => Promise<void>) {
-  Deno.test(name, async () => {
-    const ts = await startTestServer({ WHARF_ACL_ENABLED: "false" });
-    try {
-      await fn(ts);
-    } finally {
-      await ts.stop();
-    }
-  });
-}
 
 async function registerJob(ts: TestServer, job: Job, query = ""): Promise<Record<string, unknown>> {
   const r = await call(ts.url, "PUT", `/v1/jobs${query}`, { body: { Job: job } });

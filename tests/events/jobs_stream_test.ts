@@ -1,6 +1,7 @@
 // Job producers seen through the event stream and guarded by namespace ACLs (checklist 6, 20, 23).
 
 import { assert, assertEquals } from "../helpers/assert.ts";
+import { testWith } from "../helpers/fixture.ts";
 import type { TestServer } from "../helpers/server.ts";
 import {
   call,
@@ -12,16 +13,8 @@ import {
   subscribe,
 } from "./stream_helpers.ts";
 
-function withServer(name: string, fn: (ts: TestServer) => Promise<void>) {
-  Deno.test(name, async () => {
-    const ts = await startEventsServer();
-    try {
-      await fn(ts);
-    } finally {
-      await ts.stop();
-    }
-  });
-}
+/** Each test gets a fresh server with ACLs on and the root management token bootstrapped. */
+const withServer = testWith(startEventsServer);
 
 async function register(ts: TestServer, job: Record<string, unknown>, token = rootSecret) {
   const r = await call(ts.url, "PUT", "/v1/jobs", { token, body: { Job: job } });

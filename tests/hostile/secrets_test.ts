@@ -7,7 +7,7 @@ import { assert } from "../helpers/assert.ts";
 import { spawnServer, withTimeout } from "../helpers/server.ts";
 import { generateTestPki, opensslAvailable } from "../fixtures/tls_certs.ts";
 import { adminPassword, Client, fastEnv, login } from "../authmethods/helpers.ts";
-import { listTree } from "./world.ts";
+import { listTree } from "../helpers/files.ts";
 
 const unique = () => crypto.randomUUID().replaceAll("-", "").slice(0, 16);
 

@@ -6,6 +6,7 @@ import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { adminPassword, Client, fastEnv, login } from "../authmethods/helpers.ts";
 import { marker } from "./arbitraries.ts";
 import type { WorldIds } from "./targets.ts";
+import { listTree } from "../helpers/files.ts";
 
 export interface World {
   server: TestServer;
@@ -220,21 +221,6 @@ export async function snapshot(world: World): Promise<Record<string, unknown>> {
     out[`events ${path}`] = { status: r.status, body: await r.text() };
   }
   return out;
-}
-
-/** Every path under `root` (relative, sorted), not descending into `skip`. */
-export async function listTree(root: string, skip?: string): Promise<string[]> {
-  const found: string[] = [];
-  const walk = async (relative: string) => {
-    for await (const entry of Deno.readDir(relative ? `${root}/${relative}` : root)) {
-      const path = relative ? `${relative}/${entry.name}` : entry.name;
-      if (path === skip) continue;
-      found.push(path);
-      if (entry.isDirectory) await walk(path);
-    }
-  };
-  await walk("");
-  return found.sort();
 }
 
 /**

@@ -110,18 +110,3 @@ export async function snapshotRegistry(seeded: SeededRegistry): Promise<Record<s
 function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
   return a.length === b.length && a.every((x, i) => x === b[i]);
 }
-
-/** Every path under `root` (relative, sorted), not descending into `skip` (a relative path). */
-export async function listTreeOutside(root: string, skip: string): Promise<string[]> {
-  const found: string[] = [];
-  const walk = async (relative: string) => {
-    for await (const entry of Deno.readDir(relative ? `${root}/${relative}` : root)) {
-      const path = relative ? `${relative}/${entry.name}` : entry.name;
-      if (path === skip) continue;
-      found.push(path);
-      if (entry.isDirectory) await walk(path);
-    }
-  };
-  await walk("");
-  return found.sort();
-}
