@@ -59,31 +59,61 @@ export interface WrkResult {
   requestsPerSec: number;
   p50ms: number;
   p99ms: number;
+  /** CPU seconds (user + system) wrk itself used; NaN unless measured (`cpus` given and /usr/bin/time present). */
+  cpuSeconds?: number;
 }
 
-/** Runs wrk with latency output and parses requests/s and latency percentiles. */
+/**
+ * Runs wrk with latency output and parses requests/s and latency percentiles. With `cpus` (a taskset CPU list)
+ * wrk runs pinned to those CPUs and its own CPU time is measured, to show whether the client saturates.
+ */
 export async function runWrk(
   url: string,
-  options: { connections?: number; seconds?: number; threads?: number } = {},
+  options: { connections?: number; seconds?: number; threads?: number; cpus?: string } = {},
 ) {
-  const out = await new Deno.Command("wrk", {
-    args: [
-      `-t${options.threads ?? 2}`,
-      `-c${options.connections ?? 50}`,
-      `-d${options.seconds ?? 5}s`,
-      "--latency",
-      url,
-    ],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
+  const wrkArgs = [
+    `-t${options.threads ?? 2}`,
+    `-c${options.connections ?? 50}`,
+    `-d${options.seconds ?? 5}s`,
+    "--latency",
+    url,
+  ];
+  const timed = options.cpus !== undefined && hasTime;
+  const command = options.cpus === undefined ? "wrk" : "taskset";
+  const args = options.cpus === undefined
+    ? wrkArgs
+    : ["-c", options.cpus, ...(timed ? ["/usr/bin/time", "-f", "wrk-cpu %U %S"] : []), "wrk", ...wrkArgs];
+  const out = await new Deno.Command(command, { args, stdout: "piped", stderr: "piped" }).output();
   const text = new TextDecoder().decode(out.stdout);
+  const cpu = /wrk-cpu ([\d.]+) ([\d.]+)/.exec(new TextDecoder().decode(out.stderr));
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(text)?.[1] ?? NaN);
   return {
     requestsPerSec: rps,
     p50ms: latency(text, "50%"),
     p99ms: latency(text, "99%"),
+    cpuSeconds: cpu ? Number(cpu[1]) + Number(cpu[2]) : NaN,
   } satisfies WrkResult;
+}
+
+const hasTime = (() => {
+  try {
+    return Deno.statSync("/usr/bin/time").isFile;
+  } catch {
+    return false;
+  }
+})();
+
+/** CPU seconds (user + system, all threads) a running process has used so far, from /proc. */
+export function cpuSecondsOf(pid: number): number {
+  const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+  // Fields after the parenthesised command name; utime and stime are fields 14 and 15 (clock ticks of 1/100 s).
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** The CPUs this machine has (for pinning a server and its load generator apart). */
+export function cpuCount(): number {
+  return navigator.hardwareConcurrency ?? 1;
 }
 
 function latency(text: string, label: string): number {
@@ -93,15 +123,21 @@ function latency(text: string, label: string): number {
   return m[2] === "us" ? v / 1000 : m[2] === "s" ? v * 1000 : v;
 }
 
-/** Starts a Deno child running `script` with args; resolves once it prints a line matching `ready`. */
+/**
+ * Starts a Deno child running `script` with args; resolves once it prints a line matching `ready`. With `cpus`
+ * (a taskset CPU list) the child runs pinned to those CPUs.
+ */
 export async function startChild(
   script: string,
   args: string[],
   ready: RegExp,
   env: Record<string, string> = {},
+  options: { cpus?: string } = {},
 ) {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", script, ...args],
+  const deno = ["run", "-A", script, ...args];
+  // taskset execs the program: the child's pid stays the server's own (for cpuSecondsOf / rssMiB).
+  const child = new Deno.Command(options.cpus === undefined ? Deno.execPath() : "taskset", {
+    args: options.cpus === undefined ? deno : ["-c", options.cpus, Deno.execPath(), ...deno],
     stdout: "piped",
     stderr: "null",
     env,

@@ -2,7 +2,7 @@
 // same bytes (the in-process share of the HTTP figure in docs/benchmarks.md).
 
 import { Router } from "../lib/router.ts";
-import { createLogger } from "../lib/log.ts";
+import { createLogger, formatAccessLine } from "../lib/log.ts";
 import { json } from "../lib/http.ts";
 import { renderEventsError } from "../routes/events/errors.ts";
 
@@ -32,6 +32,22 @@ const router = new Router([...filler, {
   trustProxy: false,
 });
 
+const quietRouter = new Router([...filler, {
+  method: "GET",
+  path: "/v1/agent/health",
+  handler: () => json({ server: { ok: true, message: "ok" } }),
+}], {
+  renderers: {
+    registry: renderEventsError,
+    auth: renderEventsError,
+    events: renderEventsError,
+    server: renderEventsError,
+  },
+  logger: createLogger("warn"),
+  maxBodyBytes: 1 << 20,
+  trustProxy: false,
+});
+
 Deno.bench("bare handler: new Response(bytes)", { baseline: true, group: "static route" }, async () => {
   const req = new Request("http://127.0.0.1/v1/agent/health");
   const res = new Response(bytes, { headers: { "Content-Type": "application/json" } });
@@ -42,4 +58,23 @@ Deno.bench("bare handler: new Response(bytes)", { baseline: true, group: "static
 Deno.bench("router.handle, access log on", { group: "static route" }, async () => {
   const res = await router.handle(new Request("http://127.0.0.1/v1/agent/health"), "127.0.0.1");
   await res.arrayBuffer();
+});
+
+Deno.bench("router.handle, access log off", { group: "static route" }, async () => {
+  const res = await quietRouter.handle(new Request("http://127.0.0.1/v1/agent/health"), "127.0.0.1");
+  await res.arrayBuffer();
+});
+
+// The access line alone, through the real stderr sink (buffered lines; run with 2>/dev/null to keep the
+// terminal quiet), against the text formatter the test sink uses.
+const stderrLogger = createLogger("info");
+let n = 0;
+Deno.bench("access line through the stderr sink", { group: "access log" }, () => {
+  stderrLogger.access("abcdef00001x", "GET", "/v1/agent/health", 200, (n++ % 1000) / 137);
+});
+Deno.bench("access line as text", { group: "access log", baseline: true }, () => {
+  logged.push(
+    formatAccessLine(Date.now(), "abcdef00001x", "GET", "/v1/agent/health", 200, (n++ % 1000) / 137),
+  );
+  if (logged.length > 1000) logged.length = 0;
 });

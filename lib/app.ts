@@ -99,7 +99,7 @@ export async function startServer(
       logger.error("unhandled server error", { error: String(err) });
       return new Response("Internal error", { status: 500 });
     },
-  }, (request, info) => router.handle(request, () => (info.remoteAddr as Deno.NetAddr).hostname));
+  }, (request, info) => router.handle(request, info));
   const addr = await listening;
 
   let stopping: Promise<void> | undefined;

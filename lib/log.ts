@@ -12,16 +12,11 @@ export interface Logger {
   info(msg: string, fields?: Record<string, unknown>): void;
   warn(msg: string, fields?: Record<string, unknown>): void;
   error(msg: string, fields?: Record<string, unknown>): void;
-  /** The per-request line (info level). Its fields are built by the router from safe values only. */
-  access(fields: AccessFields): void;
-}
-
-export interface AccessFields {
-  request_id: string;
-  method: string;
-  path: string;
-  status: number;
-  duration_ms: number;
+  /**
+   * The per-request line (info level): request_id, method, path, status, duration_ms. The caller passes safe
+   * values only (the router strips the query and redacts secret path parameters).
+   */
+  access(requestId: string, method: string, path: string, status: number, durationMs: number): void;
 }
 
 /** Keys whose values are never written, whatever the caller passes. */
@@ -33,14 +28,6 @@ function redact(fields: Record<string, unknown>): Record<string, unknown> {
     out[k] = secretKey.test(k) && k !== "request_id" ? "[redacted]" : v;
   }
   return out;
-}
-
-// deno-lint-ignore no-control-regex -- control characters are exactly what JSON must escape
-const needsEscape = /["\\\u0000-\u001f\u2028\u2029]/;
-
-/** A JSON string literal, without JSON.stringify for the common case of nothing to escape. */
-function jsonString(value: string): string {
-  return needsEscape.test(value) ? JSON.stringify(value) : `"${value}"`;
 }
 
 let isoMs = 0;
@@ -56,37 +43,87 @@ function nowIso(): string {
   return isoText;
 }
 
-export function createLogger(level: LogLevel, sink: (line: string) => void = writeStderr): Logger {
+export function createLogger(level: LogLevel, sink?: (line: string) => void): Logger {
   const write = (at: LogLevel, msg: string, fields?: Record<string, unknown>) => {
     if (rank[at] < rank[level]) return;
     const record = { time: nowIso(), level: at, msg, ...(fields ? redact(fields) : {}) };
-    sink(JSON.stringify(record));
+    (sink ?? writeStderr)(JSON.stringify(record));
   };
+  const accessOn = rank.info >= rank[level];
   return {
     level,
     debug: (m, f) => write("debug", m, f),
     info: (m, f) => write("info", m, f),
     warn: (m, f) => write("warn", m, f),
     error: (m, f) => write("error", m, f),
-    access: (f) => {
-      if (rank.info < rank[level]) return;
-      sink(
-        `{"time":"${nowIso()}","level":"info","msg":"request","request_id":"${f.request_id}","method":${
-          jsonString(f.method)
-        },"path":${jsonString(f.path)},"status":${f.status},"duration_ms":${f.duration_ms}}`,
-      );
-    },
+    access: !accessOn
+      ? () => {}
+      : sink
+      ? (id, method, path, status, ms) => sink(formatAccessLine(Date.now(), id, method, path, status, ms))
+      : writeAccess,
   };
 }
 
-let pending = "";
-let pendingLines = 0;
+/** One access-log line (the stderr sink's fast path below produces exactly the same text). */
+export function formatAccessLine(
+  timeMs: number,
+  requestId: string,
+  method: string,
+  path: string,
+  status: number,
+  durationMs: number,
+): string {
+  return `{"time":"${new Date(timeMs).toISOString()}","level":"info","msg":"request","request_id":${
+    JSON.stringify(requestId)
+  },"method":${JSON.stringify(method)},"path":${JSON.stringify(path)},"status":${status},"duration_ms":${
+    hundredths(durationMs)
+  }}`;
+}
+
+/** A duration in ms as a JSON number with at most two decimals, from integer arithmetic only. */
+function hundredths(ms: number): string {
+  const h = Math.round(ms * 100);
+  const whole = Math.floor(h / 100);
+  const frac = h - whole * 100;
+  return frac === 0
+    ? String(whole)
+    : frac % 10 === 0
+    ? `${whole}.${frac / 10}`
+    : `${whole}.${frac < 10 ? "0" : ""}${frac}`;
+}
+
+// The stderr sink: lines are kept as strings and written by one join, one encode and one syscall shortly after
+// (measured: cheaper per line than encoding each line into a byte buffer as it comes).
+
+const maxPendingLines = 512;
+let pending: string[] = [];
 let flushTimer: ReturnType<typeof setTimeout> | undefined;
 
-/** Buffers lines and writes them in one syscall shortly after: a log line per request must stay cheap. */
+function writeAccess(requestId: string, method: string, path: string, status: number, durationMs: number) {
+  if (!plainAscii(requestId) || !plainAscii(method) || !plainAscii(path)) {
+    writeStderr(formatAccessLine(Date.now(), requestId, method, path, status, durationMs));
+    return;
+  }
+  // Values that need no JSON escaping are written between plain quotes: no JSON.stringify per request.
+  writeStderr(
+    `{"time":"${nowIso()}","level":"info","msg":"request","request_id":"${requestId}","method":"${method}","path":"${path}","status":${status},"duration_ms":${
+      hundredths(durationMs)
+    }}`,
+  );
+}
+
+/** True when every character is printable ASCII that JSON strings carry unescaped. */
+function plainAscii(value: string): boolean {
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) return false;
+  }
+  return true;
+}
+
+/** Buffers a line and writes it in one syscall shortly after: a log line per request must stay cheap. */
 function writeStderr(line: string): void {
-  pending += line + "\n";
-  if (++pendingLines >= 256) flushLogs();
+  if (pending.push(line) >= maxPendingLines) flushLogs();
   else flushTimer ??= setTimeout(flushLogs, 20);
 }
 
@@ -94,10 +131,9 @@ function writeStderr(line: string): void {
 export function flushLogs(): void {
   if (flushTimer !== undefined) clearTimeout(flushTimer);
   flushTimer = undefined;
-  if (pendingLines === 0) return;
-  const text = pending;
-  pending = "";
-  pendingLines = 0;
+  if (pending.length === 0) return;
+  const text = pending.join("\n") + "\n";
+  pending = [];
   try {
     const bytes = encoder.encode(text);
     let offset = 0;

@@ -25,6 +25,9 @@ export interface Route {
   secretParams?: readonly string[];
 }
 
+/** The peer address of a request: given, computed on demand, or read from Deno.serve's handler info. */
+export type RemoteAddress = string | (() => string) | { readonly remoteAddr: Deno.Addr };
+
 export type ErrorRenderer = (error: ApiError, requestId: string) => Response;
 
 interface CompiledRoute extends Route {
@@ -91,69 +94,64 @@ export class Router {
 
   /**
    * Handles one request; never throws. A handler that answers synchronously gets a synchronous answer:
-   * Deno.serve takes a faster path for a Response than for a Promise of one.
+   * Deno.serve takes a faster path for a Response than for a Promise of one. The synchronous path allocates
+   * no closures: this runs once per request and its cost shows directly in requests/s.
    */
-  handle(request: Request, remoteAddr: string | (() => string)): Response | Promise<Response> {
+  handle(request: Request, remoteAddr: RemoteAddress): Response | Promise<Response> {
     const started = performance.now();
     const requestId = nextRequestId();
-    let path = "";
+    const method = request.method;
     let logPath = "";
     let family: Family = "registry";
-    const finish = (response: Response): Response => {
-      this.#logAccess(requestId, request.method, logPath, response.status, started);
-      return response;
-    };
-    const fail = (err: unknown): Response => finish(this.#renderFailure(err, family, requestId));
     try {
+      const href = request.url;
       let url: URL | undefined;
-      path = requestPath(request.url) ?? (url = new URL(request.url)).pathname;
+      let path = requestPath(href);
+      if (path === undefined) path = (url = new URL(href)).pathname;
       if (path.includes("//")) path = path.replace(/\/{2,}/g, "/");
       logPath = path;
       family = familyForPath(path);
-      const { route, params, allowed } = this.#match(path, request.method);
-      if (!route) {
-        if (allowed.size > 0) {
-          const allow = [...allowed].join(", ");
-          throw new ApiError(405, "Invalid method", { headers: { Allow: allow } });
-        }
-        throw new ApiError(404, `Not found: ${path}`);
-      }
+      let route = this.#staticRoute(path, method);
+      let params: Record<string, string> = {};
+      if (!route) ({ route, params } = this.#match(path, method));
       logPath = redactPath(path, params, route.secretParams);
-      let ip: string | undefined;
-      const trustProxy = this.#options.trustProxy;
-      const ctx: RequestContext = {
+      const ctx = new Context(
         request,
-        get url() {
-          return url ??= new URL(request.url);
-        },
+        url,
         params,
         requestId,
-        // Computed on first use: reading the peer address costs a call into the runtime.
-        get clientIp() {
-          return ip ??= clientIp(
-            request,
-            typeof remoteAddr === "string" ? remoteAddr : remoteAddr(),
-            trustProxy,
-          );
-        },
         family,
-        maxBodyBytes: route.maxBodyBytes ?? this.#options.maxBodyBytes,
-      };
-      const declared = request.method === "GET" || request.method === "HEAD"
-        ? null
-        : request.headers.get("Content-Length");
-      if (declared !== null && Number(declared) > ctx.maxBodyBytes) {
-        throw new ApiError(413, `Request body too large: the limit is ${ctx.maxBodyBytes} bytes`);
+        route.maxBodyBytes ?? this.#options.maxBodyBytes,
+        remoteAddr,
+        this.#options.trustProxy,
+      );
+      if (method !== "GET" && method !== "HEAD") {
+        const declared = request.headers.get("Content-Length");
+        if (declared !== null && Number(declared) > ctx.maxBodyBytes) {
+          throw new ApiError(413, `Request body too large: the limit is ${ctx.maxBodyBytes} bytes`);
+        }
       }
-      const headOnly = request.method === "HEAD" && !route.methods.has("HEAD");
+      const headOnly = method === "HEAD" && !route.methods.has("HEAD");
       const answer = route.handler(ctx);
       if (answer instanceof Promise) {
-        return answer.then((r) => finish(headOnly ? withoutBody(r) : r), fail);
+        return answer.then(
+          (r) => this.#finish(headOnly ? withoutBody(r) : r, requestId, method, logPath, started),
+          (err) => this.#fail(err, family, requestId, method, logPath, started),
+        );
       }
-      return finish(headOnly ? withoutBody(answer) : answer);
+      return this.#finish(headOnly ? withoutBody(answer) : answer, requestId, method, logPath, started);
     } catch (err) {
-      return fail(err);
+      return this.#fail(err, family, requestId, method, logPath, started);
     }
+  }
+
+  #finish(response: Response, requestId: string, method: string, path: string, started: number): Response {
+    this.#options.logger.access(requestId, method, path, response.status, performance.now() - started);
+    return response;
+  }
+
+  #fail(err: unknown, family: Family, requestId: string, method: string, path: string, started: number) {
+    return this.#finish(this.#renderFailure(err, family, requestId), requestId, method, path, started);
   }
 
   #renderFailure(err: unknown, family: Family, requestId: string): Response {
@@ -171,30 +169,26 @@ export class Router {
     );
   }
 
-  #logAccess(requestId: string, method: string, path: string, status: number, started: number): void {
-    this.#options.logger.access({
-      request_id: requestId,
-      method,
-      path,
-      status,
-      duration_ms: Math.round((performance.now() - started) * 100) / 100,
-    });
+  /** The route of a parameterless path, when one answers this method (or GET for HEAD). */
+  #staticRoute(path: string, method: string): CompiledRoute | undefined {
+    const exact = this.#static.get(path);
+    if (!exact) return undefined;
+    for (const r of exact) if (r.methods.has(method)) return r;
+    if (method !== "HEAD") return undefined;
+    for (const r of exact) if (r.methods.has("GET")) return r;
+    return undefined;
   }
 
-  #match(path: string, method: string) {
-    const allowed = new Set<string>();
-    const exact = this.#static.get(path);
-    if (exact) {
-      const wanted = method === "HEAD" ? "GET" : method;
-      const hit = exact.find((r) => r.methods.has(method)) ?? exact.find((r) => r.methods.has(wanted));
-      if (hit) return { route: hit, params: {} as Record<string, string>, allowed };
-    }
+  /** The first route of the table matching path and method; 404/405 (with Allow) when none does. */
+  #match(path: string, method: string): { route: CompiledRoute; params: Record<string, string> } {
+    let allowed: Set<string> | undefined;
     for (const route of this.#routes) {
       if (!path.startsWith(route.prefix)) continue;
       const groups = matchGroups(route, path);
       if (!groups) continue;
       const wanted = method === "HEAD" && !route.methods.has("HEAD") ? "GET" : method;
       if (!route.methods.has(wanted)) {
+        allowed ??= new Set();
         for (const x of route.methods) allowed.add(x);
         continue;
       }
@@ -209,9 +203,10 @@ export class Router {
           throw new ApiError(400, `malformed percent-encoding in path parameter ${k}`);
         }
       }
-      return { route, params, allowed };
+      return { route, params };
     }
-    return { route: undefined, params: {}, allowed };
+    if (allowed) throw new ApiError(405, "Invalid method", { headers: { Allow: [...allowed].join(", ") } });
+    throw new ApiError(404, `Not found: ${path}`);
   }
 }
 
@@ -264,6 +259,50 @@ function redactPath(
     if (v) out = out.split(encodeURIComponent(v)).join("***").split(v).join("***");
   }
   return out;
+}
+
+/**
+ * What a handler receives. A class rather than an object literal: the lazy url/clientIp getters live on the
+ * prototype instead of being two new closures per request.
+ */
+class Context implements RequestContext {
+  #url: URL | undefined;
+  #ip: string | undefined;
+  #remoteAddr: RemoteAddress;
+  #trustProxy: boolean;
+
+  constructor(
+    public request: Request,
+    url: URL | undefined,
+    public params: Record<string, string>,
+    public requestId: string,
+    public family: Family,
+    public maxBodyBytes: number,
+    remoteAddr: RemoteAddress,
+    trustProxy: boolean,
+  ) {
+    this.#url = url;
+    this.#remoteAddr = remoteAddr;
+    this.#trustProxy = trustProxy;
+  }
+
+  get url(): URL {
+    return this.#url ??= new URL(this.request.url);
+  }
+
+  /** Computed on first use: reading the peer address costs a call into the runtime. */
+  get clientIp(): string {
+    if (this.#ip === undefined) {
+      const from = this.#remoteAddr;
+      const remote = typeof from === "string"
+        ? from
+        : typeof from === "function"
+        ? from()
+        : (from.remoteAddr as Deno.NetAddr).hostname ?? "";
+      this.#ip = clientIp(this.request, remote, this.#trustProxy);
+    }
+    return this.#ip;
+  }
 }
 
 function clientIp(request: Request, remote: string, trustProxy: boolean): string {
