@@ -3,7 +3,7 @@
 
 import type { Req } from "./auth.ts";
 import { notFound } from "./errors.ts";
-import { providerIsValid } from "./model.ts";
+import { type BoxDoc, providerIsValid } from "./model.ts";
 import { cachedJson, markdownHtml, renderProvider, sortedVersions } from "./render.ts";
 import { isValidBoxName, namespacePattern } from "./rules.ts";
 import { visibleBox } from "./boxes.ts";
@@ -18,8 +18,19 @@ export function boxMetadata(req: Req): Response {
   checkNames(req);
   const { box } = visibleBox(req);
   const doc = box.doc;
-  // Everything but the echoed name is cached per document version and origin.
-  const rest = cachedJson(doc, `metadata|${req.origin}`, () => {
+  // The whole body per document version, origin and echoed name (its case follows the request).
+  const echoed = `${req.ctx.params.username}/${req.ctx.params.name}`;
+  const body = cachedJson(
+    doc,
+    `metadata|${req.origin}|${echoed}`,
+    () => `{"name":${JSON.stringify(echoed)},${metadataRest(req, doc)}`,
+  );
+  return jsonText(body, doc.private ? "private, no-store" : "no-cache");
+}
+
+/** The metadata after its `name` member (without the opening brace), cached per document version and origin. */
+function metadataRest(req: Req, doc: BoxDoc): string {
+  return cachedJson(doc, `metadata-rest|${req.origin}`, () => {
     const view = { reg: req.reg, origin: req.origin, insider: false };
     const versions = sortedVersions(doc).filter((v) => v.status === "active").map((v) => {
       const seen = new Set<string>();
@@ -49,8 +60,6 @@ export function boxMetadata(req: Req): Response {
     });
     return text.slice(1);
   });
-  const name = JSON.stringify(`${req.ctx.params.username}/${req.ctx.params.name}`);
-  return jsonText(`{"name":${name},${rest}`, doc.private ? "private, no-store" : "no-cache");
 }
 
 export async function downloadProvider(req: Req): Promise<Response> {

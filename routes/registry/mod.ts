@@ -182,6 +182,27 @@ export async function createRegistryApi(ctx: AppContext): Promise<ApiModule> {
   }));
 
   /**
+   * `baseUrl`'s answer without parsing the request URL (the hot reads need no other part of it): the
+   * scheme from the URL's prefix, the host from `Host`; the last answer is reused while the host repeats.
+   */
+  let lastHost = "";
+  let lastScheme = "";
+  let lastOrigin = "";
+  const requestOrigin = (ctx: RequestContext): string => {
+    if (settings.publicUrl) return settings.publicUrl;
+    const host = settings.trustProxy ? null : ctx.request.headers.get("Host");
+    const href = ctx.request.url;
+    const scheme = href.startsWith("http://") ? "http" : href.startsWith("https://") ? "https" : undefined;
+    if (host === null || scheme === undefined) return baseUrl(ctx, settings.publicUrl, settings.trustProxy);
+    if (host !== lastHost || scheme !== lastScheme) {
+      lastHost = host;
+      lastScheme = scheme;
+      lastOrigin = `${scheme}://${host}`;
+    }
+    return lastOrigin;
+  };
+
+  /**
    * The registry's checks before any handler, then the handler, with X-Request-Id echoed on answers and
    * errors. Synchronous when the handler is: the router then answers without a Promise.
    */
@@ -209,7 +230,7 @@ export async function createRegistryApi(ctx: AppContext): Promise<ApiModule> {
             if (v === "" || v.includes("/")) throw notFound();
           }
         }
-        const origin = baseUrl(ctx, settings.publicUrl, settings.trustProxy);
+        const origin = requestOrigin(ctx);
         const answer = handler({ ctx, reg, caller, origin });
         if (answer instanceof Promise) {
           return answer.then((r) => withRequestId(r, requestId), (err) => {

@@ -125,7 +125,29 @@ function positiveInt(raw: string | null, fallback: number, label: string, errors
   return Number(raw);
 }
 
+/** A finished answer by raw query string, valid while no box changed and no download was counted. */
+interface Answered {
+  boxGeneration: number;
+  downloadGeneration: number;
+  origin: string;
+  text: string;
+}
+
+/** Repeated identical searches are answered before their query string is even parsed. */
+const answered = new WeakMap<Registry, Map<string, Answered>>();
+const ANSWERED_ENTRIES = 256;
+
 export function search(req: Req): Response {
+  const reg = req.reg;
+  const href = req.ctx.request.url;
+  const rawQuery = href.slice(href.indexOf("?") >>> 0);
+  const hit = answered.get(reg)?.get(rawQuery);
+  if (
+    hit !== undefined && hit.boxGeneration === reg.boxGeneration &&
+    hit.downloadGeneration === reg.downloadGeneration && hit.origin === req.origin
+  ) {
+    return jsonText(hit.text);
+  }
   const params = req.ctx.url.searchParams;
   const errors: string[] = [];
   const sort = params.get("sort") || "downloads";
@@ -139,14 +161,32 @@ export function search(req: Req): Response {
   if (errors.length) throw unprocessable(errors);
   const q = (params.get("q") ?? "").trim().toLowerCase();
   const provider = (params.get("provider") ?? "").trim();
-  const reg = req.reg;
-  const list = matching(ordered(reg, searchIndex(reg), sort, order), q, provider);
+  const index = searchIndex(reg);
+  const list = matching(ordered(reg, index, sort, order), q, provider);
+  // Kept by raw query only when the order it used is current (a by-downloads order may lag up to a second)
+  // and no token is in the query string (secrets stay out of cache keys).
+  const remember = (text: string) => {
+    if (sort === "downloads" && index.downloadsSeen !== reg.downloadGeneration) return;
+    if (req.caller.tokenPresent && rawQuery.includes("token")) return;
+    let byQuery = answered.get(reg);
+    if (!byQuery) answered.set(reg, byQuery = new Map());
+    if (byQuery.size >= ANSWERED_ENTRIES) byQuery.delete(byQuery.keys().next().value!);
+    byQuery.set(rawQuery, {
+      boxGeneration: reg.boxGeneration,
+      downloadGeneration: reg.downloadGeneration,
+      origin: req.origin,
+      text,
+    });
+  };
   // A page walked without meeting a private box reads the same for every caller: it is kept (per ordered
   // list, so any box change starts afresh) until a download changes the counts it shows.
   const pageKey = `${page}|${limit}|${req.origin}|${reg.downloadGeneration}|${q}\u0000${provider}`;
   let pages = publicPages.get(list);
   const cached = pages?.get(pageKey);
-  if (cached !== undefined) return jsonText(cached);
+  if (cached !== undefined) {
+    remember(cached);
+    return jsonText(cached);
+  }
   const visible = (e: Entry) => !e.box.doc.private || isInsider(reg, req.caller, e.box.doc.owner);
   // Walk the ordered list only as far as the requested page.
   const skip = (page - 1) * limit;
@@ -162,11 +202,11 @@ export function search(req: Req): Response {
     if (boxes.length >= limit) break;
   }
   const text = `{"boxes":[${boxes.join(",")}]}`;
-  if (!sawPrivate) {
-    if (!pages) publicPages.set(list, pages = new Map());
-    if (pages.size >= PAGE_CACHE_ENTRIES) pages.delete(pages.keys().next().value!);
-    pages.set(pageKey, text);
-  }
+  if (sawPrivate) return jsonText(text);
+  if (!pages) publicPages.set(list, pages = new Map());
+  if (pages.size >= PAGE_CACHE_ENTRIES) pages.delete(pages.keys().next().value!);
+  pages.set(pageKey, text);
+  remember(text);
   return jsonText(text);
 }
 

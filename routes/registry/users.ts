@@ -1,9 +1,9 @@
 // GET /api/v1/user/:username: a user or organization with every box the caller may see (§6.2).
 
-import { json } from "../../lib/http.ts";
 import { isInsider, type Req } from "./auth.ts";
 import { notFound } from "./errors.ts";
-import { markdownHtml, renderBox } from "./render.ts";
+import { boxJson, markdownHtml } from "./render.ts";
+import { jsonText } from "./respond.ts";
 
 export function getNamespace(req: Req): Response {
   const reg = req.reg;
@@ -16,13 +16,14 @@ export function getNamespace(req: Req): Response {
   const boxes = reg.boxesOf(key)
     .filter((b) => insider || !b.doc.private)
     .sort((a, b) => a.doc.name.toLowerCase() < b.doc.name.toLowerCase() ? -1 : 1)
-    .map((b) => renderBox(view, b, false));
+    .map((b) => boxJson(view, b, false));
   const profile = user ? user.profile : org!.profile;
-  return json({
+  // The boxes are spliced in as the cached JSON text the search answers also use.
+  const head = JSON.stringify({
     username: user ? user.username : org!.name,
     avatar_url: null,
     profile_html: markdownHtml(profile),
     profile_markdown: profile,
-    boxes,
   });
+  return jsonText(`${head.slice(0, -1)},"boxes":[${boxes.join(",")}]}`);
 }
