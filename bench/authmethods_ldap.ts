@@ -1,5 +1,6 @@
 // LDAP login throughput: wharf's POST /v1/auth-methods/{id}:authenticate (direct bind, token issued and
-// committed) against a raw ldapts connect+bind+unbind loop on the same slapd, same concurrency, same run.
+// committed) against a raw ldapts connect+bind+unbind loop on the same slapd, same concurrency, same run;
+// plus a "floor" server (authmethods_ldap_floor.ts) that only does HTTP + a user bind, to show the ceiling.
 // Run: deno run -A bench/authmethods_ldap.ts [--seconds 2] [--rounds 3] [--concurrency 8] [--users 64]
 // Its default export has the bench/run.ts scenario shape ({title, figures, notes}).
 
@@ -75,15 +76,46 @@ export default async function ldapLoginScenario(): Promise<
   if (slapdSkipReason) return { title, figures: [], notes: [`skipped: ${slapdSkipReason}`] };
   const ldap = await startSlapd({ extraUsers: userCount });
   const api = await startAuthServer({ WHARF_LOG_LEVEL: "error" }, { childProcess: true });
+  const floor = await startFloor(ldap.ldapUrl);
   try {
-    return await runScenario(ldap.ldapUrl, api);
+    return await runScenario(ldap.ldapUrl, api, floor.url);
   } finally {
+    floor.process.kill("SIGTERM");
+    await floor.process.status;
     await api.stop();
     await ldap.stop();
   }
 }
 
-async function runScenario(ldapUrl: string, api: Awaited<ReturnType<typeof startAuthServer>>) {
+/** bench/authmethods_ldap_floor.ts in a child process, like wharf. */
+async function startFloor(ldapUrl: string): Promise<{ url: string; process: Deno.ChildProcess }> {
+  const process = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", new URL("./authmethods_ldap_floor.ts", import.meta.url).pathname, ldapUrl, peopleDn],
+    stdout: "piped",
+    stderr: "inherit",
+    stdin: "null",
+  }).spawn();
+  const reader = process.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let out = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error("the floor server exited before listening");
+    out += value;
+    const url = /floor listening on (\S+)/.exec(out)?.[1];
+    if (url) {
+      (async () => {
+        while (!(await reader.read()).done) { /* drain */ }
+      })().catch(() => {});
+      return { url, process };
+    }
+  }
+}
+
+async function runScenario(
+  ldapUrl: string,
+  api: Awaited<ReturnType<typeof startAuthServer>>,
+  floorUrl: string,
+) {
   const attributes = { urls: [ldapUrl], user_dn: peopleDn, user_attr: "uid" };
   const created = await api.call("POST", "/v1/auth-methods", {
     scope_id: "global",
@@ -130,10 +162,17 @@ async function runScenario(ldapUrl: string, api: Awaited<ReturnType<typeof start
     });
     return r.status === 200;
   });
+  const floor = variant("floor: bare Deno.serve + pooled bind, no token", async () => {
+    const u = someone();
+    const r = await callApi(floorUrl, "POST", "/", {
+      attributes: { login_name: u.uid, password: u.password },
+    });
+    return r.status === 200;
+  });
   console.log(
     `concurrency ${concurrency}, ${userCount} users, ${rounds} interleaved rounds of ${seconds} s per variant`,
   );
-  const rates = await measure([rawBind, rawBindRead, lib, viaApi]);
+  const rates = await measure([rawBind, rawBindRead, lib, viaApi, floor]);
   const figure = (v: Variant, base: Variant, target?: string): Figure => ({
     name: v.name,
     value: rates.get(v.name)!,
@@ -141,7 +180,7 @@ async function runScenario(ldapUrl: string, api: Awaited<ReturnType<typeof start
     baseline: { name: base.name.replace("baseline: ", ""), value: rates.get(base.name)! },
     ...(target ? { target } : {}),
   });
-  const failures = [rawBind, rawBindRead, lib, viaApi].filter((v) => v.failed).map((v) =>
+  const failures = [rawBind, rawBindRead, lib, viaApi, floor].filter((v) => v.failed).map((v) =>
     `${v.name}: ${v.failed} failed logins`
   );
   return {
@@ -151,6 +190,8 @@ async function runScenario(ldapUrl: string, api: Awaited<ReturnType<typeof start
       figure(lib, rawBind),
       figure(viaApi, rawBindRead),
       figure(viaApi, rawBind, ">= 0.8x"),
+      figure(floor, rawBind),
+      figure(viaApi, floor),
     ],
     notes: [
       `concurrency ${concurrency}, ${userCount} users, ${rounds} interleaved rounds of ${seconds} s per variant`,

@@ -277,9 +277,24 @@ export async function updateAccount(svc: AuthService, ctx: RequestContext): Prom
   return json(renderAccount(svc.state, svc.state.get<AccountDoc>(collections.accounts, id)!, caller));
 }
 
+/**
+ * The locks of a user's tokens, for a commit that revokes them: a sweep or logout of one of them waits (and then
+ * finds it gone). New tokens of an existing account are only minted under the account's lock, which the
+ * revoking commit holds too; a token minted just before that lock is taken is revoked without its own lock,
+ * which is safe from sweeps (it is not dead yet).
+ */
+function userTokenLocks(svc: AuthService, userId: string): string[] {
+  return svc.state.tokensOfUser(userId).map((t) => lockKeys.token(t.id));
+}
+
 export async function removeAccount(svc: AuthService, ctx: RequestContext): Promise<Response> {
-  const { id } = loadAccount(svc, ctx, false);
-  await svc.state.store.transact([`${collections.accounts}/${id}`, lockKeys.admins], () => {
+  const { id, stored } = loadAccount(svc, ctx, false);
+  const locks = [
+    `${collections.accounts}/${id}`,
+    lockKeys.admins,
+    ...userTokenLocks(svc, stored.doc.user_id),
+  ];
+  await svc.state.store.transact(locks, () => {
     if (!svc.state.get(collections.accounts, id)) throw notFound();
     const plan = emptyPlan();
     deleteAccounts(svc.state, [id], plan, nowIso(), "account_deleted");
@@ -315,7 +330,7 @@ export async function setPassword(svc: AuthService, ctx: RequestContext): Promis
       writes: [{ collection: collections.accounts, id, doc, ifVersion: version }, ...revoked.writes],
       events: revoked.events,
     };
-  });
+  }, userTokenLocks(svc, stored.doc.user_id));
   return json(renderAccount(svc.state, svc.state.get<AccountDoc>(collections.accounts, id)!, caller));
 }
 
@@ -353,6 +368,6 @@ export async function changePassword(svc: AuthService, ctx: RequestContext): Pro
       writes: [{ collection: collections.accounts, id, doc, ifVersion: version }, ...revoked.writes],
       events: revoked.events,
     };
-  });
+  }, userTokenLocks(svc, stored.doc.user_id));
   return json(renderAccount(svc.state, svc.state.get<AccountDoc>(collections.accounts, id)!, caller));
 }

@@ -5,9 +5,10 @@ import { ApiError } from "../../lib/errors.ts";
 import { json, type RequestContext } from "../../lib/http.ts";
 import { type DocWrite, type EventInput, VersionConflictError } from "../../lib/store/mod.ts";
 import { asAttrs } from "./attrs_common.ts";
-import { assertIdFormat, collections, isObject, nowIso } from "./common.ts";
+import { assertIdFormat, collections, isObject, nowIso, parentLocks } from "./common.ts";
 import { failedPrecondition, fieldError, notFound } from "./errors.ts";
 import { ldapAuthenticate, type LdapMethodAttributes } from "./ldap_client.ts";
+import { derefAliasesOf } from "./ldap_escape.ts";
 import { methodIdPrefixes } from "./methods.ts";
 import { accountWithUser, userProfile } from "./principals.ts";
 import { type AuthService, readObjectBody } from "./service.ts";
@@ -187,8 +188,10 @@ async function ldapLogin(
 ): Promise<Response> {
   const keys = await checkThrottle(svc, ctx, req.id, loginName);
   const attrs = svc.state.openAttributes(req.id, req.method) as unknown as LdapMethodAttributes;
+  const timeoutMs = svc.settings.ldapTimeoutMs;
   const result = await ldapAuthenticate(attrs, loginName, password, {
-    timeoutMs: svc.settings.ldapTimeoutMs,
+    timeoutMs,
+    connections: svc.ldapPool.source(req.id, attrs, timeoutMs, derefAliasesOf(attrs.dereference_aliases)),
   });
   if (!result.ok) {
     svc.throttle.fail(keys);
@@ -291,7 +294,8 @@ export function upsertExternalAccount(
 
 /**
  * Commits a new token (plus `resolve`'s writes) with its event and renders the login response. `resolve`
- * runs inside the commit under `locks`, so two first logins of one identity cannot create two accounts.
+ * runs inside the commit under `locks`, so two first logins of one identity cannot create two accounts; the
+ * method's and scope's keys are shared, so a racing delete of either sees the login committed or refuses it.
  */
 async function issueAndDeliver(
   svc: AuthService,
@@ -309,7 +313,7 @@ async function issueAndDeliver(
       events: [tokenIssuedEvent(token, req.delivery, ctx.clientIp)],
       result: token,
     };
-  }));
+  }, { sharedLocks: loginParentLocks(req.id, req.method) }));
   return deliverToken(svc, ctx, req.command ?? "login", req.typeEcho, req.delivery, minted);
 }
 
@@ -324,6 +328,11 @@ export async function loginCommit<T>(commit: Promise<T>): Promise<T> {
     if (err instanceof VersionConflictError) throw unableToAuthenticate();
     throw err;
   }
+}
+
+/** The shared keys of a login under `methodId` (see parentLocks). */
+export function loginParentLocks(methodId: string, method: MethodDoc): string[] {
+  return parentLocks([{ auth_method_id: methodId, scope_id: method.scope_id }]);
 }
 
 export function identityLock(methodId: string, key: string): string {

@@ -12,10 +12,11 @@ import {
   deliverToken,
   identityLocks,
   loginCommit,
+  loginParentLocks,
   recordFailure,
   upsertExternalAccount,
 } from "./authenticate.ts";
-import { assertIdFormat, collections, isObject } from "./common.ts";
+import { assertIdFormat, collections, isObject, lockKeys, parentLocks } from "./common.ts";
 import { failedPrecondition, fieldError, forbidden, notFound } from "./errors.ts";
 import type { AuthService } from "./service.ts";
 import { tokenDeletedEvent } from "./state.ts";
@@ -68,13 +69,15 @@ export class OidcAttempts {
     for (const [k, a] of this.byState) if (a.expiresAt <= now) this.byState.delete(k);
     if (!dead.length) return;
     const store = this.#svc.state.store;
-    await store.transact([], () => {
+    // The locks every token deleter takes: a logout or cascade that got there first leaves nothing to delete
+    // (and no second AuthTokenDeleted event).
+    await store.transact(dead.map((t) => lockKeys.token(t.id)), () => {
       const live = dead.filter((t) => store.get(collections.tokens, t.id));
       return {
         writes: live.map((t) => ({ collection: collections.tokens, id: t.id, doc: null })),
         events: live.map((t) => tokenDeletedEvent(t.id, t.doc, "uncollected")),
       };
-    });
+    }, { sharedLocks: parentLocks(dead.map((t) => t.doc)) });
   }
 }
 
@@ -288,7 +291,7 @@ async function finishLogin(
       events: [tokenIssuedEvent(token, attempt.delivery, ctx.clientIp)],
       result: token,
     };
-  }));
+  }, { sharedLocks: loginParentLocks(attempt.methodId, method) }));
   attempt.token = minted;
   attempt.status = "ready";
 }

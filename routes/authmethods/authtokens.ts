@@ -1,7 +1,7 @@
 // /v1/auth-tokens/{id}: read and delete (logout) by the token's owner or an admin.
 
 import { json, type RequestContext } from "../../lib/http.ts";
-import { assertIdFormat, collections } from "./common.ts";
+import { assertIdFormat, collections, lockKeys, parentLocks } from "./common.ts";
 import { forbidden, notFound, unauthenticated } from "./errors.ts";
 import type { AuthService } from "./service.ts";
 import { tokenDeletedEvent, type TokenDoc } from "./state.ts";
@@ -24,8 +24,8 @@ export function readAuthToken(svc: AuthService, ctx: RequestContext): Response {
 }
 
 export async function deleteAuthToken(svc: AuthService, ctx: RequestContext): Promise<Response> {
-  const { id, caller } = loadToken(svc, ctx);
-  await svc.state.store.transact([`${collections.tokens}/${id}`], () => {
+  const { id, caller, stored } = loadToken(svc, ctx);
+  await svc.state.store.transact([lockKeys.token(id)], () => {
     const cur = svc.state.get<TokenDoc>(collections.tokens, id);
     if (!cur) throw notFound();
     const reason = caller.kind === "user" && caller.tokenId === id ? "logout" : "admin";
@@ -33,7 +33,7 @@ export async function deleteAuthToken(svc: AuthService, ctx: RequestContext): Pr
       writes: [{ collection: collections.tokens, id, doc: null }],
       events: [tokenDeletedEvent(id, cur.doc, reason)],
     };
-  });
+  }, { sharedLocks: parentLocks([stored.doc]) });
   const headers = new Headers();
   const cookies = ctx.request.headers.get("Cookie") ?? "";
   if (cookies.includes(jsCookie) || cookies.includes(httpCookie)) {

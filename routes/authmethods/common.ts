@@ -29,7 +29,19 @@ export const lockKeys = {
   admins: "auth/admins",
   scope: (id: string) => `auth/scope/${id}`,
   method: (id: string) => `${collections.methods}/${id}`,
+  token: (id: string) => `${collections.tokens}/${id}`,
 } as const;
+
+/**
+ * Keys a commit that adds or removes tokens (or accounts) under methods takes SHARED: their method's and scope's.
+ * A method or org delete holds them exclusively, so its cascade sees every such commit settled and none starts
+ * under it; logins and token deletes still run side by side.
+ */
+export function parentLocks(refs: Iterable<{ auth_method_id: string; scope_id: string }>): string[] {
+  const keys = new Set<string>();
+  for (const r of refs) keys.add(lockKeys.method(r.auth_method_id)).add(lockKeys.scope(r.scope_id));
+  return [...keys];
+}
 
 /** Checks a path id against its allowed prefixes: 400 `id` when it is not of the form prefix_[A-Za-z0-9]+. */
 export function assertIdFormat(id: string, prefixes: readonly string[], field = "id"): void {

@@ -2,7 +2,8 @@
 // as the user, read the entry's attributes and the groups. Returns a result, never throws for directory faults.
 
 import { type Client, type Entry, ResultCodeError } from "ldapts";
-import { connectFirstReachable, type DerefAliases, type LdapTlsSettings } from "./ldap_connect.ts";
+import type { DerefAliases, LdapTlsSettings } from "./ldap_connect.ts";
+import { freshConnections, type LdapConnectionSource } from "./ldap_pool.ts";
 import {
   cnOf,
   derefAliasesOf,
@@ -286,7 +287,7 @@ export async function ldapAuthenticate(
   attrs: LdapMethodAttributes,
   loginName: string,
   password: string,
-  options: { timeoutMs?: number } = {},
+  options: { timeoutMs?: number; connections?: LdapConnectionSource } = {},
 ): Promise<LdapAuthResult> {
   if (!loginName) return { ok: false, reason: "invalid_credentials", message: "empty login name" };
   if (!password) return { ok: false, reason: "invalid_credentials", message: "empty password" };
@@ -300,21 +301,54 @@ export async function ldapAuthenticate(
   }
   const timeoutMs = options.timeoutMs ?? 5000;
   const deref = derefAliasesOf(attrs.dereference_aliases);
-  let client: Client;
-  try {
-    ({ client } = await connectFirstReachable(attrs.urls ?? [], attrs, timeoutMs, deref));
-  } catch (err) {
-    return { ok: false, reason: "directory_error", message: describe(err) };
+  const connections = options.connections ?? freshConnections(attrs, timeoutMs, deref);
+  const first = await attemptOn(connections, attrs, deref, loginName, password);
+  // A pooled connection may have been closed by the server while idle: such a failure is retried once on
+  // a new connection (the user's bind runs again, against the directory, with the same password).
+  if (first.reused && !first.result.ok && first.result.reason === "directory_error") {
+    return (await attemptOn(freshOnly(connections), attrs, deref, loginName, password)).result;
   }
+  return first.result;
+}
+
+/** `source` without its idle connections: opens a new one, still returns it to the pool when healthy. */
+function freshOnly(source: LdapConnectionSource): LdapConnectionSource {
+  return {
+    open: async () => {
+      for (;;) {
+        const got = await source.open();
+        if (!got.reused) return got;
+        await source.done(got.client, false);
+      }
+    },
+    done: (client, reusable) => source.done(client, reusable),
+  };
+}
+
+async function attemptOn(
+  connections: LdapConnectionSource,
+  attrs: LdapMethodAttributes,
+  deref: DerefAliases,
+  loginName: string,
+  password: string,
+): Promise<{ result: LdapAuthResult; reused: boolean }> {
+  let opened: { client: Client; reused: boolean };
   try {
-    return await authenticateOn(
-      { client, attrs, deref, login: loginName },
-      password,
-    );
+    opened = await connections.open();
   } catch (err) {
-    if (err instanceof LoginFailure) return { ok: false, reason: err.reason, message: err.message };
-    return { ok: false, reason: "directory_error", message: describe(err) };
-  } finally {
-    await client.unbind().catch(() => {});
+    return { result: { ok: false, reason: "directory_error", message: describe(err) }, reused: false };
   }
+  const { client, reused } = opened;
+  let result: LdapAuthResult;
+  try {
+    result = await authenticateOn({ client, attrs, deref, login: loginName }, password);
+  } catch (err) {
+    result = err instanceof LoginFailure
+      ? { ok: false, reason: err.reason, message: err.message }
+      : { ok: false, reason: "directory_error", message: describe(err) };
+  }
+  // Only a connection whose every exchange got an LDAP answer goes back: after a timeout or a socket
+  // error its state is unknown. The next login on it starts with a bind, so no identity carries over.
+  await connections.done(client, result.ok || result.reason === "invalid_credentials");
+  return { result, reused };
 }

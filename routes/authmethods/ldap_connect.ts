@@ -97,12 +97,14 @@ async function connectOne(
   let socket: net.Socket | undefined = secure
     ? await whenReady(tls.connect({ ...tlsOptions, port }), "secureConnect", timeoutMs)
     : await whenReady(net.connect({ host, port, noDelay: true }), "connect", timeoutMs);
-  // ldapts accepts an established socket from its factory; later reconnects (none expected within one
-  // login) would dial normally.
+  // ldapts accepts an established socket from its factory. It would re-dial by itself after the server
+  // closed the connection; that is refused: a re-dialled ldap:// + start_tls connection would send the
+  // next bind's password before StartTLS. The caller opens a new connection instead.
   const takeSocket = () => {
     const s = socket;
     socket = undefined;
-    return s ?? (secure ? tls.connect({ ...tlsOptions, port }) : net.connect({ host, port }));
+    if (!s) throw new Error("the LDAP connection was closed");
+    return s;
   };
   const client = new Client({
     url: `${secure ? "ldaps" : "ldap"}://${host.includes(":") ? `[${host}]` : host}:${port}`,

@@ -21,6 +21,17 @@ export interface ListRequest<T extends Timed> {
   candidates: Iterable<StoredDoc<T>>;
   /** Tombstones that belong to this query (same resource and scopes). */
   tombstones: Iterable<StoredDoc<TombstoneDoc>>;
+  /**
+   * When given, phases record the commit index their listing reflects, and a refresh takes the candidates
+   * and tombstones written after the previous phase's index from indexes ordered by commit, instead of
+   * scanning `candidates` by updated_time (which also re-sends writes whose clock ran ahead of the phase).
+   */
+  changedSince?: {
+    /** The highest commit index the documents in memory reflect. */
+    appliedIndex(): number;
+    updated(afterIndex: number): Iterable<StoredDoc<T>>;
+    deleted(afterIndex: number): Iterable<StoredDoc<TombstoneDoc>>;
+  };
   /** The item as this caller receives it, or undefined when the caller may not see it. */
   render(stored: StoredDoc<T>): Record<string, unknown> | undefined;
   caller: ActorCaller;
@@ -53,6 +64,9 @@ interface TokenBody {
   ps: number;
   /** Refresh only: start of the previous phase (the lower bound of updated_time). */
   pv?: number;
+  /** With changedSince: the commit index this phase's start reflects, and the previous phase's. */
+  pi?: number;
+  pvi?: number;
   /** Last key returned: [time, id]. */
   lk?: [string, string];
   /** The est_item_count of the last response, carried so refreshes need not recount everything. */
@@ -134,6 +148,7 @@ export function runList<T extends Timed>(
   const queryHash = sha256Hex(`${req.resource}\u0000${req.queryKey}`).slice(0, 32);
   const rawToken = req.url.searchParams.get("list_token");
   const now = Date.now();
+  const phaseIndex = req.changedSince?.appliedIndex();
   let token: TokenBody;
   let firstRefreshPage = false;
   if (rawToken) {
@@ -148,10 +163,13 @@ export function runList<T extends Timed>(
     if (prev.done) {
       token = { ...prev, ph: "r", pv: prev.ps, ps: now, done: false };
       delete token.lk;
+      delete token.pvi;
+      if (prev.pi !== undefined && req.changedSince) token = { ...token, pvi: prev.pi, pi: phaseIndex };
       firstRefreshPage = true;
     } else token = prev;
   } else {
     token = { r: req.resource, cs: now, u: userId, a: admin, q: queryHash, ph: "i", ps: now, done: false };
+    if (phaseIndex !== undefined) token.pi = phaseIndex;
   }
 
   const refresh = token.ph === "r";
@@ -172,8 +190,11 @@ export function runList<T extends Timed>(
     const since = new Date(token.pv ?? 0).toISOString();
     visible = [];
     let delta = 0;
-    for (const stored of req.candidates) {
-      if (stored.doc.updated_time < since) continue;
+    // By commit index when the token carries one (exact), else by updated_time (tokens from before).
+    const afterIndex = req.changedSince && token.pvi !== undefined ? token.pvi : undefined;
+    const changed = afterIndex !== undefined ? req.changedSince!.updated(afterIndex) : req.candidates;
+    for (const stored of changed) {
+      if (afterIndex === undefined && stored.doc.updated_time < since) continue;
       const item = req.render(stored);
       if (item !== undefined && (!filter || evaluateFilter(filter, { item }))) {
         visible.push({ key: entryKey(stored.doc.updated_time, stored.id), item });
@@ -184,8 +205,9 @@ export function runList<T extends Timed>(
       }
     }
     if (firstRefreshPage) {
-      for (const t of req.tombstones) {
-        if (t.doc.deleted_time >= since) {
+      const tombstones = afterIndex !== undefined ? req.changedSince!.deleted(afterIndex) : req.tombstones;
+      for (const t of tombstones) {
+        if (afterIndex !== undefined || t.doc.deleted_time >= since) {
           removed.push(t.id);
           delta--;
         }

@@ -189,6 +189,15 @@ export function listMethods(svc: AuthService, ctx: RequestContext): Response {
     caller,
     queryKey: JSON.stringify([scope.id, recursive, url.searchParams.get("filter") ?? ""]),
     ...listEnvironment(svc, url),
+    changedSince: {
+      appliedIndex: () => svc.state.appliedIndex,
+      updated: (after) => filterIter(svc.state.methodsWrittenAfter(after), (m) => scopes.has(m.doc.scope_id)),
+      deleted: (after) =>
+        filterIter(
+          svc.state.tombstonesWrittenAfter(after),
+          (t) => t.doc.resource === "auth-method" && scopes.has(t.doc.scope_id),
+        ),
+    },
     incremental: {
       changesSince: (since) => svc.state.methodChangesSince(since),
       lookup: (id) => svc.state.method(id),

@@ -11,6 +11,8 @@ import { defaultArgon2, PasswordHasher } from "./passwords.ts";
 import type { ActorCaller } from "./state.ts";
 import { AuthState } from "./state.ts";
 import { LoginThrottle } from "./throttle.ts";
+import { LdapConnectionPool } from "./ldap_pool.ts";
+import { collections } from "./common.ts";
 import { OidcAttempts } from "./authenticate_oidc.ts";
 import { CallerResolver, type TokenSettings } from "./tokens.ts";
 
@@ -56,6 +58,9 @@ export class AuthService {
   readonly callers: CallerResolver;
   readonly oidc: OidcProtocol;
   readonly oidcAttempts: OidcAttempts;
+  /** Idle LDAP connections per method, reused across logins (each login still binds as the user). */
+  readonly ldapPool = new LdapConnectionPool({ maxIdlePerMethod: 16, idleMs: 30_000 });
+  #unwatchMethods: () => void;
   #sweeper: ReturnType<typeof setInterval>;
 
   constructor(app: AppContext, oidc: OidcProtocol) {
@@ -78,10 +83,14 @@ export class AuthService {
     this.callers = new CallerResolver(this.state, this.settings.tokens);
     this.oidcAttempts = new OidcAttempts(this, envDurationMs(env, "WHARF_OIDC_ATTEMPT_TTL", 5 * 60_000));
     this.#sweeper = setInterval(() => this.callers.sweep().catch(() => {}), tokenSweepMs);
+    // A changed or deleted method retires its connections (the pool also compares connection settings).
+    this.#unwatchMethods = app.data.store.watch(collections.methods, (c) => this.ldapPool.invalidate(c.id));
   }
 
   close(): void {
     clearInterval(this.#sweeper);
+    this.#unwatchMethods();
+    this.ldapPool.close();
     this.oidcAttempts.close();
     this.state.close();
   }

@@ -6,6 +6,7 @@ import { Buffer } from "node:buffer";
 import type { AppContext } from "../../lib/app.ts";
 import type { DocChange, DocWrite, EventInput, StoredDoc } from "../../lib/store/mod.ts";
 import type { ListCache } from "./listing.ts";
+import { TimeIndex } from "./time_index.ts";
 import { collections, type MethodType } from "./common.ts";
 import type { Attrs } from "./attrs_common.ts";
 
@@ -108,6 +109,11 @@ export class AuthState {
   readonly listCache: ListCache = new Map();
   /** The latest changes, by generation, so cached method listings can be patched instead of rebuilt. */
   #recent: Array<{ generation: number; collection: string; id: string }> = [];
+  /** Method and tombstone ids by the log index of their last write, for list refreshes. */
+  #methodWrites: TimeIndex<number>;
+  #tombstoneWrites: TimeIndex<number>;
+  /** The highest commit index applied to the watched collections: every later write has a higher one. */
+  appliedIndex = 0;
 
   constructor(app: AppContext) {
     this.app = app;
@@ -117,9 +123,13 @@ export class AuthState {
     for (const m of this.list<MethodDoc>(collections.methods)) {
       if (m.doc.name) this.#methodNames.set(nameKey(m.doc), m.id);
     }
+    this.appliedIndex = app.data.log.lastIndex;
+    this.#methodWrites = new TimeIndex(this.#writesOf(collections.methods));
+    this.#tombstoneWrites = new TimeIndex(this.#writesOf(collections.tombstones));
     const watch = (c: string, fn: (change: DocChange) => void) => {
       this.#unsubscribe.push(app.data.store.watch(c, (change) => {
         this.generation++;
+        if (change.index > this.appliedIndex) this.appliedIndex = change.index;
         this.#recent.push({ generation: this.generation, collection: c, id: change.id });
         if (this.#recent.length > 4096) this.#recent.splice(0, 1024);
         fn(change);
@@ -136,12 +146,43 @@ export class AuthState {
     watch(collections.methods, (c) => {
       const prev = c.previous?.doc as MethodDoc | undefined;
       const cur = c.current?.doc as MethodDoc | undefined;
+      if (c.current) this.#noteWrite(this.#methodWrites, collections.methods, c.current.index, c.id);
       if (prev?.name && this.#methodNames.get(nameKey(prev)) === c.id) {
         this.#methodNames.delete(nameKey(prev));
       }
       if (cur?.name) this.#methodNames.set(nameKey(cur), c.id);
     });
-    for (const c of [collections.scopes, collections.users, collections.tombstones]) watch(c, () => {});
+    watch(collections.tombstones, (c) => {
+      if (c.current) this.#noteWrite(this.#tombstoneWrites, collections.tombstones, c.current.index, c.id);
+    });
+    for (const c of [collections.scopes, collections.users]) watch(c, () => {});
+  }
+
+  /** Adds to a write index; once stale entries (older writes of one doc, deleted docs) outnumber the live
+   * documents, rebuilds it from them, so its size stays proportional to the collection (amortized O(1)). */
+  #noteWrite(index: TimeIndex<number>, collection: string, at: number, id: string): void {
+    index.add(at, id);
+    if (index.size > 2 * this.store.count(collection) + 1024) index.rebuild(this.#writesOf(collection));
+  }
+
+  *#writesOf(collection: string): Generator<{ time: number; id: string }> {
+    for (const d of this.list(collection)) yield { time: d.index, id: d.id };
+  }
+
+  /** Methods whose last write has a log index above `afterIndex`; deleted ones are left out. */
+  *methodsWrittenAfter(afterIndex: number): Generator<StoredDoc<MethodDoc>> {
+    for (const id of this.#methodWrites.idsSince(afterIndex + 1)) {
+      const m = this.method(id);
+      if (m && m.index > afterIndex) yield m;
+    }
+  }
+
+  /** Tombstones (of any resource) written after log index `afterIndex`. */
+  *tombstonesWrittenAfter(afterIndex: number): Generator<StoredDoc<TombstoneDoc>> {
+    for (const id of this.#tombstoneWrites.idsSince(afterIndex + 1)) {
+      const t = this.get<TombstoneDoc>(collections.tombstones, id);
+      if (t && t.index > afterIndex) yield t;
+    }
   }
 
   close(): void {

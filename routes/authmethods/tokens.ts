@@ -4,7 +4,7 @@
 import { constantTimeEqual, sha256Hex } from "../../lib/crypto.ts";
 import { prefixedId } from "../../lib/ids.ts";
 import type { EventInput } from "../../lib/store/mod.ts";
-import { collections, nowIso, omitZero } from "./common.ts";
+import { collections, lockKeys, nowIso, omitZero, parentLocks } from "./common.ts";
 import {
   type ActorCaller,
   type AuthState,
@@ -205,13 +205,13 @@ export class CallerResolver {
     const dead = this.deadTokens().slice(0, limit);
     if (!dead.length) return 0;
     const store = this.#state.store;
-    await store.transact(dead.map((t) => `${collections.tokens}/${t.id}`), () => {
+    await store.transact(dead.map((t) => lockKeys.token(t.id)), () => {
       const live = dead.filter((t) => store.get(collections.tokens, t.id));
       return {
         writes: live.map((t) => ({ collection: collections.tokens, id: t.id, doc: null })),
         events: live.map((t) => tokenDeletedEvent(t.id, t.doc, "expired")),
       };
-    });
+    }, { sharedLocks: parentLocks(dead.map((t) => t.doc)) });
     for (const t of dead) this.#lastUse.delete(t.id);
     return dead.length;
   }

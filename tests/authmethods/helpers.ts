@@ -1,6 +1,7 @@
 // Shared helpers for the auth-method integration tests: a server with cheap argon2 settings and a
 // known admin password, a small JSON client, and login.
 
+import { withStarted } from "../helpers/fixture.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 
 export const adminPassword = "admin-password-1";
@@ -76,6 +77,14 @@ export async function startAuthServer(env: Record<string, string> = {}): Promise
   const primary = scope.body.items.find((m: { is_primary?: boolean }) => m.is_primary);
   const admin = new Client(server.url, await login(anon, primary.id, "admin", adminPassword));
   return { server, anon, admin, primaryMethodId: primary.id, stop: () => server.stop() };
+}
+
+/** Runs `fn` with a fresh auth fixture (startAuthServer) and stops it afterwards. */
+export function withAuthServer(
+  fn: (f: AuthFixture) => Promise<void>,
+  env: Record<string, string> = {},
+): Promise<void> {
+  return withStarted(() => startAuthServer(env), fn);
 }
 
 export async function login(

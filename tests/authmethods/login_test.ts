@@ -1,19 +1,18 @@
 // Integration tests of password login, tokens, cookies, logout, throttling and login events.
 
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
-import { adminPassword, type AuthFixture, Client, fastEnv, makeUser, startAuthServer } from "./helpers.ts";
+import {
+  adminPassword,
+  type AuthFixture,
+  Client,
+  fastEnv,
+  makeUser,
+  startAuthServer,
+  withAuthServer,
+} from "./helpers.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { PasswordHasher } from "../../routes/authmethods/passwords.ts";
 import { ApiError } from "../../lib/errors.ts";
-
-async function withServer(fn: (f: AuthFixture) => Promise<void>, env: Record<string, string> = {}) {
-  const f = await startAuthServer(env);
-  try {
-    await fn(f);
-  } finally {
-    await f.stop();
-  }
-}
 
 const auth = (f: AuthFixture, body: unknown, c: Client = f.anon) =>
   c.post(`/v1/auth-methods/${f.primaryMethodId}:authenticate`, body);
@@ -27,7 +26,7 @@ async function events(
 }
 
 Deno.test("password login issues an at_ token that authenticates later calls", () =>
-  withServer(async (f) => {
+  withAuthServer(async (f) => {
     const r = await auth(f, { attributes: { login_name: "admin", password: adminPassword } });
     assertEquals(r.status, 200);
     assertEquals(r.body.command, "login");
@@ -86,7 +85,7 @@ Deno.test("password login issues an at_ token that authenticates later calls", (
   }));
 
 Deno.test("password login fails identically for a wrong password and an unknown name", () =>
-  withServer(async (f) => {
+  withAuthServer(async (f) => {
     const wrong = await auth(f, { attributes: { login_name: "admin", password: "not-the-password" } });
     const unknown = await auth(f, { attributes: { login_name: "nobody", password: "not-the-password" } });
     assertEquals(wrong.status, 401);
@@ -117,7 +116,7 @@ Deno.test("password login fails identically for a wrong password and an unknown 
   }));
 
 Deno.test("authenticate validates command, type, token_type and attributes", () =>
-  withServer(async (f) => {
+  withAuthServer(async (f) => {
     const cases: Array<[unknown, string]> = [
       [{ attributes: { password: "x" } }, "attributes.login_name"],
       [{ attributes: { login_name: "admin", password: "" } }, "attributes.password"],
@@ -160,7 +159,7 @@ Deno.test("authenticate validates command, type, token_type and attributes", () 
   }));
 
 Deno.test("cookie delivery splits the token into two cookies that only work together", () =>
-  withServer(async (f) => {
+  withAuthServer(async (f) => {
     const r = await auth(f, { type: "cookie", attributes: { login_name: "admin", password: adminPassword } });
     assertEquals(r.status, 200);
     assertEquals(r.body.type, "cookie");
@@ -195,7 +194,7 @@ Deno.test("cookie delivery splits the token into two cookies that only work toge
   }));
 
 Deno.test("logout deletes the token; other users' tokens are forbidden", () =>
-  withServer(async (f) => {
+  withAuthServer(async (f) => {
     const { client: dave } = await makeUser(f, "dave");
     const { client: erin } = await makeUser(f, "erin");
     const daveTokenId = dave.token!.slice(0, 13);
@@ -224,7 +223,7 @@ Deno.test("logout deletes the token; other users' tokens are forbidden", () =>
   }));
 
 Deno.test("the sixth failure in the window is 429 with Retry-After even with the right password", () =>
-  withServer(async (f) => {
+  withAuthServer(async (f) => {
     for (let i = 0; i < 5; i++) {
       assertEquals(
         (await auth(f, { attributes: { login_name: "admin", password: `wrong-${i}` } })).status,
@@ -249,7 +248,7 @@ Deno.test("the sixth failure in the window is 429 with Retry-After even with the
   }));
 
 Deno.test("the per-IP lockout stops a spray over many names", () =>
-  withServer(async (f) => {
+  withAuthServer(async (f) => {
     const statuses = [];
     for (let i = 0; i < 4; i++) {
       statuses.push((await auth(f, { attributes: { login_name: `spray${i}`, password: "x" } })).status);
@@ -295,7 +294,7 @@ Deno.test("the hash queue refuses work beyond its bound with 503", async () => {
 });
 
 Deno.test("inactive LDAP methods refuse login with FailedPrecondition", () =>
-  withServer(async (f) => {
+  withAuthServer(async (f) => {
     const m = await f.admin.post("/v1/auth-methods", {
       scope_id: "global",
       type: "ldap",
@@ -334,7 +333,7 @@ Deno.test("inactive LDAP methods refuse login with FailedPrecondition", () =>
   }));
 
 Deno.test("an unknown login name takes about as long as a wrong password (both run argon2id)", () =>
-  withServer(async (f) => {
+  withAuthServer(async (f) => {
     const time = async (loginName: string) => {
       const t = performance.now();
       const r = await auth(f, { attributes: { login_name: loginName, password: "wrong-password" } });

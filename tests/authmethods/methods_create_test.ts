@@ -1,7 +1,7 @@
 // Integration tests of auth-method create and its validation rules.
 
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
-import { type AuthFixture, fieldNames, startAuthServer } from "./helpers.ts";
+import { fieldNames, withAuthServer } from "./helpers.ts";
 
 const oidcAttrs = {
   client_id: "client-1",
@@ -10,17 +10,8 @@ const oidcAttrs = {
 };
 const ldapAttrs = { urls: ["ldap://127.0.0.1:389"] };
 
-async function withServer(fn: (f: AuthFixture) => Promise<void>) {
-  const f = await startAuthServer();
-  try {
-    await fn(f);
-  } finally {
-    await f.stop();
-  }
-}
-
 Deno.test("auth method create returns 200 with Boundary ids, version 1 and an inactive OIDC state", () =>
-  withServer(async (f) => {
+  withAuthServer(async (f) => {
     for (
       const [type, attributes, prefix] of [
         ["password", undefined, "ampw"],
@@ -60,7 +51,7 @@ Deno.test("auth method create returns 200 with Boundary ids, version 1 and an in
   }));
 
 Deno.test("auth method create rejects missing secrets, read-only fields, bad scopes and duplicate names", () =>
-  withServer(async (f) => {
+  withAuthServer(async (f) => {
     const create = (body: Record<string, unknown>) =>
       f.admin.post("/v1/auth-methods", { scope_id: "global", ...body });
     const noSecret = await create({
@@ -118,7 +109,7 @@ Deno.test("auth method create rejects missing secrets, read-only fields, bad sco
   }));
 
 Deno.test("auth method bad input gives 400 in Boundary's error shape, never 5xx", () =>
-  withServer(async (f) => {
+  withAuthServer(async (f) => {
     const bodies: unknown[] = [
       "{not json",
       "[]",
@@ -201,7 +192,7 @@ Deno.test("auth method bad input gives 400 in Boundary's error shape, never 5xx"
   }));
 
 Deno.test("auth method attributes are normalized and zero values omitted except client_id and max_age", () =>
-  withServer(async (f) => {
+  withAuthServer(async (f) => {
     const r = await f.admin.post("/v1/auth-methods", {
       scope_id: "global",
       type: "oidc",
@@ -244,7 +235,7 @@ Deno.test("auth method attributes are normalized and zero values omitted except 
   }));
 
 Deno.test("auth method secrets never appear and their HMACs change with the secret", () =>
-  withServer(async (f) => {
+  withAuthServer(async (f) => {
     const secret = "super-secret-value-42";
     const r = await f.admin.post("/v1/auth-methods", {
       scope_id: "global",

@@ -1,7 +1,7 @@
 // Integration tests of auth-method reads, PATCH, delete and change-state, and their validation rules.
 
 import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
-import { type AuthFixture, fieldNames, makeUser, startAuthServer } from "./helpers.ts";
+import { fieldNames, makeUser, withAuthServer } from "./helpers.ts";
 
 const oidcAttrs = {
   client_id: "client-1",
@@ -10,17 +10,8 @@ const oidcAttrs = {
 };
 const ldapAttrs = { urls: ["ldap://127.0.0.1:389"] };
 
-async function withServer(fn: (f: AuthFixture) => Promise<void>) {
-  const f = await startAuthServer();
-  try {
-    await fn(f);
-  } finally {
-    await f.stop();
-  }
-}
-
 Deno.test("auth method ids are checked: malformed 400, absent 404, callers 401/403", () =>
-  withServer(async (f) => {
+  withAuthServer(async (f) => {
     const bad = await f.admin.get("/v1/auth-methods/ampw_bad-id");
     assertEquals(bad.status, 400);
     assertEquals(bad.body.details.request_fields, [{
@@ -55,7 +46,7 @@ Deno.test("auth method ids are checked: malformed 400, absent 404, callers 401/4
   }));
 
 Deno.test("auth method PATCH changes only sent fields, null clears, lists are replaced, version grows", () =>
-  withServer(async (f) => {
+  withAuthServer(async (f) => {
     const c = await f.admin.post("/v1/auth-methods", {
       scope_id: "global",
       type: "ldap",
@@ -118,7 +109,7 @@ Deno.test("auth method PATCH changes only sent fields, null clears, lists are re
   }));
 
 Deno.test("auth method PATCH rejects other types, unknown keys, read-only fields and stale versions", () =>
-  withServer(async (f) => {
+  withAuthServer(async (f) => {
     const ids: Record<string, string> = {};
     for (const [type, attributes] of [["password", {}], ["oidc", oidcAttrs], ["ldap", ldapAttrs]] as const) {
       ids[type] = (await f.admin.post("/v1/auth-methods", { scope_id: "global", type, attributes })).body.id;
@@ -176,7 +167,7 @@ Deno.test("auth method PATCH rejects other types, unknown keys, read-only fields
   }));
 
 Deno.test("auth method delete returns {} and then 404, cascading to accounts and tokens", () =>
-  withServer(async (f) => {
+  withAuthServer(async (f) => {
     const m = await f.admin.post("/v1/auth-methods", { scope_id: "global", type: "password" });
     const { client: bob, accountId } = await makeUser(f, "bob", m.body.id);
     assertEquals((await bob.get(`/v1/accounts/${accountId}`)).status, 200);
@@ -197,7 +188,7 @@ Deno.test("auth method delete returns {} and then 404, cascading to accounts and
   }));
 
 Deno.test("change-state is only for OIDC and checks the state and version", () =>
-  withServer(async (f) => {
+  withAuthServer(async (f) => {
     const ldap = await f.admin.post("/v1/auth-methods", {
       scope_id: "global",
       type: "ldap",

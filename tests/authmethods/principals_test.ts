@@ -1,19 +1,10 @@
 // Integration tests of the supporting resources: scopes, accounts (set/change password), users, cascades.
 
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
-import { type AuthFixture, Client, fieldNames, login, makeUser, startAuthServer } from "./helpers.ts";
-
-async function withServer(fn: (f: AuthFixture) => Promise<void>) {
-  const f = await startAuthServer();
-  try {
-    await fn(f);
-  } finally {
-    await f.stop();
-  }
-}
+import { Client, fieldNames, login, makeUser, withAuthServer } from "./helpers.ts";
 
 Deno.test("scopes: global is fixed, orgs are created under it with unique names and listed", () =>
-  withServer(async (f) => {
+  withAuthServer(async (f) => {
     const global = await f.admin.get("/v1/scopes/global");
     assertEquals(global.body.type, "global");
     assertEquals(global.body.name, "global");
@@ -71,7 +62,7 @@ Deno.test("scopes: global is fixed, orgs are created under it with unique names 
   }));
 
 Deno.test("scopes: deleting an org cascades to its methods, accounts, users and tokens", () =>
-  withServer(async (f) => {
+  withAuthServer(async (f) => {
     const o = await f.admin.post("/v1/scopes", { scope_id: "global", name: "doomed" });
     const m = await f.admin.post("/v1/auth-methods", { scope_id: o.body.id, type: "password" });
     const { client, accountId } = await makeUser(f, "frank", m.body.id);
@@ -86,7 +77,7 @@ Deno.test("scopes: deleting an org cascades to its methods, accounts, users and 
   }));
 
 Deno.test("accounts: login names and passwords are validated; duplicates refused", () =>
-  withServer(async (f) => {
+  withAuthServer(async (f) => {
     const create = (attributes: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
       f.admin.post("/v1/accounts", { auth_method_id: f.primaryMethodId, attributes, ...extra });
     assertEquals(fieldNames((await create({ login_name: "Upper", password: "long-enough-1" })).body), [
@@ -146,7 +137,7 @@ Deno.test("accounts: login names and passwords are validated; duplicates refused
   }));
 
 Deno.test("accounts: set-password and change-password work; a wrong current password is 403", () =>
-  withServer(async (f) => {
+  withAuthServer(async (f) => {
     const { client: hank, accountId } = await makeUser(f, "hank");
     const other = await login(f.anon, f.primaryMethodId, "hank", "user-password-1");
     const wrong = await hank.post(`/v1/accounts/${accountId}:change-password`, {
@@ -212,7 +203,7 @@ Deno.test("accounts: set-password and change-password work; a wrong current pass
   }));
 
 Deno.test("users: one per account, readable by self, admin flag guarded by the last-admin rule", () =>
-  withServer(async (f) => {
+  withAuthServer(async (f) => {
     const { client: ivy, accountId } = await makeUser(f, "ivy");
     const acct = await ivy.get(`/v1/accounts/${accountId}`);
     const users = await f.admin.get("/v1/users?scope_id=global");

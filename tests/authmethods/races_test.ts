@@ -1,19 +1,10 @@
 // Concurrent writes whose invariants span documents: the last-admin rule and no orphans under a deleted parent.
 
 import { assert, assertEquals } from "../helpers/assert.ts";
-import { type AuthFixture, Client, makeUser, startAuthServer } from "./helpers.ts";
-
-async function withServer(fn: (f: AuthFixture) => Promise<void>) {
-  const f = await startAuthServer();
-  try {
-    await fn(f);
-  } finally {
-    await f.stop();
-  }
-}
+import { Client, makeUser, withAuthServer } from "./helpers.ts";
 
 Deno.test("last-admin rule holds when a demotion and an account delete race", () =>
-  withServer(async (f) => {
+  withAuthServer(async (f) => {
     for (let round = 0; round < 3; round++) {
       const { client: ivy } = await makeUser(f, `ivy${round}`);
       const users = (await f.admin.get("/v1/users?scope_id=global")).body.items;
@@ -40,7 +31,7 @@ Deno.test("last-admin rule holds when a demotion and an account delete race", ()
   }));
 
 Deno.test("a method created while its org is deleted does not outlive the org", () =>
-  withServer(async (f) => {
+  withAuthServer(async (f) => {
     for (let round = 0; round < 4; round++) {
       const org = await f.admin.post("/v1/scopes", { scope_id: "global", name: `org-${round}` });
       assertEquals(org.status, 200);
@@ -56,7 +47,7 @@ Deno.test("a method created while its org is deleted does not outlive the org", 
   }));
 
 Deno.test("an account created while its method is deleted does not outlive the method", () =>
-  withServer(async (f) => {
+  withAuthServer(async (f) => {
     for (let round = 0; round < 4; round++) {
       const m = await f.admin.post("/v1/auth-methods", { scope_id: "global", type: "password" });
       assertEquals(m.status, 200);
@@ -75,7 +66,7 @@ Deno.test("an account created while its method is deleted does not outlive the m
   }));
 
 Deno.test("a login with the old password that races set-password leaves no usable token", () =>
-  withServer(async (f) => {
+  withAuthServer(async (f) => {
     const { accountId } = await makeUser(f, "rita");
     let version = (await f.admin.get(`/v1/accounts/${accountId}`)).body.version;
     let oldPassword = "user-password-1";
@@ -101,7 +92,7 @@ Deno.test("a login with the old password that races set-password leaves no usabl
   }));
 
 Deno.test("a scope's primary method set while that method is deleted does not dangle", () =>
-  withServer(async (f) => {
+  withAuthServer(async (f) => {
     for (let round = 0; round < 4; round++) {
       const m = await f.admin.post("/v1/auth-methods", { scope_id: "global", type: "password" });
       assertEquals(m.status, 200);
@@ -124,7 +115,7 @@ Deno.test("a scope's primary method set while that method is deleted does not da
   }));
 
 Deno.test("renaming an account while its user is promoted loses neither change", () =>
-  withServer(async (f) => {
+  withAuthServer(async (f) => {
     for (let round = 0; round < 6; round++) {
       const { accountId } = await makeUser(f, `sam${round}`);
       const account = (await f.admin.get(`/v1/accounts/${accountId}`)).body;
