@@ -1,7 +1,6 @@
 // Uploads (§8): prepare standard and direct uploads, the unauthenticated PUT of the bytes (streamed to
 // the blob store), and the direct-upload callback. Upload ids live in memory, hashed, and expire.
 
-import { createHash } from "node:crypto";
 import { ApiError } from "../../lib/errors.ts";
 import { json } from "../../lib/http.ts";
 import { randomSecret } from "../../lib/ids.ts";
@@ -187,35 +186,23 @@ export function receiveUpload(uploads: Uploads) {
     const expect = provider.checksum && provider.checksum_type
       ? { algorithm: provider.checksum_type as DigestName, hex: provider.checksum }
       : undefined;
-    // A second hash of the expected type names the actual digest in the mismatch message.
-    const actual = expect ? createHash(expect.algorithm) : undefined;
-    const body = actual
-      ? req.ctx.request.body.pipeThrough(
-        new TransformStream<Uint8Array, Uint8Array>({
-          transform(chunk, controller) {
-            actual.update(chunk);
-            controller.enqueue(chunk);
-          },
-        }),
-      )
-      : req.ctx.request.body;
     const ingestDone = req.reg.ingestStarted();
     try {
       // Only SHA-256 (content address, metadata checksum) and the provider's own type are needed now.
-      blob = await req.reg.ctx.data.blobs.ingest(body, {
+      blob = await req.reg.ctx.data.blobs.ingest(req.ctx.request.body, {
         maxBytes: max,
         digests: ["sha256"],
-        ...(expect ? { expect } : {}),
+        ...(expect
+          ? {
+            expect,
+            mismatchMessage: (actual: string) =>
+              `Checksum mismatch: expected ${expect.algorithm} ${expect.hex}, got ${actual}`,
+          }
+          : {}),
       });
     } catch (err) {
       ingestDone();
       session.streaming = false;
-      if (err instanceof ApiError && err.status === 422 && expect && actual) {
-        throw new ApiError(
-          422,
-          `Checksum mismatch: expected ${expect.algorithm} ${expect.hex}, got ${actual.digest("hex")}`,
-        );
-      }
       throw err instanceof ApiError ? err : new ApiError(400, "The upload was interrupted");
     }
     req.reg.holdBlob(blob.sha256);
