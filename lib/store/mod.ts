@@ -75,7 +75,7 @@ export class DataDir {
 
   async #maintain(): Promise<void> {
     if (this.#closed) return;
-    await this.store.checkpoint();
+    await this.store.checkpoint({ background: true });
     await this.log.applyRetention(this.store.checkpointIndex);
     for (const c of this.#counters.values()) await c.flush();
   }
