@@ -3,7 +3,7 @@
 
 import { Router } from "../lib/router.ts";
 import { createLogger, formatAccessLine } from "../lib/log.ts";
-import { json } from "../lib/http.ts";
+import { json, jsonText } from "../lib/http.ts";
 import { renderEventsError } from "../routes/events/errors.ts";
 
 const body = JSON.stringify({ server: { ok: true, message: "ok" } });
@@ -17,7 +17,7 @@ const logged: string[] = [];
 const router = new Router([...filler, {
   method: "GET",
   path: "/v1/agent/health",
-  handler: () => json({ server: { ok: true, message: "ok" } }),
+  handler: () => jsonText(body), // as routes/events/mod.ts answers it: serialized once
 }], {
   renderers: {
     registry: renderEventsError,
@@ -35,7 +35,7 @@ const router = new Router([...filler, {
 const quietRouter = new Router([...filler, {
   method: "GET",
   path: "/v1/agent/health",
-  handler: () => json({ server: { ok: true, message: "ok" } }),
+  handler: () => jsonText(body), // as routes/events/mod.ts answers it: serialized once
 }], {
   renderers: {
     registry: renderEventsError,

@@ -104,6 +104,15 @@ export function jsonDepth(text: string): number {
 }
 
 const jsonHeaders = { "Content-Type": "application/json" };
+const okJsonInit: ResponseInit = Object.freeze({ status: 200, headers: jsonHeaders });
+
+/**
+ * A JSON response from text serialized beforehand (fixed bodies such as health answers): no stringify and
+ * no init object per request. A string body, not bytes: Deno copies a BufferSource body on construction.
+ */
+export function jsonText(text: string, status = 200): Response {
+  return new Response(text, status === 200 ? okJsonInit : { status, headers: jsonHeaders });
+}
 
 export function json(body: unknown, status = 200, headers?: HeadersInit): Response {
   if (headers === undefined) return new Response(JSON.stringify(body), { status, headers: jsonHeaders });

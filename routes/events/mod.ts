@@ -1,7 +1,7 @@
 // The Nomad-shaped family (/v1/...): agent health, the ACL API, the event stream, publishing, nodes and jobs.
 
 import type { ApiModule, AppContext } from "../../lib/app.ts";
-import { json } from "../../lib/http.ts";
+import { jsonText } from "../../lib/http.ts";
 import { AclState } from "./acl_state.ts";
 import { compileAcl, type ParsedPolicy, parsePolicy, renderRulesJson } from "./policy.ts";
 import { createAclTokenRoutes } from "./acl_tokens.ts";
@@ -12,6 +12,9 @@ import { createPublishRoutes } from "./publish.ts";
 import { loadEventsSettings } from "./settings.ts";
 import { nodeRoutes } from "./nodes.ts";
 import { jobRoutes } from "./jobs.ts";
+
+/** The agent health answer never changes while the server runs: serialized once. */
+const agentHealthBody = JSON.stringify({ server: { ok: true, message: "ok" } });
 
 export async function createEventsApi(ctx: AppContext): Promise<ApiModule> {
   const settings = loadEventsSettings(ctx);
@@ -32,7 +35,7 @@ export async function createEventsApi(ctx: AppContext): Promise<ApiModule> {
       {
         method: "GET",
         path: "/v1/agent/health",
-        handler: () => json({ server: { ok: true, message: "ok" } }),
+        handler: () => jsonText(agentHealthBody),
       },
       ...stream.routes,
       ...createPublishRoutes(ctx, acl),
