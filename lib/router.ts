@@ -75,6 +75,7 @@ export class Router {
       prefix: literalPrefix(r.path),
       order,
     }));
+    this.#bySegment = indexByFirstSegment(this.#routes);
     for (const route of this.#routes) {
       if (route.prefix !== route.path) continue;
       // Only when no earlier parameterised route could claim this exact path may it skip the table.
@@ -91,6 +92,9 @@ export class Router {
 
   /** Routes without parameters, by exact path: most requests find theirs without running a pattern. */
   #static = new Map<string, CompiledRoute[]>();
+
+  /** The routes that can match a path, by its first segment, in table order (see indexByFirstSegment). */
+  #bySegment!: SegmentIndex;
 
   /**
    * Handles one request; never throws. A handler that answers synchronously gets a synchronous answer:
@@ -182,7 +186,9 @@ export class Router {
   /** The first route of the table matching path and method; 404/405 (with Allow) when none does. */
   #match(path: string, method: string): { route: CompiledRoute; params: Record<string, string> } {
     let allowed: Set<string> | undefined;
-    for (const route of this.#routes) {
+    const end = path.indexOf("/", 1);
+    const segment = end < 0 ? path.slice(1) : path.slice(1, end);
+    for (const route of this.#bySegment.bySegment.get(segment) ?? this.#bySegment.open) {
       if (!path.startsWith(route.prefix)) continue;
       const groups = matchGroups(route, path);
       if (!groups) continue;
@@ -323,4 +329,33 @@ function clientIp(request: Request, remote: string, trustProxy: boolean): string
     if (hop) return hop;
   }
   return remote;
+}
+
+interface SegmentIndex {
+  /** For each literal first segment some route starts with: those routes plus the open ones, in table order. */
+  bySegment: Map<string, CompiledRoute[]>;
+  /** Routes whose first segment is not a fixed literal (e.g. the registry's `/:user/:box`). */
+  open: CompiledRoute[];
+}
+
+/**
+ * Groups routes by the literal first segment of their pattern, so a path is tried only against routes that
+ * can match it: a root path such as `/hashicorp/precise64` no longer walks past every `/v1/...` route.
+ */
+function indexByFirstSegment(routes: readonly CompiledRoute[]): SegmentIndex {
+  const literal = new Map<string, CompiledRoute[]>();
+  const open: CompiledRoute[] = [];
+  for (const route of routes) {
+    const end = route.prefix.indexOf("/", 1);
+    if (end < 0) open.push(route);
+    else {
+      const segment = route.prefix.slice(1, end);
+      literal.set(segment, [...(literal.get(segment) ?? []), route]);
+    }
+  }
+  const bySegment = new Map<string, CompiledRoute[]>();
+  for (const [segment, list] of literal) {
+    bySegment.set(segment, [...list, ...open].sort((a, b) => a.order - b.order));
+  }
+  return { bySegment, open };
 }

@@ -139,3 +139,30 @@ Deno.test("a real server renders 404s per family over HTTP", async () => {
     await srv.stop();
   }
 });
+
+Deno.test("router keeps table order between root-parameter routes and routes under a literal segment", async () => {
+  const renderers = {
+    registry: renderRegistryError,
+    auth: renderAuthError,
+    events: renderEventsError,
+    server: renderServerError,
+  };
+  const router = new Router([
+    { method: "GET", path: "/v1/jobs/:id", handler: (ctx) => json({ route: "job", id: ctx.params.id }) },
+    { method: "GET", path: "/:user/:box", handler: (ctx) => json({ route: "box", user: ctx.params.user }) },
+    { method: "GET", path: "/api/v1/box/:u/:b", handler: () => json({ route: "api-box" }) },
+    { method: "POST", path: "/:user/:box", handler: () => json({ route: "post-box" }) },
+  ], { renderers, logger: createLogger("error"), maxBodyBytes: 64, trustProxy: false });
+  const route = async (method: string, path: string) => {
+    const r = await call(router, method, path);
+    return r.status === 200 ? (await r.json()).route : r.status;
+  };
+  // A literal route listed before the root pattern wins; one listed after it is shadowed, as in URLPattern order.
+  assertEquals(await route("GET", "/v1/jobs/web"), "job");
+  assertEquals(await route("GET", "/api/v1"), "box");
+  assertEquals(await route("GET", "/hashicorp/precise64"), "box");
+  assertEquals(await route("GET", "/v1/web"), "box");
+  assertEquals(await route("POST", "/v1/jobs"), "post-box");
+  assertEquals(await route("DELETE", "/v1/jobs/web"), 405);
+  assertEquals(await route("GET", "/a/b/c"), 404);
+});
