@@ -1,7 +1,7 @@
 // Registry reads with BENCH_REGISTRY_BOXES (10,000) boxes created through the API: box JSON, metadata and
 // search under wrk (50 connections), each against a plain Deno.serve sending the same bytes from memory.
 
-import { type Figure, hasCommand, rssMiB, runWrk, startChild, type WrkResult } from "../lib.ts";
+import { cpuCount, type Figure, hasCommand, rssMiB, runWrk, startChild, type WrkResult } from "../lib.ts";
 import { boxName, seedBoxes } from "../registry_seed.ts";
 import { startBenchRegistry } from "../registry_server.ts";
 
@@ -48,8 +48,24 @@ export default async function run(): Promise<{ title: string; figures: Figure[];
     }
     const bodiesFile = `${registry.dir}/bodies.json`;
     await Deno.writeTextFile(bodiesFile, JSON.stringify(canned));
+    // As in foundation_http.ts: with taskset and ≥ 2 CPUs, both servers run pinned to the last CPU (every thread)
+    // and wrk to the others, so each measures a server on one whole core rather than a share it fights wrk for.
+    const pin = Deno.env.get("BENCH_HTTP_PIN") !== "0" && hasCommand("taskset") && cpuCount() >= 2;
+    const serverCpus = pin ? String(cpuCount() - 1) : undefined;
+    const clientCpus = pin ? (cpuCount() === 2 ? "0" : `0-${cpuCount() - 2}`) : undefined;
+    const threads = pin ? Math.max(1, cpuCount() - 1) : 2;
+    if (serverCpus !== undefined) {
+      const pinned = await new Deno.Command("taskset", {
+        args: ["-a", "-p", "-c", serverCpus, String(server.process.pid)],
+        stdout: "null",
+      }).output();
+      if (!pinned.success) throw new Error("taskset could not pin the wharf server");
+    }
+    const wrkOptions = (secs: number) => ({ seconds: secs, connections: 50, threads, cpus: clientCpus });
     const script = new URL("../registry_baseline_server.ts", import.meta.url).pathname;
-    baseline = await startChild(script, [bodiesFile], /baseline listening on (\S+)/);
+    baseline = await startChild(script, [bodiesFile], /baseline listening on (\S+)/, {}, {
+      cpus: serverCpus,
+    });
     const baselineUrl = baseline.match[1]!;
 
     const figures: Figure[] = [{
@@ -66,13 +82,13 @@ export default async function run(): Promise<{ title: string; figures: Figure[];
       const wharfRuns: WrkResult[] = [];
       const baseRuns: WrkResult[] = [];
       // A short unmeasured run each first: both servers' JIT warm-up stays out of the figures.
-      await runWrk(`${server.url}${t.path}`, { seconds: 1, connections: 50 });
-      await runWrk(`${baselineUrl}${t.path}`, { seconds: 1, connections: 50 });
+      await runWrk(`${server.url}${t.path}`, wrkOptions(1));
+      await runWrk(`${baselineUrl}${t.path}`, wrkOptions(1));
       for (let round = 0; round < rounds; round++) {
         const runWharf = async () =>
-          wharfRuns.push(await runWrk(`${server.url}${t.path}`, { seconds, connections: 50 }));
+          wharfRuns.push(await runWrk(`${server.url}${t.path}`, wrkOptions(seconds)));
         const runBase = async () =>
-          baseRuns.push(await runWrk(`${baselineUrl}${t.path}`, { seconds, connections: 50 }));
+          baseRuns.push(await runWrk(`${baselineUrl}${t.path}`, wrkOptions(seconds)));
         if (round % 2 === 0) await runWharf().then(runBase);
         else await runBase().then(runWharf);
       }
@@ -99,9 +115,10 @@ export default async function run(): Promise<{ title: string; figures: Figure[];
       );
     }
     notes.push(
-      `\`wrk -t2 -c50 -d${seconds}s --latency ${server.url}<path>\`, paths: ${
-        targets.map((t) => t.path).join(" ")
-      }`,
+      (pin ? `servers pinned to CPU ${serverCpus}, wrk to CPU ${clientCpus}: ` : "unpinned: ") +
+        `\`wrk -t${threads} -c50 -d${seconds}s --latency ${server.url}<path>\`, paths: ${
+          targets.map((t) => t.path).join(" ")
+        }`,
     );
     notes.push(
       `server RSS after the run: ${rssMiB(server.process.pid).toFixed(0)} MiB with ${boxCount} boxes`,
