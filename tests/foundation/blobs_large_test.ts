@@ -5,6 +5,7 @@ import { createHash } from "node:crypto";
 import { assert, assertEquals, assertRejects } from "../helpers/assert.ts";
 import { BlobStore, digestNames } from "../../lib/store/blobs.ts";
 import { ApiError } from "../../lib/errors.ts";
+import { chunkedStream } from "../helpers/streams.ts";
 
 const MiB = 1024 * 1024;
 
@@ -23,14 +24,7 @@ function sample(length = 5 * MiB + MiB / 2): Uint8Array {
 
 /** A plain stream of odd-sized chunks (read by copying into batches). */
 function plainStream(bytes: Uint8Array, chunk = 100_003): ReadableStream<Uint8Array> {
-  let offset = 0;
-  return new ReadableStream({
-    pull(c) {
-      if (offset >= bytes.length) return c.close();
-      c.enqueue(bytes.slice(offset, offset + chunk));
-      offset += chunk;
-    },
-  });
+  return chunkedStream(bytes, chunk);
 }
 
 /** A byte stream, the kind Deno.serve request bodies are. */

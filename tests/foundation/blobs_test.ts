@@ -2,16 +2,10 @@ import { createHash } from "node:crypto";
 import { assert, assertEquals, assertRejects } from "../helpers/assert.ts";
 import { BlobStore, parseRange } from "../../lib/store/blobs.ts";
 import { ApiError } from "../../lib/errors.ts";
+import { chunkedStream } from "../helpers/streams.ts";
 
 function streamOf(bytes: Uint8Array, chunk = 1000): ReadableStream<Uint8Array> {
-  let offset = 0;
-  return new ReadableStream({
-    pull(c) {
-      if (offset >= bytes.length) return c.close();
-      c.enqueue(bytes.slice(offset, offset + chunk));
-      offset += chunk;
-    },
-  });
+  return chunkedStream(bytes, chunk);
 }
 
 function filesUnder(dir: string): string[] {
