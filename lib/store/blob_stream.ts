@@ -178,7 +178,13 @@ export function fileStream(file: Deno.FsFile, length: number): ReadableStream<Ui
       const request = controller.byobRequest!;
       const view = request.view as Uint8Array;
       if (left <= 0) return finish(controller);
-      const n = await file.read(left < view.length ? view.subarray(0, left) : view);
+      let n: number | null;
+      try {
+        n = await file.read(left < view.length ? view.subarray(0, left) : view);
+      } catch (err) {
+        file.close();
+        throw err;
+      }
       if (n === null || n === 0) return finish(controller);
       left -= n;
       request.respond(n);

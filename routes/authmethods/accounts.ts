@@ -7,7 +7,7 @@ import type { DocWrite, EventInput, StoredDoc } from "../../lib/store/mod.ts";
 import { passwordDefaults } from "./attrs_password.ts";
 import { recordFailure } from "./authenticate.ts";
 import { assertAdminsRemain, deleteAccounts, emptyPlan } from "./cascade.ts";
-import { assertIdFormat, collections, isObject, lockKeys, nowIso } from "./common.ts";
+import { assertIdFormat, collections, isObject, lockKeys, nowIso, parentLocks } from "./common.ts";
 import {
   fieldError,
   FieldErrors,
@@ -187,13 +187,14 @@ async function commitAccount(
   version: number,
   build: (cur: StoredDoc<AccountDoc>) => { writes: DocWrite[]; events?: EventInput[] },
   extraLocks: string[] = [],
+  sharedLocks: string[] = [],
 ): Promise<void> {
   await versioned(svc.state.store.transact([`${collections.accounts}/${id}`, ...extraLocks], () => {
     const cur = svc.state.get<AccountDoc>(collections.accounts, id);
     if (!cur) throw notFound();
     if (cur.version !== version) throw versionMismatch(version, cur.version);
     return build(cur);
-  }));
+  }, { sharedLocks }));
 }
 
 export async function updateAccount(svc: AuthService, ctx: RequestContext): Promise<Response> {
@@ -300,7 +301,7 @@ export async function removeAccount(svc: AuthService, ctx: RequestContext): Prom
     deleteAccounts(svc.state, [id], plan, nowIso(), "account_deleted");
     assertAdminsRemain(svc.state, plan);
     return { writes: plan.writes, events: plan.events };
-  });
+  }, { sharedLocks: parentLocks([stored.doc]) });
   return json({});
 }
 
@@ -318,19 +319,26 @@ export async function setPassword(svc: AuthService, ctx: RequestContext): Promis
     : checkPassword(body.password, method.doc, "password", errors);
   errors.throwIfAny();
   const hash = pw === undefined ? undefined : await svc.hasher.hash(pw);
-  await commitAccount(svc, id, version, (cur) => {
-    const { password_hash: _old, ...rest } = cur.doc;
-    const doc: AccountDoc = { ...rest, ...(hash ? { password_hash: hash } : {}), updated_time: nowIso() };
-    const revoked = svc.state.revokeTokens(
-      svc.state.tokensOfUser(cur.doc.user_id),
-      "password_set",
-      doc.updated_time,
-    );
-    return {
-      writes: [{ collection: collections.accounts, id, doc, ifVersion: version }, ...revoked.writes],
-      events: revoked.events,
-    };
-  }, userTokenLocks(svc, stored.doc.user_id));
+  await commitAccount(
+    svc,
+    id,
+    version,
+    (cur) => {
+      const { password_hash: _old, ...rest } = cur.doc;
+      const doc: AccountDoc = { ...rest, ...(hash ? { password_hash: hash } : {}), updated_time: nowIso() };
+      const revoked = svc.state.revokeTokens(
+        svc.state.tokensOfUser(cur.doc.user_id),
+        "password_set",
+        doc.updated_time,
+      );
+      return {
+        writes: [{ collection: collections.accounts, id, doc, ifVersion: version }, ...revoked.writes],
+        events: revoked.events,
+      };
+    },
+    userTokenLocks(svc, stored.doc.user_id),
+    parentLocks([stored.doc]),
+  );
   return json(renderAccount(svc.state, svc.state.get<AccountDoc>(collections.accounts, id)!, caller));
 }
 
@@ -358,16 +366,23 @@ export async function changePassword(svc: AuthService, ctx: RequestContext): Pro
     throw new ApiError(403, "Failed to change password.");
   }
   const hash = await svc.hasher.hash(next!);
-  await commitAccount(svc, id, version, (cur) => {
-    const doc: AccountDoc = { ...cur.doc, password_hash: hash, updated_time: nowIso() };
-    const others = svc.state.tokensOfUser(cur.doc.user_id).filter((t) =>
-      t.id !== (caller as ActorCaller & { kind: "user" }).tokenId
-    );
-    const revoked = svc.state.revokeTokens(others, "password_changed", doc.updated_time);
-    return {
-      writes: [{ collection: collections.accounts, id, doc, ifVersion: version }, ...revoked.writes],
-      events: revoked.events,
-    };
-  }, userTokenLocks(svc, stored.doc.user_id));
+  await commitAccount(
+    svc,
+    id,
+    version,
+    (cur) => {
+      const doc: AccountDoc = { ...cur.doc, password_hash: hash, updated_time: nowIso() };
+      const others = svc.state.tokensOfUser(cur.doc.user_id).filter((t) =>
+        t.id !== (caller as ActorCaller & { kind: "user" }).tokenId
+      );
+      const revoked = svc.state.revokeTokens(others, "password_changed", doc.updated_time);
+      return {
+        writes: [{ collection: collections.accounts, id, doc, ifVersion: version }, ...revoked.writes],
+        events: revoked.events,
+      };
+    },
+    userTokenLocks(svc, stored.doc.user_id),
+    parentLocks([stored.doc]),
+  );
   return json(renderAccount(svc.state, svc.state.get<AccountDoc>(collections.accounts, id)!, caller));
 }

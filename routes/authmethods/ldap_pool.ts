@@ -55,6 +55,8 @@ export interface LdapPoolOptions {
 export class LdapConnectionPool {
   readonly options: LdapPoolOptions;
   #pools = new Map<string, MethodPool>();
+  /** Bumped by invalidate: a login that began before its method changed or went away parks nothing. */
+  #epochs = new Map<string, number>();
   #sweeper: ReturnType<typeof setInterval>;
   #closed = false;
 
@@ -86,6 +88,7 @@ export class LdapConnectionPool {
       deref,
     ]));
     const fresh = freshConnections(settings, timeoutMs, deref);
+    const epoch = this.#epochs.get(methodId) ?? 0;
     return {
       open: async () => {
         const pool = this.#pools.get(methodId);
@@ -100,6 +103,7 @@ export class LdapConnectionPool {
         return await fresh.open();
       },
       done: async (client, reusable) => {
+        if ((this.#epochs.get(methodId) ?? 0) !== epoch) return await fresh.done(client, false);
         let pool = this.#pools.get(methodId);
         if (!pool && !this.#closed) this.#pools.set(methodId, pool = { configKey, idle: [] });
         if (
@@ -116,6 +120,7 @@ export class LdapConnectionPool {
 
   /** Closes the idle connections of a method (changed or deleted). Connections in use close when done. */
   invalidate(methodId: string): void {
+    this.#epochs.set(methodId, (this.#epochs.get(methodId) ?? 0) + 1);
     const pool = this.#pools.get(methodId);
     if (!pool) return;
     this.#pools.delete(methodId);

@@ -40,6 +40,13 @@ Deno.test({
       const afterClose = await ldapAuthenticate(attrs, "bob", users.bob.password, { connections: source() });
       assert(afterClose.ok, JSON.stringify(afterClose));
 
+      // A login that began before its method was changed or deleted parks nothing when it ends.
+      const inFlight = source();
+      const open = await inFlight.open();
+      pool.invalidate("amldap_test");
+      await inFlight.done(open.client, true);
+      assertEquals(pool.idleCount("amldap_test"), 0);
+
       // Other connection settings for the same method retire the old connections.
       const down = { ...attrs, urls: [ldap.downUrl] };
       const refused = await ldapAuthenticate(down, "bob", users.bob.password, {
