@@ -8,6 +8,7 @@ import { asAttrs } from "./attrs_common.ts";
 import { assertIdFormat, collections, isObject, nowIso, parentLocks } from "./common.ts";
 import { failedPrecondition, fieldError, notFound } from "./errors.ts";
 import { ldapAuthenticate, type LdapMethodAttributes } from "./ldap_client.ts";
+import { mapLdapAttributes } from "./ldap_profile.ts";
 import { derefAliasesOf } from "./ldap_escape.ts";
 import { methodIdPrefixes } from "./methods.ts";
 import { accountWithUser, userProfile } from "./principals.ts";
@@ -187,7 +188,7 @@ async function ldapLogin(
   password: string,
 ): Promise<Response> {
   const keys = await checkThrottle(svc, ctx, req.id, loginName);
-  const attrs = svc.state.openAttributes(req.id, req.method) as unknown as LdapMethodAttributes;
+  const attrs = ldapAttributesOf(svc, req.id, req.method);
   const timeoutMs = svc.settings.ldapTimeoutMs;
   const result = await ldapAuthenticate(attrs, loginName, password, {
     timeoutMs,
@@ -221,34 +222,19 @@ async function ldapLogin(
   );
 }
 
-/** email / full_name from the entry: account_attribute_maps first, then attributes named email / fullName. */
-export function mapLdapAttributes(
-  maps: unknown,
-  entry: Record<string, string[]>,
-): { email?: string; full_name?: string } {
-  const lower = new Map(Object.entries(entry).map(([k, v]) => [k.toLowerCase(), v]));
-  const sources: Record<"email" | "fullName", string[]> = { email: [], fullName: [] };
-  for (const m of Array.isArray(maps) ? maps : []) {
-    const [from, to] = String(m).split("=").map((s) => s.trim());
-    if (!from || !to) continue;
-    if (to.toLowerCase() === "email") sources.email.push(from);
-    if (to.toLowerCase() === "fullname") sources.fullName.push(from);
+/**
+ * The method's LDAP settings with secrets opened, once per method document: a method write stores a new
+ * document, so an entry never outlives the settings it was made from. Read-only to every login.
+ */
+const openedLdapAttributes = new WeakMap<MethodDoc, LdapMethodAttributes>();
+
+function ldapAttributesOf(svc: AuthService, id: string, method: MethodDoc): LdapMethodAttributes {
+  let attrs = openedLdapAttributes.get(method);
+  if (!attrs) {
+    attrs = svc.state.openAttributes(id, method) as unknown as LdapMethodAttributes;
+    openedLdapAttributes.set(method, attrs);
   }
-  sources.email.push("email");
-  sources.fullName.push("fullName");
-  const first = (names: string[]) => {
-    for (const n of names) {
-      const v = lower.get(n.toLowerCase())?.[0];
-      if (v) return v;
-    }
-    return undefined;
-  };
-  const out: { email?: string; full_name?: string } = {};
-  const email = first(sources.email);
-  const fullName = first(sources.fullName);
-  if (email) out.email = email;
-  if (fullName) out.full_name = fullName;
-  return out;
+  return attrs;
 }
 
 /** Finds the account of an external identity or creates it with its user; refreshes the profile. */
@@ -371,12 +357,11 @@ export function deliverToken(
   const body: Record<string, unknown> = { command };
   if (typeEcho) body.type = typeEcho;
   body.attributes = attributes;
+  if (delivery !== "cookie") return json(body, 200);
   const headers = new Headers();
-  if (delivery === "cookie") {
-    const maxAge = Math.floor((Date.parse(minted.doc.expiration_time) - Date.now()) / 1000);
-    for (const c of splitCookies(minted.token, maxAge, cookiesSecure(ctx.url))) {
-      headers.append("Set-Cookie", c);
-    }
+  const maxAge = Math.floor((Date.parse(minted.doc.expiration_time) - Date.now()) / 1000);
+  for (const c of splitCookies(minted.token, maxAge, cookiesSecure(ctx.url))) {
+    headers.append("Set-Cookie", c);
   }
   return json(body, 200, headers);
 }

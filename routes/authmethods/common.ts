@@ -78,7 +78,8 @@ export function hasControlChars(s: string): boolean {
 /** Drops keys whose value is a zero value, as Boundary's JSON rendering does. */
 export function omitZero(obj: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(obj)) {
+  for (const k of Object.keys(obj)) {
+    const v = obj[k];
     if (v === undefined || v === null || v === false || v === 0 || v === "") continue;
     if (Array.isArray(v) && v.length === 0) continue;
     if (isObject(v) && Object.keys(v).length === 0) continue;

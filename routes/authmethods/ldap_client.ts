@@ -1,7 +1,7 @@
 // LDAP login with Boundary's semantics (spec §7.2): connect, find the bind DN (direct or discover_dn), bind
 // as the user, read the entry's attributes and the groups. Returns a result, never throws for directory faults.
 
-import { type Client, type Entry, ResultCodeError } from "ldapts";
+import { type Client, type Entry, PresenceFilter, ResultCodeError } from "ldapts";
 import type { DerefAliases, LdapTlsSettings } from "./ldap_connect.ts";
 import { freshConnections, type LdapConnectionSource } from "./ldap_pool.ts";
 import {
@@ -56,6 +56,10 @@ const credentialResultCodes = new Set([
 
 const passwordAttributes = new Set(["userpassword", "unicodepwd"]);
 
+/** "(objectClass=*)", built once: ldapts would parse the filter string again for every search. */
+const anyEntry = new PresenceFilter({ attribute: "objectClass" });
+const utf8 = new TextDecoder();
+
 class LoginFailure extends Error {
   constructor(readonly reason: "invalid_credentials" | "directory_error", message: string) {
     super(message);
@@ -82,19 +86,24 @@ async function bindAs(client: Client, dn: string, password: string | undefined):
   await client.bind(dn, password ?? "");
 }
 
-function valuesOf(entry: Entry, name: string): string[] {
-  const key = Object.keys(entry).find((k) => k.toLowerCase() === name.toLowerCase());
-  if (key === undefined || key === "dn") return [];
-  const raw = entry[key];
+/** An attribute's values as strings (binary values decoded as UTF-8). */
+function asStrings(raw: Entry[string] | undefined): string[] {
   const list = Array.isArray(raw) ? raw : raw === undefined ? [] : [raw];
-  return list.map((v) => (typeof v === "string" ? v : new TextDecoder().decode(v)));
+  return list.map((v) => (typeof v === "string" ? v : utf8.decode(v)));
+}
+
+function valuesOf(entry: Entry, name: string): string[] {
+  const lower = name.toLowerCase();
+  const key = Object.keys(entry).find((k) => k.toLowerCase() === lower);
+  if (key === undefined || key === "dn") return [];
+  return asStrings(entry[key]);
 }
 
 function entryAttributes(entry: Entry): Record<string, string[]> {
   const out: Record<string, string[]> = {};
-  for (const key of Object.keys(entry)) {
+  for (const key in entry) {
     if (key === "dn" || passwordAttributes.has(key.toLowerCase())) continue;
-    out[key] = valuesOf(entry, key);
+    out[key] = asStrings(entry[key]);
   }
   return out;
 }
@@ -166,7 +175,7 @@ async function userEntryDn(s: Session, bindDn: string): Promise<string> {
 async function readUserAttributes(s: Session, dn: string): Promise<Record<string, string[]>> {
   const { searchEntries } = await step(
     "reading the user entry failed",
-    () => s.client.search(dn, { scope: "base", filter: "(objectClass=*)", derefAliases: s.deref }),
+    () => s.client.search(dn, { scope: "base", filter: anyEntry, derefAliases: s.deref }),
   );
   if (searchEntries.length !== 1) {
     throw new LoginFailure("directory_error", "the user entry could not be read");
@@ -178,7 +187,7 @@ async function tokenGroupEntries(s: Session, userDn: string): Promise<Entry[]> {
   const { searchEntries } = await step("tokenGroups search failed", () =>
     s.client.search(userDn, {
       scope: "base",
-      filter: "(objectClass=*)",
+      filter: anyEntry,
       derefAliases: s.deref,
       attributes: ["tokenGroups"],
       explicitBufferAttributes: ["tokenGroups"],
@@ -197,7 +206,7 @@ async function tokenGroupEntries(s: Session, userDn: string): Promise<Entry[]> {
       const sid = sidToString(new Uint8Array(bytes as Uint8Array));
       const found = await s.client.search(`<SID=${sid}>`, {
         scope: "base",
-        filter: "(objectClass=*)",
+        filter: anyEntry,
         derefAliases: s.deref,
         attributes: ["1.1"],
         sizeLimit: 1,

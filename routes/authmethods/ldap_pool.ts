@@ -59,6 +59,7 @@ export class LdapConnectionPool {
   #epochs = new Map<string, number>();
   #sweeper: ReturnType<typeof setInterval>;
   #closed = false;
+  #keys = new WeakMap<ConnectSettings, { timeoutMs: number; deref: DerefAliases; key: string }>();
 
   constructor(options: LdapPoolOptions) {
     this.options = options;
@@ -77,16 +78,7 @@ export class LdapConnectionPool {
     timeoutMs: number,
     deref: DerefAliases,
   ): LdapConnectionSource {
-    const configKey = sha256Hex(JSON.stringify([
-      settings.urls,
-      settings.start_tls ?? false,
-      settings.insecure_tls ?? false,
-      settings.certificates ?? [],
-      settings.client_certificate ?? "",
-      settings.client_certificate_key ?? "",
-      timeoutMs,
-      deref,
-    ]));
+    const configKey = this.#configKey(settings, timeoutMs, deref);
     const fresh = freshConnections(settings, timeoutMs, deref);
     const epoch = this.#epochs.get(methodId) ?? 0;
     return {
@@ -116,6 +108,27 @@ export class LdapConnectionPool {
         await fresh.done(client, false);
       },
     };
+  }
+
+  /**
+   * The key of everything that shapes a connection. Remembered per settings object: callers that pass the
+   * same (unchanging) object for every login of a method version skip the hashing.
+   */
+  #configKey(settings: ConnectSettings, timeoutMs: number, deref: DerefAliases): string {
+    const known = this.#keys.get(settings);
+    if (known && known.timeoutMs === timeoutMs && known.deref === deref) return known.key;
+    const key = sha256Hex(JSON.stringify([
+      settings.urls,
+      settings.start_tls ?? false,
+      settings.insecure_tls ?? false,
+      settings.certificates ?? [],
+      settings.client_certificate ?? "",
+      settings.client_certificate_key ?? "",
+      timeoutMs,
+      deref,
+    ]));
+    this.#keys.set(settings, { timeoutMs, deref, key });
+    return key;
   }
 
   /** Closes the idle connections of a method (changed or deleted). Connections in use close when done. */

@@ -19,19 +19,38 @@ export const httpCookie = "wt-http-token-cookie";
 
 const base58Alphabet = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
 
+/** 58^4: the largest power of 58 whose remainder times 2^16, plus a 16-bit word, stays an exact double. */
+const base58Chunk = 58 ** 4;
+
+/**
+ * Bitcoin-alphabet base58 of `bytes` read as one big-endian number, one "1" per leading zero byte. Long
+ * division of 16-bit words by 58^4 (four digits per pass) rather than BigInt: same output, a few times faster.
+ */
 export function base58(bytes: Uint8Array): string {
-  let n = 0n;
-  for (const b of bytes) n = (n << 8n) | BigInt(b);
-  let out = "";
-  while (n > 0n) {
-    out = base58Alphabet[Number(n % 58n)] + out;
-    n /= 58n;
+  let zeros = 0;
+  while (zeros < bytes.length && bytes[zeros] === 0) zeros++;
+  const words: number[] = [];
+  let i = bytes.length % 2;
+  if (i) words.push(bytes[0]!);
+  for (; i < bytes.length; i += 2) words.push((bytes[i]! << 8) | bytes[i + 1]!);
+  const digits: string[] = [];
+  let start = 0;
+  while (start < words.length) {
+    let rem = 0;
+    for (let k = start; k < words.length; k++) {
+      const cur = rem * 65536 + words[k]!;
+      const q = Math.floor(cur / base58Chunk);
+      rem = cur - q * base58Chunk;
+      words[k] = q;
+    }
+    while (start < words.length && words[start] === 0) start++;
+    // Four digits per pass, except that the most significant pass stops at its leading zeros.
+    for (let d = 0; d < 4 && (start < words.length || rem > 0); d++) {
+      digits.push(base58Alphabet[rem % 58]!);
+      rem = Math.floor(rem / 58);
+    }
   }
-  for (const b of bytes) {
-    if (b !== 0) break;
-    out = "1" + out;
-  }
-  return out;
+  return "1".repeat(zeros) + digits.reverse().join("");
 }
 
 export interface TokenSettings {

@@ -81,6 +81,36 @@ Deno.test({
         assertEquals(second.user_id, first.user_id);
       });
 
+      await t.step("the login after a PATCH of the maps or the bind settings uses the new ones", async () => {
+        const id = await createLdapMethod(api, "patched", {
+          urls: [ldap.ldapUrl],
+          user_dn: peopleDn,
+          user_attr: "uid",
+          account_attribute_maps: ["mail=email", "cn=fullName"],
+        });
+        const patch = async (attributes: Record<string, unknown>) => {
+          const method = await api.call("GET", `/v1/auth-methods/${id}`);
+          const r = await api.call("PATCH", `/v1/auth-methods/${id}`, {
+            version: method.body.version,
+            attributes,
+          });
+          assertEquals(r.status, 200, JSON.stringify(r.body));
+        };
+        const first = await loginOk(api, id, "alice", users.alice.password);
+        assertEquals((await account(api, first.account_id!)).full_name, users.alice.cn);
+        // Swapped maps (login settings are remembered per method version): the next login refreshes the profile.
+        await patch({ account_attribute_maps: ["cn=email", "mail=fullName"] });
+        const second = await loginOk(api, id, "alice", users.alice.password);
+        const swapped = await account(api, second.account_id!);
+        assertEquals(swapped.email, users.alice.cn);
+        assertEquals(swapped.full_name, users.alice.mail);
+        // A user_attr under which alice has no entry: her bind DN changes, the login fails.
+        await patch({ user_attr: "cn" });
+        assertEquals((await login(api, id, "alice", users.alice.password)).status, 401);
+        await patch({ user_attr: "uid" });
+        await loginOk(api, id, "alice", users.alice.password);
+      });
+
       await t.step("a wrong password, an unknown user and an empty password are 401 or 400", async () => {
         const id = await createLdapMethod(api, "direct-failures", {
           urls: [ldap.ldapUrl],
