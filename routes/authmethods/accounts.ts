@@ -3,7 +3,7 @@
 
 import { ApiError } from "../../lib/errors.ts";
 import { json, type RequestContext } from "../../lib/http.ts";
-import type { DocWrite, EventInput, StoredDoc } from "../../lib/store/mod.ts";
+import type { CommitPlan, DocWrite, StoredDoc } from "../../lib/store/mod.ts";
 import { passwordDefaults } from "./attrs_password.ts";
 import { recordFailure } from "./authenticate.ts";
 import { assertAdminsRemain, deleteAccounts, emptyPlan } from "./cascade.ts";
@@ -77,6 +77,16 @@ export function checkPassword(
   else if (pw.length > 1024) errors.add(field, "Password is too long.");
   else return pw;
   return undefined;
+}
+
+/**
+ * The account's method, read again after the request body arrived: a method delete may have committed (taking
+ * the account with it) while the body was on its way.
+ */
+function methodOf(svc: AuthService, account: AccountDoc): MethodDoc {
+  const method = svc.state.method(account.auth_method_id);
+  if (!method) throw notFound();
+  return method.doc;
 }
 
 /** Id syntax (400), then the caller's right (401/403: admin, or the owner when `ownerMay`), then existence. */
@@ -181,20 +191,64 @@ export function readAccount(svc: AuthService, ctx: RequestContext): Response {
   return json(renderAccount(svc.state, stored, caller));
 }
 
+/** A revoking plan met a token minted after its locks were chosen: the commit is run again with its lock. */
+class TokenLocksOutdated extends Error {}
+
+/**
+ * Commits `plan`, which revokes tokens of `userId`, holding every one of that user's token locks: the key
+ * every token deleter takes (logout, sweeps), so one committing at the same moment finds the token gone and
+ * emits no second AuthTokenDeleted event. The token locks are chosen before the locks are taken; a login
+ * holding the account lock (which `locks` includes) can mint a token in between, and then the commit is run
+ * again with that token's lock as well. Only logins queued on the account lock ahead of the retry can mint
+ * another, so the retries end.
+ */
+async function transactRevoking<R>(
+  svc: AuthService,
+  userId: string,
+  locks: string[],
+  sharedLocks: string[],
+  plan: () => CommitPlan<R>,
+): Promise<R> {
+  for (;;) {
+    const tokenLocks = new Set(svc.state.tokensOfUser(userId).map((t) => lockKeys.token(t.id)));
+    try {
+      const { result } = await svc.state.store.transact([...locks, ...tokenLocks], () => {
+        if (svc.state.tokensOfUser(userId).some((t) => !tokenLocks.has(lockKeys.token(t.id)))) {
+          throw new TokenLocksOutdated();
+        }
+        return plan();
+      }, { sharedLocks });
+      return result;
+    } catch (err) {
+      if (!(err instanceof TokenLocksOutdated)) throw err;
+    }
+  }
+}
+
+/**
+ * Commits `build`'s writes to account `id` if it is still at `version`. With `revokes`, the build deletes
+ * tokens of that user and the commit holds their locks (transactRevoking).
+ */
 async function commitAccount(
   svc: AuthService,
   id: string,
   version: number,
-  build: (cur: StoredDoc<AccountDoc>) => { writes: DocWrite[]; events?: EventInput[] },
-  extraLocks: string[] = [],
-  sharedLocks: string[] = [],
+  build: (cur: StoredDoc<AccountDoc>) => CommitPlan,
+  options: { extraLocks?: string[]; sharedLocks?: string[]; revokes?: string } = {},
 ): Promise<void> {
-  await versioned(svc.state.store.transact([`${collections.accounts}/${id}`, ...extraLocks], () => {
+  const locks = [`${collections.accounts}/${id}`, ...options.extraLocks ?? []];
+  const sharedLocks = options.sharedLocks ?? [];
+  const plan = () => {
     const cur = svc.state.get<AccountDoc>(collections.accounts, id);
     if (!cur) throw notFound();
     if (cur.version !== version) throw versionMismatch(version, cur.version);
     return build(cur);
-  }, { sharedLocks }));
+  };
+  await versioned(
+    options.revokes === undefined
+      ? svc.state.store.transact(locks, plan, { sharedLocks })
+      : transactRevoking(svc, options.revokes, locks, sharedLocks, plan),
+  );
 }
 
 export async function updateAccount(svc: AuthService, ctx: RequestContext): Promise<Response> {
@@ -231,10 +285,10 @@ export async function updateAccount(svc: AuthService, ctx: RequestContext): Prom
     if (stored.doc.type !== "password") {
       errors.add("attributes.login_name", "Only password accounts have a settable login name.");
     } else {
-      const method = svc.state.method(stored.doc.auth_method_id)!;
+      const method = methodOf(svc, stored.doc);
       newLogin = checkLoginName(
         isObject(body.attributes) ? body.attributes.login_name : undefined,
-        method.doc,
+        method,
         errors,
       );
     }
@@ -271,37 +325,28 @@ export async function updateAccount(svc: AuthService, ctx: RequestContext): Prom
       }
       return { writes };
     },
-    newLogin
-      ? [`auth/login/${stored.doc.auth_method_id}/${newLogin}`, `${collections.users}/${stored.doc.user_id}`]
-      : [],
+    {
+      extraLocks: newLogin
+        ? [
+          `auth/login/${stored.doc.auth_method_id}/${newLogin}`,
+          `${collections.users}/${stored.doc.user_id}`,
+        ]
+        : [],
+    },
   );
   return json(renderAccount(svc.state, svc.state.get<AccountDoc>(collections.accounts, id)!, caller));
 }
 
-/**
- * The locks of a user's tokens, for a commit that revokes them: a sweep or logout of one of them waits (and then
- * finds it gone). New tokens of an existing account are only minted under the account's lock, which the
- * revoking commit holds too; a token minted just before that lock is taken is revoked without its own lock,
- * which is safe from sweeps (it is not dead yet).
- */
-function userTokenLocks(svc: AuthService, userId: string): string[] {
-  return svc.state.tokensOfUser(userId).map((t) => lockKeys.token(t.id));
-}
-
 export async function removeAccount(svc: AuthService, ctx: RequestContext): Promise<Response> {
   const { id, stored } = loadAccount(svc, ctx, false);
-  const locks = [
-    `${collections.accounts}/${id}`,
-    lockKeys.admins,
-    ...userTokenLocks(svc, stored.doc.user_id),
-  ];
-  await svc.state.store.transact(locks, () => {
+  const locks = [`${collections.accounts}/${id}`, lockKeys.admins];
+  await transactRevoking(svc, stored.doc.user_id, locks, parentLocks([stored.doc]), () => {
     if (!svc.state.get(collections.accounts, id)) throw notFound();
     const plan = emptyPlan();
     deleteAccounts(svc.state, [id], plan, nowIso(), "account_deleted");
     assertAdminsRemain(svc.state, plan);
     return { writes: plan.writes, events: plan.events };
-  }, { sharedLocks: parentLocks([stored.doc]) });
+  });
   return json({});
 }
 
@@ -311,12 +356,12 @@ export async function setPassword(svc: AuthService, ctx: RequestContext): Promis
   if (stored.doc.type !== "password") {
     throw fieldError({ name: "id", description: "Only password accounts have passwords." });
   }
-  const method = svc.state.method(stored.doc.auth_method_id)!;
+  const method = methodOf(svc, stored.doc);
   const errors = new FieldErrors();
   const version = requireVersion(body);
   const pw = body.password === undefined || body.password === null
     ? undefined
-    : checkPassword(body.password, method.doc, "password", errors);
+    : checkPassword(body.password, method, "password", errors);
   errors.throwIfAny();
   const hash = pw === undefined ? undefined : await svc.hasher.hash(pw);
   await commitAccount(
@@ -336,8 +381,7 @@ export async function setPassword(svc: AuthService, ctx: RequestContext): Promis
         events: revoked.events,
       };
     },
-    userTokenLocks(svc, stored.doc.user_id),
-    parentLocks([stored.doc]),
+    { revokes: stored.doc.user_id, sharedLocks: parentLocks([stored.doc]) },
   );
   return json(renderAccount(svc.state, svc.state.get<AccountDoc>(collections.accounts, id)!, caller));
 }
@@ -348,13 +392,13 @@ export async function changePassword(svc: AuthService, ctx: RequestContext): Pro
   if (stored.doc.type !== "password") {
     throw fieldError({ name: "id", description: "Only password accounts have passwords." });
   }
-  const method = svc.state.method(stored.doc.auth_method_id)!;
+  const method = methodOf(svc, stored.doc);
   const version = requireVersion(body);
   const errors = new FieldErrors();
   if (typeof body.current_password !== "string" || body.current_password === "") {
     errors.add("current_password", "This is a required field.");
   }
-  const next = checkPassword(body.new_password, method.doc, "new_password", errors);
+  const next = checkPassword(body.new_password, method, "new_password", errors);
   if (next !== undefined && next === body.current_password) {
     errors.add("new_password", "The new password must differ from the current one.");
   }
@@ -381,8 +425,7 @@ export async function changePassword(svc: AuthService, ctx: RequestContext): Pro
         events: revoked.events,
       };
     },
-    userTokenLocks(svc, stored.doc.user_id),
-    parentLocks([stored.doc]),
+    { revokes: stored.doc.user_id, sharedLocks: parentLocks([stored.doc]) },
   );
   return json(renderAccount(svc.state, svc.state.get<AccountDoc>(collections.accounts, id)!, caller));
 }

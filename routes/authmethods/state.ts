@@ -6,7 +6,7 @@ import { Buffer } from "node:buffer";
 import type { AppContext } from "../../lib/app.ts";
 import type { DocChange, DocWrite, EventInput, StoredDoc } from "../../lib/store/mod.ts";
 import type { ListCache } from "./listing.ts";
-import { TimeIndex } from "./time_index.ts";
+import { ChangeLog } from "./change_log.ts";
 import { collections, type MethodType } from "./common.ts";
 import type { Attrs } from "./attrs_common.ts";
 
@@ -98,22 +98,17 @@ export type ActorCaller = { kind: "anonymous" } | {
 
 export const sealPurpose = "auth.method-secrets";
 export const tombstoneTtlMs = 30 * 86_400_000;
+/** A cached listing more changes behind than this is rebuilt rather than patched change by change. */
+const maxPatchedChanges = 4096;
 
 export class AuthState {
   readonly app: AppContext;
   #accountByKey = new Map<string, string>();
   #methodNames = new Map<string, string>();
   #unsubscribe: Array<() => void> = [];
-  /** Bumped by every change to a listed collection (not tokens): list snapshots are valid while it holds. */
-  generation = 0;
   readonly listCache: ListCache = new Map();
-  /** The latest changes, by generation, so cached method listings can be patched instead of rebuilt. */
-  #recent: Array<{ generation: number; collection: string; id: string }> = [];
-  /** Method and tombstone ids by the log index of their last write, for list refreshes. */
-  #methodWrites: TimeIndex<number>;
-  #tombstoneWrites: TimeIndex<number>;
-  /** The highest commit index applied to the watched collections: every later write has a higher one. */
-  appliedIndex = 0;
+  /** Changes to the listed collections (not tokens), for patching cached listings and for list refreshes. */
+  #changes: ChangeLog;
 
   constructor(app: AppContext) {
     this.app = app;
@@ -123,15 +118,22 @@ export class AuthState {
     for (const m of this.list<MethodDoc>(collections.methods)) {
       if (m.doc.name) this.#methodNames.set(nameKey(m.doc), m.id);
     }
-    this.appliedIndex = app.data.log.lastIndex;
-    this.#methodWrites = new TimeIndex(this.#writesOf(collections.methods));
-    this.#tombstoneWrites = new TimeIndex(this.#writesOf(collections.tombstones));
+    const watched = [
+      collections.accounts,
+      collections.methods,
+      collections.tombstones,
+      collections.scopes,
+      collections.users,
+    ];
+    this.#changes = new ChangeLog(
+      watched.flatMap((c) => [...this.list(c)].map((d) => ({ index: d.index, collection: c, id: d.id }))),
+      app.data.log.lastIndex,
+      (c, id) => this.get(c, id) !== undefined,
+      () => watched.reduce((n, c) => n + this.store.count(c), 0),
+    );
     const watch = (c: string, fn: (change: DocChange) => void) => {
       this.#unsubscribe.push(app.data.store.watch(c, (change) => {
-        this.generation++;
-        if (change.index > this.appliedIndex) this.appliedIndex = change.index;
-        this.#recent.push({ generation: this.generation, collection: c, id: change.id });
-        if (this.#recent.length > 4096) this.#recent.splice(0, 1024);
+        this.#changes.record(c, change.id, change.index);
         fn(change);
       }));
     };
@@ -146,32 +148,27 @@ export class AuthState {
     watch(collections.methods, (c) => {
       const prev = c.previous?.doc as MethodDoc | undefined;
       const cur = c.current?.doc as MethodDoc | undefined;
-      if (c.current) this.#noteWrite(this.#methodWrites, collections.methods, c.current.index, c.id);
       if (prev?.name && this.#methodNames.get(nameKey(prev)) === c.id) {
         this.#methodNames.delete(nameKey(prev));
       }
       if (cur?.name) this.#methodNames.set(nameKey(cur), c.id);
     });
-    watch(collections.tombstones, (c) => {
-      if (c.current) this.#noteWrite(this.#tombstoneWrites, collections.tombstones, c.current.index, c.id);
-    });
-    for (const c of [collections.scopes, collections.users]) watch(c, () => {});
+    for (const c of [collections.tombstones, collections.scopes, collections.users]) watch(c, () => {});
   }
 
-  /** Adds to a write index; once stale entries (older writes of one doc, deleted docs) outnumber the live
-   * documents, rebuilds it from them, so its size stays proportional to the collection (amortized O(1)). */
-  #noteWrite(index: TimeIndex<number>, collection: string, at: number, id: string): void {
-    index.add(at, id);
-    if (index.size > 2 * this.store.count(collection) + 1024) index.rebuild(this.#writesOf(collection));
+  /** Bumped by every change to a listed collection: cached listings are valid while it holds. */
+  get generation(): number {
+    return this.#changes.generation;
   }
 
-  *#writesOf(collection: string): Generator<{ time: number; id: string }> {
-    for (const d of this.list(collection)) yield { time: d.index, id: d.id };
+  /** The highest commit index applied to the listed collections: every later write has a higher one. */
+  get appliedIndex(): number {
+    return this.#changes.lastIndex;
   }
 
   /** Methods whose last write has a log index above `afterIndex`; deleted ones are left out. */
   *methodsWrittenAfter(afterIndex: number): Generator<StoredDoc<MethodDoc>> {
-    for (const id of this.#methodWrites.idsSince(afterIndex + 1)) {
+    for (const id of this.#changes.idsWrittenAfter(collections.methods, afterIndex)) {
       const m = this.method(id);
       if (m && m.index > afterIndex) yield m;
     }
@@ -179,7 +176,7 @@ export class AuthState {
 
   /** Tombstones (of any resource) written after log index `afterIndex`. */
   *tombstonesWrittenAfter(afterIndex: number): Generator<StoredDoc<TombstoneDoc>> {
-    for (const id of this.#tombstoneWrites.idsSince(afterIndex + 1)) {
+    for (const id of this.#changes.idsWrittenAfter(collections.tombstones, afterIndex)) {
       const t = this.get<TombstoneDoc>(collections.tombstones, id);
       if (t && t.index > afterIndex) yield t;
     }
@@ -191,20 +188,14 @@ export class AuthState {
   }
 
   /**
-   * Method ids changed after generation `since`; undefined when that history is gone or a scope changed
-   * (scopes are part of every rendered method). Other collections do not affect method listings.
+   * Method ids changed after generation `since`; undefined when that history is gone, too long to be worth
+   * patching, or a scope changed (scopes are part of every rendered method). Other collections do not affect
+   * method listings.
    */
   methodChangesSince(since: number): string[] | undefined {
-    const first = this.#recent[0];
-    if (!first || first.generation > since + 1) return since === this.generation ? [] : undefined;
-    const ids: string[] = [];
-    for (let i = this.#recent.length - 1; i >= 0; i--) {
-      const c = this.#recent[i]!;
-      if (c.generation <= since) break;
-      if (c.collection === collections.scopes) return undefined;
-      if (c.collection === collections.methods) ids.push(c.id);
-    }
-    return ids;
+    const changes = this.#changes.changesAfter(since, maxPatchedChanges);
+    if (!changes || changes.some((c) => c.collection === collections.scopes)) return undefined;
+    return changes.filter((c) => c.collection === collections.methods).map((c) => c.id);
   }
 
   /** The id of the method named `name` in `scopeId`, if any. */
