@@ -52,6 +52,8 @@ export async function startServer(
   const data = await DataDir.open(config.dataDir, {
     rootKey: config.env.WHARF_ROOT_KEY,
     checkpointMs: envDurationMs(config.env, "WHARF_CHECKPOINT_INTERVAL", 1000),
+    // One new document per login: a file per token cost more CPU than the rest of an LDAP login's storage.
+    packedCollections: ["auth/tokens", "registry/tokens"],
     log: {
       segmentBytes: envInt(config.env, "WHARF_EVENTS_SEGMENT_BYTES", 64 * 1024 * 1024, 1024),
       segmentIndexes: envInt(config.env, "WHARF_EVENTS_SEGMENT_INDEXES", 10_000, 1),

@@ -1,14 +1,18 @@
-// Fast paths for moving large blobs: a body gathered into reusable 1 MiB batches whose digests a Worker
-// thread updates while the main thread receives and writes (SHA-256 then runs on the second core), and a
-// file stream that reads 1 MiB at a time (measured: serves a 1 GiB file ~1.4x faster than file.readable).
+// Fast paths for moving large blobs: a body gathered into reusable 1 MiB batches whose digests a pooled
+// Worker thread updates while the main thread receives and writes (SHA-256 then runs on the second core),
+// and a file stream that reads 1 MiB at a time (measured: serves a 1 GiB file ~1.4x faster than
+// file.readable).
 
 import { createHash } from "node:crypto";
-import type { HashReply, HashRequest } from "./hash_worker.ts";
+import type { HashPool, PooledUpload } from "./hash_pool.ts";
 
 export const batchBytes = 1024 * 1024;
 /** A batch owns its (transferable) buffer. */
 export type Batch = Uint8Array<ArrayBuffer>;
-/** Batches handed to the hash worker and not yet back; bounds memory to about this many MiB per upload. */
+/**
+ * Batches handed to the hash worker and not yet back; bounds memory to about this many MiB per upload (less
+ * when the pool is saturated by many uploads: see HashPool.maxQueuedBatches).
+ */
 const maxBatchesInFlight = 8;
 
 /**
@@ -55,20 +59,24 @@ export class BatchReader {
 
 /**
  * Digests of a stream of batches, computed incrementally. A one-batch stream is hashed inline (no thread
- * start for small bodies); from the second batch on, every batch goes to a Worker, which returns it for reuse.
+ * for small bodies); from the second batch on, every batch goes to a worker of the shared pool, which
+ * returns it for reuse. close() (after finish, or on any failure) frees the upload's state in the worker.
  */
 export class ParallelDigests {
   readonly #names: readonly string[];
+  readonly #pool: HashPool;
   #held: Batch | undefined;
-  #worker: Worker | undefined;
+  #upload: PooledUpload | undefined;
   #spare: Batch[] = [];
   #inFlight = 0;
+  #closed = false;
   #wake: (() => void) | undefined;
   #failure: Error | undefined;
-  #finished: ((digests: Record<string, string>) => void) | undefined;
+  #finished: { resolve(digests: Record<string, string>): void; reject(error: Error): void } | undefined;
 
-  constructor(names: readonly string[]) {
+  constructor(names: readonly string[], pool: HashPool) {
     this.#names = names;
+    this.#pool = pool;
   }
 
   /** A buffer for the next batch: one the worker has finished with, or a new one. */
@@ -79,17 +87,35 @@ export class ParallelDigests {
   /** Takes ownership of `batch` (do not touch it afterwards); waits while the worker is too far behind. */
   async update(batch: Batch): Promise<void> {
     if (this.#failure) throw this.#failure;
-    if (!this.#worker) {
+    if (!this.#upload) {
       if (!this.#held) {
         this.#held = batch;
         return;
       }
-      this.#start();
+      this.#upload = this.#pool.open(this.#names, {
+        returned: (returned) => {
+          this.#inFlight--;
+          // Only full-size buffers are worth keeping; the last, short view still owns a whole batch buffer.
+          if (!this.#closed) this.#spare.push(new Uint8Array(returned.buffer));
+          this.#wakeUp();
+        },
+        digests: (digests) => this.#finished?.resolve(digests),
+        failed: (error) => {
+          this.#failure = error;
+          this.#wakeUp();
+          this.#finished?.reject(error);
+        },
+      });
       this.#send(this.#held);
       this.#held = undefined;
     }
     this.#send(batch);
-    while (this.#inFlight > maxBatchesInFlight && !this.#failure) {
+    // An upload always keeps one batch out, so it progresses (and is woken by its own returns) however
+    // busy the pool is.
+    while (
+      !this.#failure &&
+      (this.#inFlight > maxBatchesInFlight || (this.#inFlight > 1 && this.#pool.saturated))
+    ) {
       await new Promise<void>((resolve) => (this.#wake = resolve));
     }
     if (this.#failure) throw this.#failure;
@@ -97,63 +123,35 @@ export class ParallelDigests {
 
   /** The hex digests of everything given to update(). */
   async finish(): Promise<Record<string, string>> {
-    if (!this.#worker) {
+    const upload = this.#upload;
+    if (!upload) {
       const hashes = this.#names.map((name) => [name, createHash(name)] as const);
       if (this.#held) { for (const [, hash] of hashes) hash.update(this.#held); }
       this.#held = undefined;
       return Object.fromEntries(hashes.map(([name, hash]) => [name, hash.digest("hex")]));
     }
     if (this.#failure) throw this.#failure;
-    const done = new Promise<Record<string, string>>((resolve) => (this.#finished = resolve));
-    this.#worker.postMessage({ finish: true } satisfies HashRequest);
-    const digests = await Promise.race([done, this.#failed()]);
+    const done = new Promise<Record<string, string>>((resolve, reject) => {
+      this.#finished = { resolve, reject };
+    });
+    upload.finish();
+    const digests = await done;
     this.close();
     return digests;
   }
 
-  /** Stops the worker (idempotent); needed on every path that does not reach finish(). */
+  /** Leaves the worker (idempotent); needed on every path that does not reach finish(). */
   close(): void {
-    this.#worker?.terminate();
-    this.#worker = undefined;
+    this.#closed = true;
+    this.#upload?.release();
+    this.#upload = undefined;
     this.#held = undefined;
     this.#spare = [];
   }
 
-  #start(): void {
-    const worker = new Worker(new URL("./hash_worker.ts", import.meta.url).href, { type: "module" });
-    worker.onmessage = (event: MessageEvent<HashReply>) => {
-      const reply = event.data;
-      if ("batch" in reply) {
-        this.#inFlight--;
-        // Only full-size buffers are worth keeping; the last, short view still owns a whole batch buffer.
-        this.#spare.push(new Uint8Array(reply.batch.buffer));
-        this.#wakeUp();
-      } else {
-        this.#finished?.(reply.digests);
-      }
-    };
-    worker.onerror = (event) => {
-      event.preventDefault();
-      this.#failure = new Error(`digest worker failed: ${event.message}`);
-      this.#wakeUp();
-      this.#onFailure?.();
-    };
-    worker.postMessage({ names: [...this.#names] } satisfies HashRequest);
-    this.#worker = worker;
-  }
-
-  #onFailure: (() => void) | undefined;
-
-  #failed(): Promise<never> {
-    return new Promise<never>((_, reject) => {
-      if (this.#failure) reject(this.#failure);
-      this.#onFailure = () => reject(this.#failure);
-    });
-  }
-
   #send(batch: Batch): void {
     this.#inFlight++;
-    this.#worker!.postMessage({ batch } satisfies HashRequest, [batch.buffer]);
+    this.#upload!.update(batch);
   }
 
   #wakeUp(): void {

@@ -3,6 +3,7 @@
 
 import { ApiError } from "../errors.ts";
 import { BatchReader, fileStream, ParallelDigests } from "./blob_stream.ts";
+import { HashPool, type HashPoolOptions } from "./hash_pool.ts";
 import { ensureDir, removeTempFiles, syncDir, tempSuffix } from "./fsutil.ts";
 
 export type DigestName = "md5" | "sha1" | "sha256" | "sha384" | "sha512";
@@ -28,18 +29,35 @@ export interface IngestOptions {
 
 const blobName = /^[0-9a-f]{64}$/;
 
+export interface BlobStoreOptions {
+  /** The digest threads shared by this store's uploads (default: at most 2, stopped after 30 s idle). */
+  hashing?: HashPoolOptions;
+}
+
 export class BlobStore {
   readonly dir: string;
   #tmpCounter = 0;
+  readonly #hashing: HashPool;
 
-  private constructor(dir: string) {
+  private constructor(dir: string, options: BlobStoreOptions) {
     this.dir = dir;
+    this.#hashing = new HashPool(options.hashing);
   }
 
-  static async open(dir: string): Promise<BlobStore> {
+  static async open(dir: string, options: BlobStoreOptions = {}): Promise<BlobStore> {
     await ensureDir(`${dir}/tmp`);
     await removeTempFiles(`${dir}/tmp`);
-    return new BlobStore(dir);
+    return new BlobStore(dir, options);
+  }
+
+  /** Digest worker threads alive for this store's uploads now. */
+  get hashWorkers(): number {
+    return this.#hashing.workerCount;
+  }
+
+  /** Stops the digest threads (uploads still hashing fail); later large ingests fail. Idempotent. */
+  close(): void {
+    this.#hashing.close();
   }
 
   #path(sha256: string): string {
@@ -65,8 +83,8 @@ export class BlobStore {
   }
 
   /**
-   * Streams `body` to a temp file in 1 MiB batches while the digests are computed in parallel (a Worker
-   * thread), then makes it durable (fdatasync, rename, directory fsync) under its sha256.
+   * Streams `body` to a temp file in 1 MiB batches while the digests are computed in parallel (a thread of
+   * the store's hash pool), then makes it durable (fdatasync, rename, directory fsync) under its sha256.
    */
   async ingest(body: ReadableStream<Uint8Array>, options: IngestOptions): Promise<StoredBlob> {
     const tmp = `${this.dir}/tmp/${Date.now()}-${Deno.pid}-${++this.#tmpCounter}${tempSuffix}`;
@@ -76,7 +94,7 @@ export class BlobStore {
       )
       : digestNames;
     const reader = new BatchReader(body);
-    const hashing = new ParallelDigests(wanted);
+    const hashing = new ParallelDigests(wanted, this.#hashing);
     let file: Deno.FsFile | undefined;
     let size = 0;
     let kept = false;

@@ -4,6 +4,7 @@
 import { type BatchBody, type CommittedBatch, type EventLog, type StreamEvent } from "./eventlog.ts";
 import { atomicWrite, ensureDir, removeTempFiles, syncDir, tempSuffix } from "./fsutil.ts";
 import { KeyedLocks } from "./locks.ts";
+import { isPackFile, PackFolder } from "./packs.ts";
 
 export type Json = Record<string, unknown>;
 
@@ -120,15 +121,22 @@ export class DocumentStore {
   #inFlight = new Map<string, { version: number; exists: boolean; index: number }>();
   #checkpointIndex = 0;
   #checkpointing: Promise<void> | undefined;
+  /** Collections checkpointed as packs (lib/store/packs.ts): the configured ones and any found packed. */
+  #packed: Set<string>;
+  #packs = new Map<string, PackFolder>();
 
-  private constructor(root: string, log: EventLog) {
+  private constructor(root: string, log: EventLog, packed: Iterable<string>) {
     this.root = root;
     this.log = log;
+    this.#packed = new Set(packed);
   }
 
-  /** Loads every document under `root`, then replays log lines after the manifest's checkpoint. */
-  static async open(root: string, log: EventLog): Promise<DocumentStore> {
-    const store = new DocumentStore(root, log);
+  /**
+   * Loads every document under `root`, then replays log lines after the manifest's checkpoint. `packed`
+   * names collections whose checkpoints are packs of many documents (see packs.ts) rather than a file each.
+   */
+  static async open(root: string, log: EventLog, options: { packed?: Iterable<string> } = {}) {
+    const store = new DocumentStore(root, log, options.packed ?? []);
     await store.#load();
     return store;
   }
@@ -180,6 +188,8 @@ export class DocumentStore {
     // One synchronous pass over the folder: leftover temp files are removed, documents read. Measured faster
     // than parallel async reads for many small files (docs/benchmarks.md).
     const decoder = new TextDecoder();
+    const names: string[] = [];
+    const perDocFiles: string[] = [];
     for (const entry of Deno.readDirSync(dir)) {
       if (!entry.isFile) continue;
       const path = `${dir}/${entry.name}`;
@@ -187,7 +197,10 @@ export class DocumentStore {
         Deno.removeSync(path);
         continue;
       }
+      names.push(entry.name);
+      if (isPackFile(entry.name)) this.#packed.add(collection);
       if (idForFileName(entry.name) === undefined) continue;
+      perDocFiles.push(entry.name);
       let stored: StoredDoc;
       try {
         stored = JSON.parse(decoder.decode(Deno.readFileSync(path)));
@@ -196,6 +209,13 @@ export class DocumentStore {
       }
       docs.set(stored.id, stored);
     }
+    if (this.#packed.has(collection)) this.#packFolder(collection).load(names, docs, perDocFiles);
+  }
+
+  #packFolder(collection: string): PackFolder {
+    let folder = this.#packs.get(collection);
+    if (!folder) this.#packs.set(collection, folder = new PackFolder(`${this.root}/${collection}`));
+    return folder;
   }
 
   #collection(name: string): Map<string, StoredDoc> {
@@ -378,11 +398,28 @@ export class DocumentStore {
     try {
       for (const [, { collection }] of batch) folders.add(`${this.root}/${collection}`);
       for (const dir of folders) await ensureDir(dir);
+      // Packed collections: one file per collection for all its changed documents.
+      const packed = new Map<string, Map<string, StoredDoc | undefined>>();
+      const single: { collection: string; id: string }[] = [];
+      for (const [, entry] of batch) {
+        if (!this.#packed.has(entry.collection)) {
+          single.push(entry);
+          continue;
+        }
+        let changed = packed.get(entry.collection);
+        if (!changed) packed.set(entry.collection, changed = new Map());
+        changed.set(entry.id, this.#collections.get(entry.collection)?.get(entry.id));
+      }
+      const afterSync: (() => Promise<void>)[] = [];
+      for (const [collection, changed] of packed) {
+        const written = await this.#packFolder(collection).write(upTo, changed, () => this.list(collection));
+        if (written.afterFolderSync) afterSync.push(written.afterFolderSync);
+      }
       // Many files in flight at once let their fsyncs overlap; each is still temp → fsync → rename.
       let next = 0;
-      await Promise.all(Array.from({ length: Math.min(parallelism, batch.length) }, async () => {
-        while (next < batch.length) {
-          const { collection, id } = batch[next++]![1];
+      await Promise.all(Array.from({ length: Math.min(parallelism, single.length) }, async () => {
+        while (next < single.length) {
+          const { collection, id } = single[next++]!;
           const path = `${this.root}/${collection}/${fileNameForId(id)}`;
           const stored = this.#collections.get(collection)?.get(id);
           if (stored) await atomicWrite(path, encoder.encode(JSON.stringify(stored)), { syncFolder: false });
@@ -390,6 +427,7 @@ export class DocumentStore {
         }
       }));
       for (const dir of folders) await syncDir(dir);
+      for (const removeReplaced of afterSync) await removeReplaced();
     } catch (err) {
       for (const [key, value] of batch) if (!this.#dirty.has(key)) this.#dirty.set(key, value);
       throw err;

@@ -20,6 +20,8 @@ export interface DataDirOptions {
   log?: Partial<EventLogOptions>;
   rootKey?: string;
   checkpointMs?: number;
+  /** Collections checkpointed as packs of many documents, not a file each (lib/store/packs.ts). */
+  packedCollections?: string[];
 }
 
 export class DataDir {
@@ -48,7 +50,7 @@ export class DataDir {
     try {
       const keys = new Keyring(await loadRootKey(options.rootKey, `${path}/root.key`));
       const log = await EventLog.open(`${path}/events`, options.log);
-      const store = await DocumentStore.open(path, log);
+      const store = await DocumentStore.open(path, log, { packed: options.packedCollections });
       const blobs = await BlobStore.open(`${path}/blobs`);
       dir = new DataDir(path, log, store, blobs, keys);
     } catch (err) {
@@ -85,6 +87,7 @@ export class DataDir {
     if (this.#closed) return;
     this.#closed = true;
     clearInterval(this.#timer);
+    this.blobs.close();
     await this.log.close();
     if (options.checkpoint !== false) await this.store.checkpoint();
     this.#lock?.close();

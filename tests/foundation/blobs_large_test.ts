@@ -46,9 +46,11 @@ function byteStream(bytes: Uint8Array, chunk = 65_536): ReadableStream<Uint8Arra
 
 async function withStore(fn: (blobs: BlobStore, dir: string) => Promise<void>): Promise<void> {
   const dir = await Deno.makeTempDir();
+  const blobs = await BlobStore.open(dir);
   try {
-    await fn(await BlobStore.open(dir), dir);
+    await fn(blobs, dir);
   } finally {
+    blobs.close();
     await Deno.remove(dir, { recursive: true });
   }
 }
