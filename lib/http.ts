@@ -129,14 +129,30 @@ export function text(body: string, status = 200, headers: HeadersInit = {}): Res
 
 /** The first value of a bearer Authorization header, or undefined. */
 export function bearerToken(request: Request): string | undefined {
-  const auth = request.headers.get("Authorization");
+  // Lowercase: Deno's Headers.get looks up a few lowercase names (this one among them) on a shorter path.
+  const auth = request.headers.get("authorization");
   const m = auth ? /^\s*bearer\s+(\S+)/i.exec(auth) : null;
   return m?.[1];
 }
 
+let lastOrigin = { host: "", https: false, origin: "http://" };
+
 /** scheme://host[:port] of this server as the client reached it (or WHARF_PUBLIC_URL). */
 export function baseUrl(ctx: RequestContext, publicUrl: string, trustProxy: boolean): string {
   if (publicUrl) return publicUrl;
+  if (!trustProxy) {
+    // The common case without parsing the request URL: its scheme prefix and the Host header. The last answer
+    // is kept: while requests name the same host (the usual case) they share one string (hot reads key on it).
+    const host = ctx.request.headers.get("host");
+    const href = ctx.request.url;
+    const https = href.startsWith("https://");
+    if (host !== null && (https || href.startsWith("http://"))) {
+      if (host !== lastOrigin.host || https !== lastOrigin.https) {
+        lastOrigin = { host, https, origin: `${https ? "https" : "http"}://${host}` };
+      }
+      return lastOrigin.origin;
+    }
+  }
   const proto = trustProxy ? ctx.request.headers.get("X-Forwarded-Proto")?.split(",")[0]?.trim() : undefined;
   const host =
     (trustProxy ? ctx.request.headers.get("X-Forwarded-Host")?.split(",")[0]?.trim() : undefined) ??

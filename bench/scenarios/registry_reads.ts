@@ -20,6 +20,7 @@ export default async function run(): Promise<{ title: string; figures: Figure[];
   if (!hasCommand("wrk")) throw new Error("wrk is not installed");
   const registry = await startBenchRegistry();
   let baseline: Awaited<ReturnType<typeof startChild>> | undefined;
+  let reference: Awaited<ReturnType<typeof startChild>> | undefined;
   try {
     const { api, token, server } = registry;
     const seedStarted = performance.now();
@@ -30,7 +31,7 @@ export default async function run(): Promise<{ title: string; figures: Figure[];
     const sample = boxName(Math.floor(boxCount / 2));
     const targets = [
       { name: "GET /api/v1/box/:u/:b", path: `/api/v1/box/alice/${sample}`, target: "≥ 0.8×" },
-      { name: "GET /:u/:b (metadata)", path: `/alice/${sample}`, target: "≥ 0.8×" },
+      { name: "GET /:u/:b (metadata)", path: `/alice/${sample}`, target: "≥ 0.8×", reference: true },
       {
         name: "GET /api/v1/search?q&sort&page",
         path: "/api/v1/search?q=ubuntu&sort=downloads&order=desc&page=3&limit=10",
@@ -38,17 +39,26 @@ export default async function run(): Promise<{ title: string; figures: Figure[];
       },
     ];
     const canned: Record<string, { contentType: string; bodyBase64: string }> = {};
+    const answers: Record<string, { headers: [string, string][]; bodyBase64: string }> = {};
+    const sentHeaders: Record<string, string[]> = {};
     for (const t of targets) {
       const response = await fetch(`${server.url}${t.path}`);
       const bytes = new Uint8Array(await response.arrayBuffer());
       if (response.status !== 200) throw new Error(`${t.path} → ${response.status}`);
+      const bodyBase64 = btoa(Array.from(bytes, (b) => String.fromCharCode(b)).join(""));
       canned[t.path] = {
         contentType: response.headers.get("content-type") ?? "application/json",
-        bodyBase64: btoa(Array.from(bytes, (b) => String.fromCharCode(b)).join("")),
+        bodyBase64,
       };
+      // Everything wharf sent but the transport's own headers, for the same-headers reference and the notes.
+      const headers = [...response.headers].filter(([k]) => !transportHeaders.has(k));
+      sentHeaders[t.name] = headers.map(([k]) => k);
+      answers[t.path] = { headers: headers.filter(([k]) => k !== "x-request-id"), bodyBase64 };
     }
     const bodiesFile = `${registry.dir}/bodies.json`;
     await Deno.writeTextFile(bodiesFile, JSON.stringify(canned));
+    const answersFile = `${registry.dir}/answers.json`;
+    await Deno.writeTextFile(answersFile, JSON.stringify(answers));
     // As in foundation_http.ts: with taskset and ≥ 2 CPUs, both servers run pinned to the last CPU (every thread)
     // and wrk to the others, so each measures a server on one whole core rather than a share it fights wrk for.
     const pin = Deno.env.get("BENCH_HTTP_PIN") !== "0" && hasCommand("taskset") && cpuCount() >= 2;
@@ -68,6 +78,11 @@ export default async function run(): Promise<{ title: string; figures: Figure[];
       cpus: serverCpus,
     });
     const baselineUrl = baseline.match[1]!;
+    const referenceScript = new URL("../registry_same_headers_server.ts", import.meta.url).pathname;
+    reference = await startChild(referenceScript, [answersFile], /reference listening on (\S+)/, {}, {
+      cpus: serverCpus,
+    });
+    const referenceUrl = reference.match[1]!;
 
     const figures: Figure[] = [{
       name: `seeding ${boxCount} boxes via the API (4 writes each, 64 in flight)`,
@@ -85,16 +100,21 @@ export default async function run(): Promise<{ title: string; figures: Figure[];
     for (const t of targets) {
       const wharfRuns: WrkResult[] = [];
       const baseRuns: WrkResult[] = [];
-      // A short unmeasured run each first: both servers' JIT warm-up stays out of the figures.
+      const refRuns: WrkResult[] = [];
+      // A short unmeasured run each first: the servers' JIT warm-up stays out of the figures.
       await runWrk(`${server.url}${t.path}`, wrkOptions(1));
       await runWrk(`${baselineUrl}${t.path}`, wrkOptions(1));
+      if (t.reference) await runWrk(`${referenceUrl}${t.path}`, wrkOptions(1));
       for (let round = 0; round < rounds; round++) {
         const runWharf = async () =>
           wharfRuns.push(await runWrk(`${server.url}${t.path}`, wrkOptions(seconds)));
         const runBase = async () =>
           baseRuns.push(await runWrk(`${baselineUrl}${t.path}`, wrkOptions(seconds)));
-        if (round % 2 === 0) await runWharf().then(runBase);
-        else await runBase().then(runWharf);
+        const runRef = async () => {
+          if (t.reference) refRuns.push(await runWrk(`${referenceUrl}${t.path}`, wrkOptions(seconds)));
+        };
+        if (round % 2 === 0) await runWharf().then(runBase).then(runRef);
+        else await runRef().then(runBase).then(runWharf);
       }
       const ratios = wharfRuns.map((w, i) => w.requestsPerSec / baseRuns[i]!.requestsPerSec);
       figures.push({
@@ -117,6 +137,30 @@ export default async function run(): Promise<{ title: string; figures: Figure[];
           baseRuns.map((r) => r.p99ms.toFixed(2)).join(", ")
         } ms; wharf p50 median ${median(wharfRuns.map((r) => r.p50ms)).toFixed(2)} ms`,
       );
+      if (refRuns.length) {
+        const refRatios = wharfRuns.map((w, i) => w.requestsPerSec / refRuns[i]!.requestsPerSec);
+        const refVsBase = refRuns.map((r, i) => r.requestsPerSec / baseRuns[i]!.requestsPerSec);
+        figures.push({
+          name: `${t.name} req/s against the same bytes with wharf's headers`,
+          value: median(wharfRuns.map((r) => r.requestsPerSec)),
+          unit: "req/s",
+          baseline: {
+            name: "Deno.serve, same bytes + same headers",
+            value: median(refRuns.map((r) => r.requestsPerSec)),
+          },
+        });
+        notes.push(
+          `${t.name}: the baseline sends ${JSON.stringify(["content-type"])}, wharf sends ${
+            JSON.stringify(sentHeaders[t.name])
+          } (besides date, content-length, vary). ` +
+            `A Deno.serve sending the same bytes with wharf's headers (bench/registry_same_headers_server.ts) ` +
+            `reached ${median(refVsBase).toFixed(2)}× of the baseline (rounds ${
+              refVsBase.map((r) => r.toFixed(2)).join(", ")
+            }); wharf against it: ${median(refRatios).toFixed(2)}× (rounds ${
+              refRatios.map((r) => r.toFixed(2)).join(", ")
+            })`,
+        );
+      }
     }
     notes.push(
       (pin ? `servers pinned to CPU ${serverCpus}, wrk to CPU ${clientCpus}: ` : "unpinned: ") +
@@ -135,9 +179,13 @@ export default async function run(): Promise<{ title: string; figures: Figure[];
     return { title: `Registry reads with ${boxCount} boxes (wrk, 50 connections)`, figures, notes };
   } finally {
     await baseline?.stop();
+    await reference?.stop();
     await registry.close();
   }
 }
+
+/** Response headers every Deno.serve answer carries: left out of the header comparison. */
+const transportHeaders = new Set(["date", "content-length", "vary"]);
 
 /**
  * Waits until the store's checkpoint has caught up with the log (GET /health), so the reads are measured at

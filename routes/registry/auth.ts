@@ -46,7 +46,8 @@ export function presentedToken(ctx: RequestContext): string | undefined {
     const value = ctx.url.searchParams.get("access_token");
     if (value !== null) return value;
   }
-  return ctx.request.headers.get("X-Service-Token") ?? ctx.request.headers.get("X-Atlas-Token") ?? undefined;
+  // Lowercase names: Deno lowercases the name of every lookup, and a name already lowercase is not copied.
+  return ctx.request.headers.get("x-service-token") ?? ctx.request.headers.get("x-atlas-token") ?? undefined;
 }
 
 export function tokenHash(reg: Registry, token: string): string {

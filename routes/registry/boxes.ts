@@ -8,7 +8,7 @@ import { FieldErrors, type Payload, readPayload } from "./body.ts";
 import { notFound, unprocessable } from "./errors.ts";
 import { boxEvent } from "./events.ts";
 import { type BoxDoc, BOXES, now } from "./model.ts";
-import { boxJsonText, boxPath, renderBox, type View } from "./render.ts";
+import { boxJson, boxPath, renderBox, type View } from "./render.ts";
 import { jsonText } from "./respond.ts";
 import { isValidBoxName, LONG_TEXT_MAX, SHORT_DESCRIPTION_MAX } from "./rules.ts";
 
@@ -63,7 +63,7 @@ function checkName(errors: FieldErrors, name: string | undefined): void {
 
 export function getBox(req: Req): Response {
   const { box, insider } = visibleBox(req);
-  return jsonText(boxJsonText({ reg: req.reg, origin: req.origin, insider }, box));
+  return jsonText(boxJson({ reg: req.reg, origin: req.origin, insider }, box));
 }
 
 export async function createBox(req: Req): Promise<Response> {

@@ -14,18 +14,34 @@ function checkNames(req: Req): void {
   if (!namespacePattern.test(username) || !isValidBoxName(name)) throw notFound();
 }
 
+/** The last metadata body sent for a stored box document: the origin and name spelling it was built for. */
+interface MetadataBody {
+  origin: string;
+  username: string;
+  name: string;
+  body: string;
+}
+
+/**
+ * Per stored document (immutable: a write stores a new object, so a write is seen by the next read). Only the
+ * last spelling of the name is kept: letter-case variants replace each other here and evict nothing else.
+ */
+const metadataBodies = new WeakMap<BoxDoc, MetadataBody>();
+
 export function boxMetadata(req: Req): Response {
-  checkNames(req);
+  const { username = "", name = "" } = req.ctx.params;
   const { box } = visibleBox(req);
   const doc = box.doc;
-  // The whole body per document version, origin and echoed name (its case follows the request).
-  const echoed = `${req.ctx.params.username}/${req.ctx.params.name}`;
-  const body = cachedJson(
-    doc,
-    `metadata|${req.origin}|${echoed}`,
-    () => `{"name":${JSON.stringify(echoed)},${metadataRest(req, doc)}`,
-  );
-  return jsonText(body, doc.private ? "private, no-store" : "no-cache");
+  let last = metadataBodies.get(doc);
+  // A repeated request (same spelling, same origin) is answered with the body already built for it, its names
+  // already checked.
+  if (last === undefined || last.name !== name || last.username !== username || last.origin !== req.origin) {
+    checkNames(req);
+    // `name` echoes the request's spelling (D11); the rest is shared by every spelling.
+    const body = `{"name":${JSON.stringify(`${username}/${name}`)},${metadataRest(req, doc)}`;
+    metadataBodies.set(doc, last = { origin: req.origin, username, name, body });
+  }
+  return jsonText(last.body, doc.private ? "private, no-store" : "no-cache");
 }
 
 /** The metadata after its `name` member (without the opening brace), cached per document version and origin. */

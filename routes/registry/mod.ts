@@ -36,7 +36,7 @@ type RegistryHandler = (req: Req) => Response | Promise<Response>;
 const saneRequestId = /^[A-Za-z0-9._:-]{1,128}$/;
 
 function withRequestId(response: Response, requestId: string): Response {
-  response.headers.set("X-Request-Id", requestId);
+  response.headers.set("x-request-id", requestId);
   return response;
 }
 
@@ -182,37 +182,21 @@ export async function createRegistryApi(ctx: AppContext): Promise<ApiModule> {
   }));
 
   /**
-   * `baseUrl`'s answer without parsing the request URL (the hot reads need no other part of it): the
-   * scheme from the URL's prefix, the host from `Host`; the last answer is reused while the host repeats.
-   */
-  let lastHost = "";
-  let lastScheme = "";
-  let lastOrigin = "";
-  const requestOrigin = (ctx: RequestContext): string => {
-    if (settings.publicUrl) return settings.publicUrl;
-    const host = settings.trustProxy ? null : ctx.request.headers.get("Host");
-    const href = ctx.request.url;
-    const scheme = href.startsWith("http://") ? "http" : href.startsWith("https://") ? "https" : undefined;
-    if (host === null || scheme === undefined) return baseUrl(ctx, settings.publicUrl, settings.trustProxy);
-    if (host !== lastHost || scheme !== lastScheme) {
-      lastHost = host;
-      lastScheme = scheme;
-      lastOrigin = `${scheme}://${host}`;
-    }
-    return lastOrigin;
-  };
-
-  /**
    * The registry's checks before any handler, then the handler, with X-Request-Id echoed on answers and
    * errors. Synchronous when the handler is: the router then answers without a Promise.
    */
   const guard =
-    (handler: RegistryHandler, login = false, checkParams = true): Handler => (ctx: RequestContext) => {
-      const given = ctx.request.headers.get("X-Request-Id");
+    (handler: RegistryHandler, login = false, checkParams = true, rootPath = false): Handler =>
+    (ctx: RequestContext) => {
+      const headers = ctx.request.headers;
+      // `has` fetches the whole header list from Deno in one call; the gets after it (here, for the token and the
+      // origin) then search it in JavaScript. A get first would cost one call per header, and Deno fetches the
+      // whole list anyway at the end of a request whose headers were read.
+      const given = headers.has("x-request-id") ? headers.get("x-request-id") : null;
       const requestId = given !== null && saneRequestId.test(given) ? given : ctx.requestId;
       try {
         // Root patterns also match other families' unknown paths (/v1/…): those get their family's 404.
-        if (ctx.family !== "registry") throw new ApiError(404, `Not found: ${ctx.url.pathname}`);
+        if (rootPath && ctx.family !== "registry") throw new ApiError(404, `Not found: ${ctx.url.pathname}`);
         const caller = resolveCaller(reg, ctx);
         if (!login && reg.maintenanceEnabled() && !caller.user?.admin) throw maintenanceError();
         if (limiter.enabled) {
@@ -230,7 +214,7 @@ export async function createRegistryApi(ctx: AppContext): Promise<ApiModule> {
             if (v === "" || v.includes("/")) throw notFound();
           }
         }
-        const origin = requestOrigin(ctx);
+        const origin = baseUrl(ctx, settings.publicUrl, settings.trustProxy);
         const answer = handler({ ctx, reg, caller, origin });
         if (answer instanceof Promise) {
           return answer.then((r) => withRequestId(r, requestId), (err) => {
@@ -260,7 +244,7 @@ export async function createRegistryApi(ctx: AppContext): Promise<ApiModule> {
   const routes: Route[] = specs.map((s) => ({
     method: s.method,
     path: s.path,
-    handler: guard(s.handler, s.login),
+    handler: guard(s.handler, s.login, true, s.path.startsWith(`/${ROOT_USER}/`)),
     ...(s.secretParams ? { secretParams: s.secretParams } : {}),
     ...(s.maxBodyBytes ? { maxBodyBytes: s.maxBodyBytes } : {}),
   }));

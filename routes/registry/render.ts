@@ -151,39 +151,36 @@ export function cachedJson(doc: object, key: string, build: () => string): strin
 
 const DOWNLOADS_MARK = '"downloads":-1,';
 
+/** A box's JSON text as last sent, and where in it the download count sits. */
+interface CountedText {
+  text: string;
+  /** Offset of the count's first digit. */
+  at: number;
+  /** Length of the count as written in `text` (2 at first: the placeholder "-1"). */
+  countLength: number;
+  downloads: number;
+}
+
 /**
- * Box JSON (with or without versions), cached per document version, origin and view as the text before
- * and after the download count, which is spliced in live.
+ * Box JSON (with or without versions) as one string, cached per document version, origin and view; a repeated
+ * read returns the same string. When the box's download count moves, the count is replaced in place of the old
+ * one (one copy of the text is kept, not a second one split around the count). A string body costs
+ * Deno.serve less than a Uint8Array, which the Response constructor copies (measured with wrk).
  */
 export function boxJson(view: View, stored: StoredDoc<BoxDoc>, withVersions = true): string {
   const key = withVersions ? (view.insider ? "box+v+i|" : "box+v|") : (view.insider ? "box+i|" : "box|");
-  const [head, tail] = cached(stored.doc, key + view.origin, (): [string, string] => {
+  const slot = cached(stored.doc, key + view.origin, (): CountedText => {
     const rendered = renderBox(view, stored, withVersions);
     rendered.downloads = -1;
     const text = JSON.stringify(rendered);
-    const at = text.indexOf(DOWNLOADS_MARK);
-    return [`${text.slice(0, at)}"downloads":`, text.slice(at + DOWNLOADS_MARK.length - 1)];
+    const at = text.indexOf(DOWNLOADS_MARK) + DOWNLOADS_MARK.length - 3;
+    return { text, at, countLength: 2, downloads: -1 };
   });
-  return head + view.reg.downloads.get(stored.id) + tail;
-}
-
-/** A box's full JSON text with the download count it shows. */
-interface CountedText {
-  downloads: number;
-  text: string;
-}
-
-/**
- * `boxJson` as one string, kept per document version, origin and view until the box's download count
- * moves: a repeated read sends it as it is. (A string body costs Deno.serve less than a Uint8Array, which
- * the Response constructor copies: measured with wrk.)
- */
-export function boxJsonText(view: View, stored: StoredDoc<BoxDoc>): string {
   const downloads = view.reg.downloads.get(stored.id);
-  const key = (view.insider ? "full+i|" : "full|") + view.origin;
-  const slot = cached<CountedText>(stored.doc, key, () => ({ downloads: -1, text: "" }));
   if (slot.downloads !== downloads) {
-    slot.text = boxJson(view, stored, true);
+    const count = String(downloads);
+    slot.text = slot.text.slice(0, slot.at) + count + slot.text.slice(slot.at + slot.countLength);
+    slot.countLength = count.length;
     slot.downloads = downloads;
   }
   return slot.text;

@@ -165,6 +165,15 @@ Deno.test("cached metadata echoes each request's spelling of the name and each H
       assertEquals((await f.api.get(METADATA)).body.name, "alice/bytebox");
       assertEquals((await f.api.get("/ALICE/ByteBox")).body.name, "ALICE/ByteBox");
     }
+    // Each spelling shows a write in its next read, whichever spelling was answered last.
+    const put = await f.api.put(BOX, { box: { short_description: "renamed text", is_private: false } }, {
+      token: alice,
+    });
+    assertEquals(put.status, 200, put.text);
+    for (const path of ["/ALICE/ByteBox", METADATA, "/ALICE/ByteBox"]) {
+      const metadata = (await f.api.get(path)).body;
+      assertEquals([metadata.name, metadata.short_description], [path.slice(1), "renamed text"]);
+    }
     const port = new URL(f.api.url).port;
     for (const host of [`127.0.0.1:${port}`, `registry.example.test:${port}`, `127.0.0.1:${port}`]) {
       for (let i = 0; i < 2; i++) {
