@@ -4,8 +4,8 @@
 //   read   — bind + the entry read wharf (and Boundary) does: every user attribute of the entry, from which
 //            account_attribute_maps picks email and full_name;
 //   log    — read + a token minted and appended to the real EventLog (fdatasync'd, group commit) before the 200;
-//   store  — read + the token committed through the real DocumentStore (log append + the 1 s checkpoint
-//            that writes each new document as its own file), as wharf commits it.
+//   store  — read + the token committed through the real DocumentStore (log append + the 1 s checkpoint,
+//            which packs auth/tokens into one file per checkpoint), as wharf commits it.
 // Nothing that logs in over HTTP can do less than its mode; its rate bounds what the API can reach here.
 // Run by the bench as a child process:
 //   deno run -A bench/authmethods_ldap_floor.ts <ldap url> <user base DN> [bind|read|log|store] [data dir]
@@ -23,7 +23,9 @@ if (!ldapUrl || !userBase || !["bind", "read", "log", "store"].includes(mode)) {
 const durable = mode === "log" || mode === "store";
 if (durable && !dataPath) throw new Error(`mode ${mode} needs a data dir`);
 const log = mode === "log" ? await EventLog.open(`${dataPath}/events`) : undefined;
-const data = mode === "store" ? await DataDir.open(dataPath!) : undefined;
+const data = mode === "store"
+  ? await DataDir.open(dataPath!, { packedCollections: ["auth/tokens"] })
+  : undefined;
 const idle: Client[] = [];
 
 /** A token as wharf mints one: an id, 32 random bytes of secret, its SHA-256 stored. */

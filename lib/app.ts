@@ -53,7 +53,8 @@ export async function startServer(
     rootKey: config.env.WHARF_ROOT_KEY,
     checkpointMs: envDurationMs(config.env, "WHARF_CHECKPOINT_INTERVAL", 1000),
     // One new document per login: a file per token cost more CPU than the rest of an LDAP login's storage.
-    packedCollections: ["auth/tokens", "registry/tokens"],
+    // test/packed: written only by the test routes (WHARF_TEST_ROUTES), so the crash test covers packs.
+    packedCollections: ["auth/tokens", "registry/tokens", "test/packed"],
     log: {
       segmentBytes: envInt(config.env, "WHARF_EVENTS_SEGMENT_BYTES", 64 * 1024 * 1024, 1024),
       segmentIndexes: envInt(config.env, "WHARF_EVENTS_SEGMENT_INDEXES", 10_000, 1),

@@ -5,7 +5,8 @@ import type { ApiModule, AppContext } from "../../lib/app.ts";
 import { ApiError } from "../../lib/errors.ts";
 import { json, readJson } from "../../lib/http.ts";
 
-const collection = "test/items";
+/** Path kind → collection: "packed" is checkpointed as packs (lib/app.ts), so the crash test covers both. */
+const collections: Record<string, string> = { items: "test/items", packed: "test/packed" };
 
 export function createTestingApi(ctx: AppContext): ApiModule {
   const { store } = ctx.data;
@@ -13,8 +14,9 @@ export function createTestingApi(ctx: AppContext): ApiModule {
     routes: [
       {
         method: "PUT",
-        path: "/v1/_test/items/:id",
+        path: "/v1/_test/:kind(items|packed)/:id",
         handler: async (req) => {
+          const collection = collections[req.params.kind!]!;
           const body = await readJson(req);
           if (typeof body !== "object" || body === null) {
             throw new ApiError(400, "body must be a JSON object");
@@ -29,9 +31,9 @@ export function createTestingApi(ctx: AppContext): ApiModule {
       },
       {
         method: "GET",
-        path: "/v1/_test/items/:id",
+        path: "/v1/_test/:kind(items|packed)/:id",
         handler: (req) => {
-          const stored = store.get(collection, req.params.id!);
+          const stored = store.get(collections[req.params.kind!]!, req.params.id!);
           if (!stored) throw new ApiError(404, "item not found");
           return json(stored);
         },

@@ -7,6 +7,8 @@ const rounds = Number(Deno.env.get("WHARF_CRASH_ROUNDS") ?? 20);
 const writers = 16;
 
 interface Ack {
+  /** Even writers write per-document files (items), odd ones a packed collection (packed). */
+  kind: "items" | "packed";
   id: string;
   /** round * 1e6 + seq: later rounds overwrite the hot documents from seq 0 again. */
   seq: number;
@@ -14,17 +16,18 @@ interface Ack {
 }
 
 async function writeLoop(url: string, writer: number, round: number, acks: Ack[], stop: { now: boolean }) {
+  const kind = writer % 2 === 0 ? "items" : "packed";
   for (let seq = 0; !stop.now; seq++) {
     // Half the writes create new documents, half overwrite one hot document per writer.
     const id = seq % 2 === 0 ? `r${round}-w${writer}-s${seq}` : `hot-w${writer}`;
     try {
-      const res = await fetch(`${url}/v1/_test/items/${id}`, {
+      const res = await fetch(`${url}/v1/_test/${kind}/${id}`, {
         method: "PUT",
         body: JSON.stringify({ round, writer, seq, pad: "x".repeat(seq % 7 * 50) }),
       });
       if (res.status === 200) {
         const body = await res.json();
-        acks.push({ id, seq: round * 1e6 + seq, index: body.index });
+        acks.push({ kind, id, seq: round * 1e6 + seq, index: body.index });
       } else await res.body?.cancel();
     } catch {
       return; // the server was killed
@@ -107,6 +110,11 @@ Deno.test({
       const files = walk(dataDir);
       assertEquals(files.filter((f) => f.endsWith(".tmp")), [], "no temp files remain");
       for (const f of files.filter((f) => f.endsWith(".json"))) JSON.parse(Deno.readTextFileSync(f));
+      const packs = files.filter((f) => f.includes("/test/packed/"));
+      assert(packs.length > 0 && packs.every((f) => f.endsWith(".ndjson")), `packs only: ${packs}`);
+      for (const f of packs) {
+        for (const line of Deno.readTextFileSync(f).split("\n").filter(Boolean)) JSON.parse(line);
+      }
     } finally {
       await Deno.remove(dataDir, { recursive: true }).catch(() => {});
     }
@@ -115,12 +123,15 @@ Deno.test({
 
 async function verifyAcked(url: string, acked: Ack[]) {
   const latest = new Map<string, number>();
-  for (const a of acked) latest.set(a.id, Math.max(latest.get(a.id) ?? -1, a.seq));
+  for (const a of acked) {
+    const key = `${a.kind}/${a.id}`;
+    latest.set(key, Math.max(latest.get(key) ?? -1, a.seq));
+  }
   const ids = [...latest.keys()];
   for (let i = 0; i < ids.length; i += 32) {
     await Promise.all(
       ids.slice(i, i + 32).map(async (id) => {
-        const res = await fetch(`${url}/v1/_test/items/${id}`);
+        const res = await fetch(`${url}/v1/_test/${id}`);
         assertEquals(res.status, 200, `acknowledged document ${id} is present`);
         const stored = await res.json();
         const seq = stored.doc.round * 1e6 + stored.doc.seq;
