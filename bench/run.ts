@@ -22,7 +22,13 @@ for (const name of names) {
 }
 
 /** Benchmarks that run as their own process (they start servers, clients and fixtures of their own). */
-const scripts = ["events_publish.ts", "events_fanout.ts", "events_replay.ts", "authmethods_ldap.ts"];
+const scripts = [
+  "events_publish.ts",
+  "events_fanout.ts",
+  "events_replay.ts",
+  "authmethods_ldap.ts",
+  "authmethods_refresh.ts",
+];
 for (const name of scripts) {
   if (filters.length && !filters.some((f) => name.includes(f))) continue;
   console.log(`### ${name}\n`);
