@@ -66,6 +66,42 @@ export function hostilePath(
   );
 }
 
+/** Any request to `endpoints`: a valid or hostile path, `credentials`, any body, sometimes an odd method. */
+export function anyRequest<E extends { template: string; method: string }>(
+  endpoints: readonly E[],
+  valid: Record<string, string>,
+  credentials: fc.Arbitrary<Record<string, string>>,
+) {
+  return fc.record({
+    endpoint: fc.constantFrom(...endpoints),
+    hostile: fc.boolean(),
+    credentials,
+    body: anyBody,
+    odd: fc.option(fc.constantFrom("PATCH", "PUT", "OPTIONS", "TRACE", "PROPFIND", "DELETE"), {
+      nil: undefined,
+    }),
+  }).chain((r) =>
+    (r.hostile
+      ? hostilePath(r.endpoint.template, valid, true)
+      : fc.constant(fillPath(r.endpoint.template, valid)))
+      .map((path) => ({ ...r, path }))
+  );
+}
+
+/** A request to one of `endpoints` (each with a placeholder) whose id in the path is hostile, any body. */
+export function hostileIdRequest<E extends { template: string; method: string }>(
+  endpoints: readonly E[],
+  valid: Record<string, string>,
+) {
+  return fc.constantFrom(...endpoints).chain((endpoint) =>
+    fc.record({
+      endpoint: fc.constant(endpoint),
+      path: hostilePath(endpoint.template, valid, false),
+      body: anyBody,
+    })
+  );
+}
+
 /** The template with every placeholder filled from the seeded world. */
 export function fillPath(template: string, valid: Record<string, string>): string {
   return template.replace(/\{(\w+)\}/g, (_, name: string) => valid[name] ?? "x");

@@ -4,7 +4,14 @@
 
 import fc from "fast-check";
 import { assert, assertEquals } from "../helpers/assert.ts";
-import { anyBody, fillPath, hostilePath, hostileQuery, nested, wrongTypedBody } from "./arbitraries.ts";
+import {
+  anyRequest,
+  fillPath,
+  hostileIdRequest,
+  hostileQuery,
+  nested,
+  wrongTypedBody,
+} from "./arbitraries.ts";
 import { runs, seed, send } from "./check.ts";
 import { authBodyTargets, authEndpoints, oddMethods, serverEndpoints } from "./targets.ts";
 import { assertFilesContained, closeWorld, openWorld, snapshot } from "./world.ts";
@@ -48,20 +55,7 @@ Deno.test({
       const before = await snapshot(world);
 
       await t.step("anonymous or bad-token requests with any path, method and body", async () => {
-        const request = fc.record({
-          endpoint: fc.constantFrom(...all),
-          hostile: fc.boolean(),
-          credentials: badCredentials,
-          body: anyBody,
-          odd: fc.option(fc.constantFrom("PATCH", "PUT", "OPTIONS", "TRACE", "PROPFIND", "DELETE"), {
-            nil: undefined,
-          }),
-        }).chain((r) =>
-          (r.hostile
-            ? hostilePath(r.endpoint.template, valid, true)
-            : fc.constant(fillPath(r.endpoint.template, valid)))
-            .map((path) => ({ ...r, path }))
-        );
+        const request = anyRequest(all, valid, badCredentials);
         await fc.assert(
           fc.asyncProperty(request, async (r) => {
             const method = r.odd ?? r.endpoint.method;
@@ -79,13 +73,7 @@ Deno.test({
       });
 
       await t.step("the admin's requests with a hostile id in the path", async () => {
-        const request = fc.constantFrom(...withPlaceholder).chain((endpoint) =>
-          fc.record({
-            endpoint: fc.constant(endpoint),
-            path: hostilePath(endpoint.template, valid, false),
-            body: anyBody,
-          })
-        );
+        const request = hostileIdRequest(withPlaceholder, valid);
         await fc.assert(
           fc.asyncProperty(request, async ({ endpoint, path, body }) => {
             const r = await send(server.url, endpoint.method, path, adminHeaders, body);

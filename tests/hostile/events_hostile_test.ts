@@ -4,7 +4,14 @@
 
 import fc from "fast-check";
 import { assert, assertEquals } from "../helpers/assert.ts";
-import { anyBody, fillPath, hostilePath, hostileQuery, nested, wrongTypedBody } from "./arbitraries.ts";
+import {
+  anyRequest,
+  fillPath,
+  hostileIdRequest,
+  hostileQuery,
+  nested,
+  wrongTypedBody,
+} from "./arbitraries.ts";
 import { checkAnswer, runs, seed, send } from "./check.ts";
 import { probe } from "./head_probe.ts";
 import { eventsEndpoints, oddMethods } from "./targets.ts";
@@ -51,20 +58,7 @@ Deno.test({
             { Authorization: `bearer ${world.clientSecret}` },
             { "X-Nomad-Token": world.clientSecret, Authorization: `Bearer ${world.management}` },
           );
-          const request = fc.record({
-            endpoint: fc.constantFrom(...plain),
-            hostile: fc.boolean(),
-            credentials,
-            body: anyBody,
-            odd: fc.option(fc.constantFrom("PATCH", "PUT", "OPTIONS", "TRACE", "PROPFIND", "DELETE"), {
-              nil: undefined,
-            }),
-          }).chain((r) =>
-            (r.hostile
-              ? hostilePath(r.endpoint.template, valid, true)
-              : fc.constant(fillPath(r.endpoint.template, valid)))
-              .map((path) => ({ ...r, path }))
-          );
+          const request = anyRequest(plain, valid, credentials);
           await fc.assert(
             fc.asyncProperty(request, async (r) => {
               const method = r.odd ?? r.endpoint.method;
@@ -82,13 +76,7 @@ Deno.test({
       );
 
       await t.step("management requests with a hostile id in the path", async () => {
-        const request = fc.constantFrom(...withPlaceholder).chain((endpoint) =>
-          fc.record({
-            endpoint: fc.constant(endpoint),
-            path: hostilePath(endpoint.template, valid, false),
-            body: anyBody,
-          })
-        );
+        const request = hostileIdRequest(withPlaceholder, valid);
         await fc.assert(
           fc.asyncProperty(request, async ({ endpoint, path, body }) => {
             const r = await send(server.url, endpoint.method, path, management, body);
