@@ -2,6 +2,8 @@
 // tricks in path segments, malformed/huge/deep bodies, wrongly typed fields, and bad query parameters.
 
 import fc from "fast-check";
+import { assert } from "../helpers/assert.ts";
+import { runs, seed, send } from "./check.ts";
 import type { BodyTarget, FieldSpec, FieldType } from "./targets.ts";
 
 /** A name no real file has: after the run, nothing called like this may exist under /tmp or the data dir's parent. */
@@ -232,4 +234,30 @@ export const queryValue: fc.Arbitrary<string> = fc.oneof(
 export function hostileQuery(names: string[]): fc.Arbitrary<string> {
   return fc.array(fc.tuple(fc.constantFrom(...names), queryValue), { minLength: 1, maxLength: 4 })
     .map((pairs) => pairs.map(([k, v]) => `${k}=${v}`).join("&"));
+}
+
+/**
+ * Sends writes whose body has one wrongly typed field (or a 100 KB value) to `targets` with `headers`: each
+ * must be refused with 400 (any 4xx where the target fails anyway).
+ */
+export async function assertWrongTypesRefused(
+  url: string,
+  targets: readonly BodyTarget[],
+  headers: Record<string, string>,
+): Promise<void> {
+  const request = fc.constantFrom(...targets).chain((target) =>
+    wrongTypedBody(target).map((body) => ({ target, body }))
+  );
+  await fc.assert(
+    fc.asyncProperty(request, async ({ target, body }) => {
+      const r = await send(url, target.method, target.path, headers, body.text);
+      assert(
+        r.status === 400 || (target.failsAnyway && r.status >= 400),
+        `wrong ${body.field} accepted: ${target.method} ${target.path} ${
+          body.text.slice(0, 200)
+        } → ${r.status}`,
+      );
+    }),
+    { numRuns: runs * 4, seed },
+  );
 }
