@@ -117,11 +117,13 @@ export class PackFolder {
     ];
     this.#base = { name, bytes: bytes.length };
     this.#deltas = [];
-    this.#obsolete = [];
+    // Kept as obsolete until removed: if this checkpoint fails before the removal, the next compaction does it.
+    this.#obsolete = obsolete;
     return {
       // Only once the new base's name is durable may the files it replaces go.
       afterFolderSync: async () => {
         for (const n of obsolete) await Deno.remove(`${this.dir}/${n}`).catch(() => {});
+        this.#obsolete = this.#obsolete.filter((n) => !obsolete.includes(n));
       },
     };
   }

@@ -165,3 +165,29 @@ Deno.test("packs: a packed collection's changes after the checkpoint come back f
     assertEquals(snapshot(store), [["kept", 2, { n: 2 }], ["new", 1, { n: 3 }]]);
     await log.close();
   }));
+
+Deno.test("packs: files a compaction replaced still go at the next compaction when its checkpoint failed", () =>
+  withDir(async (dir) => {
+    const { log, store } = await openStore(dir);
+    const filler = "f".repeat(300 * 1024);
+    await store.put(packed, "a", { filler });
+    await store.checkpoint(); // one delta, heavier than the (absent) base: the next checkpoint compacts
+    await store.put(packed, "b", { n: 1 });
+    await store.put("test/plain", "x", { n: 1 });
+    // The compaction's base is written, then a per-document write fails (a folder where its file goes).
+    Deno.mkdirSync(`${dir}/test/plain/x.json/blocker`, { recursive: true });
+    let failed = false;
+    await store.checkpoint().catch(() => (failed = true));
+    assert(failed, "the checkpoint failed");
+    Deno.removeSync(`${dir}/test/plain/x.json`, { recursive: true });
+    await store.checkpoint();
+    // The next compaction removes the delta the first base replaced.
+    await store.put(packed, "c", { filler });
+    await store.checkpoint();
+    await store.put(packed, "d", { n: 1 });
+    await store.checkpoint();
+    const names = files(dir);
+    assertEquals(names.filter((n) => n.startsWith("base-")).length, 1, `one base: ${names}`);
+    assertEquals(names.filter((n) => n.startsWith("delta-")).length, 0, `no delta left: ${names}`);
+    await log.close();
+  }));
