@@ -396,7 +396,16 @@ export class EventLog {
    * Deletes whole old segments beyond the retention limits, never the active one and never one with
    * an index above `checkpointIndex` (documents not yet written past it). Returns how many were removed.
    */
-  async applyRetention(checkpointIndex: number): Promise<number> {
+  applyRetention(checkpointIndex: number): Promise<number> {
+    // One at a time: two runs would both pick the oldest segment and drop two list entries for one file.
+    const run = this.#retention.then(() => this.#retain(checkpointIndex));
+    this.#retention = run.catch(() => {});
+    return run;
+  }
+
+  #retention: Promise<unknown> = Promise.resolve();
+
+  async #retain(checkpointIndex: number): Promise<number> {
     const { retainIndexes, retainBytes, pinBytes } = this.options;
     let total = this.sizeBytes;
     let slowest = Infinity;

@@ -76,11 +76,19 @@ export class DataDir {
   }
 
   async #maintain(): Promise<void> {
-    if (this.#closed) return;
-    await this.store.checkpoint({ background: true });
-    await this.log.applyRetention(this.store.checkpointIndex);
-    for (const c of this.#counters.values()) await c.flush();
+    // A checkpoint slower than the interval must not start a second maintenance run beside it.
+    if (this.#closed || this.#maintaining) return;
+    this.#maintaining = true;
+    try {
+      await this.store.checkpoint({ background: true });
+      await this.log.applyRetention(this.store.checkpointIndex);
+      for (const c of this.#counters.values()) await c.flush();
+    } finally {
+      this.#maintaining = false;
+    }
   }
+
+  #maintaining = false;
 
   /** Closes the log, then writes out documents (unless `checkpoint: false`, which leaves them to replay). */
   async close(options: { checkpoint?: boolean } = {}): Promise<void> {

@@ -124,6 +124,26 @@ Deno.test("retention deletes only whole old segments that are checkpointed", asy
   }
 });
 
+Deno.test("retention runs that overlap remove each segment once and appends go on", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const log = await EventLog.open(dir, { segmentIndexes: 5, retainIndexes: 1 });
+    for (let i = 0; i < 12; i++) await log.append(body("o"));
+    // Segments: 1-5, 6-10, 11-12 (active). Two maintenance runs at once must not drop the active segment.
+    const removed = await Promise.all([log.applyRetention(12), log.applyRetention(12)]);
+    assertEquals(removed[0]! + removed[1]!, 2);
+    assertEquals(log.firstIndex, 11);
+    const onDisk = [...Deno.readDirSync(dir)].filter((e) => e.name.endsWith(".ndjson")).length;
+    assertEquals(onDisk, 1, "only the active segment is left");
+    await log.append(body("after"));
+    assertEquals(log.lastIndex, 13);
+    assertEquals(await collect(log, 1), [11, 12, 13]);
+    await log.close();
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("retention by bytes never removes the active segment and respects a reader's cursor", async () => {
   const dir = await Deno.makeTempDir();
   try {
