@@ -15,9 +15,14 @@ type PackLine = StoredDoc | { id: string; index: number; deleted: true };
 
 const packName = /^(base|delta)-(\d{16})\.ndjson$/;
 const encoder = new TextEncoder();
-/** Compaction: deltas are folded into a new base once they outweigh it (amortized O(1) writes per change). */
+const decoder = new TextDecoder();
+/**
+ * Compaction: deltas are folded into a new base once their bytes reach the base's (so each change is rewritten
+ * a bounded number of times on average), or once there are so many that loading them would be slow.
+ */
 const minCompactBytes = 256 * 1024;
-const maxDeltaFiles = 512;
+const maxDeltaFiles = 4096;
+const chunkLines = 2000;
 
 export function isPackFile(name: string): boolean {
   return packName.test(name);
@@ -62,8 +67,9 @@ export class PackFolder {
         this.#obsolete.push(p.name);
         continue;
       }
-      const text = Deno.readTextFileSync(`${this.dir}/${p.name}`);
-      const bytes = encoder.encode(text).length;
+      const raw = Deno.readFileSync(`${this.dir}/${p.name}`);
+      const bytes = raw.length;
+      const text = decoder.decode(raw);
       if (p.kind === "base") this.#base = { name: p.name, bytes };
       else this.#deltas.push({ name: p.name, bytes });
       for (const line of text.split("\n")) {
@@ -95,19 +101,34 @@ export class PackFolder {
     const deltaBytes = this.#deltas.reduce((n, d) => n + d.bytes, 0);
     const compact = this.#deltas.length >= maxDeltaFiles ||
       deltaBytes >= Math.max(minCompactBytes, this.#base?.bytes ?? 0);
-    const lines: string[] = [];
-    if (compact) {
-      for (const stored of live()) lines.push(JSON.stringify(stored));
-    } else {
-      for (const [id, stored] of changed) {
-        lines.push(JSON.stringify(stored ?? { id, index: upTo, deleted: true }));
-      }
-    }
     const name = fileName(compact ? "base" : "delta", upTo);
-    const bytes = encoder.encode(lines.length ? lines.join("\n") + "\n" : "");
-    await atomicWrite(`${this.dir}/${name}`, bytes, { syncFolder: false });
+    let written = 0;
+    // Serialized a slice at a time between file writes: a base of 100,000 tokens (~27 MB) then neither blocks
+    // the event loop for its whole length nor holds several copies of itself in memory.
+    function* chunks(): Generator<Uint8Array> {
+      let lines: string[] = [];
+      const flush = () => {
+        const bytes = encoder.encode(lines.join("\n") + "\n");
+        written += bytes.length;
+        lines = [];
+        return bytes;
+      };
+      if (compact) {
+        for (const stored of live()) {
+          lines.push(JSON.stringify(stored));
+          if (lines.length === chunkLines) yield flush();
+        }
+      } else {
+        for (const [id, stored] of changed) {
+          lines.push(JSON.stringify(stored ?? { id, index: upTo, deleted: true }));
+          if (lines.length === chunkLines) yield flush();
+        }
+      }
+      if (lines.length) yield flush();
+    }
+    await atomicWrite(`${this.dir}/${name}`, chunks(), { syncFolder: false });
     if (!compact) {
-      this.#deltas.push({ name, bytes: bytes.length });
+      this.#deltas.push({ name, bytes: written });
       return {};
     }
     const obsolete = [
@@ -115,7 +136,7 @@ export class PackFolder {
       ...this.#deltas.map((d) => d.name),
       ...(this.#base && this.#base.name !== name ? [this.#base.name] : []),
     ];
-    this.#base = { name, bytes: bytes.length };
+    this.#base = { name, bytes: written };
     this.#deltas = [];
     // Kept as obsolete until removed: if this checkpoint fails before the removal, the next compaction does it.
     this.#obsolete = obsolete;
