@@ -1,8 +1,9 @@
 // JSON documents in collections: held in memory for reads, committed through the event log, and
-// checkpointed to data/<family>/<collection>/<id>.json by atomic replacement.
+// checkpointed to data/<family>/<collection>/<id>.json by atomic replacement (token collections as packs).
 
 import { type BatchBody, type CommittedBatch, type EventLog, type StreamEvent } from "./eventlog.ts";
-import { atomicWrite, ensureDir, removeTempFiles, syncDir, tempSuffix } from "./fsutil.ts";
+import { writeChangedDocuments } from "./checkpoint.ts";
+import { atomicWrite, ensureDir, removeTempFiles, tempSuffix } from "./fsutil.ts";
 import { KeyedLocks } from "./locks.ts";
 import { isPackFile, PackFolder } from "./packs.ts";
 
@@ -394,40 +395,16 @@ export class DocumentStore {
     if (this.#dirty.size === 0 && upTo === this.#checkpointIndex) return;
     const batch = [...this.#dirty.entries()];
     this.#dirty.clear();
-    const folders = new Set<string>();
     try {
-      for (const [, { collection }] of batch) folders.add(`${this.root}/${collection}`);
-      for (const dir of folders) await ensureDir(dir);
-      // Packed collections: one file per collection for all its changed documents.
-      const packed = new Map<string, Map<string, StoredDoc | undefined>>();
-      const single: { collection: string; id: string }[] = [];
-      for (const [, entry] of batch) {
-        if (!this.#packed.has(entry.collection)) {
-          single.push(entry);
-          continue;
-        }
-        let changed = packed.get(entry.collection);
-        if (!changed) packed.set(entry.collection, changed = new Map());
-        changed.set(entry.id, this.#collections.get(entry.collection)?.get(entry.id));
-      }
-      const afterSync: (() => Promise<void>)[] = [];
-      for (const [collection, changed] of packed) {
-        const written = await this.#packFolder(collection).write(upTo, changed, () => this.list(collection));
-        if (written.afterFolderSync) afterSync.push(written.afterFolderSync);
-      }
-      // Many files in flight at once let their fsyncs overlap; each is still temp → fsync → rename.
-      let next = 0;
-      await Promise.all(Array.from({ length: Math.min(parallelism, single.length) }, async () => {
-        while (next < single.length) {
-          const { collection, id } = single[next++]!;
-          const path = `${this.root}/${collection}/${fileNameForId(id)}`;
-          const stored = this.#collections.get(collection)?.get(id);
-          if (stored) await atomicWrite(path, encoder.encode(JSON.stringify(stored)), { syncFolder: false });
-          else await removeIfPresent(path);
-        }
-      }));
-      for (const dir of folders) await syncDir(dir);
-      for (const removeReplaced of afterSync) await removeReplaced();
+      await writeChangedDocuments(batch.map(([, entry]) => entry), {
+        root: this.root,
+        upTo,
+        parallelism,
+        current: (collection, id) => this.#collections.get(collection)?.get(id),
+        fileName: fileNameForId,
+        packFolder: (collection) => this.#packed.has(collection) ? this.#packFolder(collection) : undefined,
+        live: (collection) => this.list(collection),
+      });
     } catch (err) {
       for (const [key, value] of batch) if (!this.#dirty.has(key)) this.#dirty.set(key, value);
       throw err;
@@ -455,12 +432,4 @@ export function toStreamEvent(e: EventInput, index: number): StreamEvent {
     Index: index,
     Payload: e.Payload,
   };
-}
-
-async function removeIfPresent(path: string): Promise<void> {
-  try {
-    await Deno.remove(path);
-  } catch (err) {
-    if (!(err instanceof Deno.errors.NotFound)) throw err;
-  }
 }
