@@ -6,7 +6,7 @@ import { json, type RequestContext } from "../../lib/http.ts";
 import type { CommitPlan, DocWrite, StoredDoc } from "../../lib/store/mod.ts";
 import { passwordDefaults } from "./attrs_password.ts";
 import { recordFailure } from "./authenticate.ts";
-import { assertAdminsRemain, deleteAccounts, emptyPlan } from "./cascade.ts";
+import { assertAdminsRemain, deleteAccounts, emptyPlan, transactRevoking } from "./cascade.ts";
 import { assertIdFormat, collections, isObject, lockKeys, nowIso, parentLocks } from "./common.ts";
 import {
   fieldError,
@@ -191,40 +191,6 @@ export function readAccount(svc: AuthService, ctx: RequestContext): Response {
   return json(renderAccount(svc.state, stored, caller));
 }
 
-/** A revoking plan met a token minted after its locks were chosen: the commit is run again with its lock. */
-class TokenLocksOutdated extends Error {}
-
-/**
- * Commits `plan`, which revokes tokens of `userId`, holding every one of that user's token locks: the key
- * every token deleter takes (logout, sweeps), so one committing at the same moment finds the token gone and
- * emits no second AuthTokenDeleted event. The token locks are chosen before the locks are taken; a login
- * holding the account lock (which `locks` includes) can mint a token in between, and then the commit is run
- * again with that token's lock as well. Only logins queued on the account lock ahead of the retry can mint
- * another, so the retries end.
- */
-async function transactRevoking<R>(
-  svc: AuthService,
-  userId: string,
-  locks: string[],
-  sharedLocks: string[],
-  plan: () => CommitPlan<R>,
-): Promise<R> {
-  for (;;) {
-    const tokenLocks = new Set(svc.state.tokensOfUser(userId).map((t) => lockKeys.token(t.id)));
-    try {
-      const { result } = await svc.state.store.transact([...locks, ...tokenLocks], () => {
-        if (svc.state.tokensOfUser(userId).some((t) => !tokenLocks.has(lockKeys.token(t.id)))) {
-          throw new TokenLocksOutdated();
-        }
-        return plan();
-      }, { sharedLocks });
-      return result;
-    } catch (err) {
-      if (!(err instanceof TokenLocksOutdated)) throw err;
-    }
-  }
-}
-
 /**
  * Commits `build`'s writes to account `id` if it is still at `version`. With `revokes`, the build deletes
  * tokens of that user and the commit holds their locks (transactRevoking).
@@ -247,7 +213,7 @@ async function commitAccount(
   await versioned(
     options.revokes === undefined
       ? svc.state.store.transact(locks, plan, { sharedLocks })
-      : transactRevoking(svc, options.revokes, locks, sharedLocks, plan),
+      : transactRevoking(svc.state, options.revokes, locks, sharedLocks, plan),
   );
 }
 
@@ -340,7 +306,7 @@ export async function updateAccount(svc: AuthService, ctx: RequestContext): Prom
 export async function removeAccount(svc: AuthService, ctx: RequestContext): Promise<Response> {
   const { id, stored } = loadAccount(svc, ctx, false);
   const locks = [`${collections.accounts}/${id}`, lockKeys.admins];
-  await transactRevoking(svc, stored.doc.user_id, locks, parentLocks([stored.doc]), () => {
+  await transactRevoking(svc.state, stored.doc.user_id, locks, parentLocks([stored.doc]), () => {
     if (!svc.state.get(collections.accounts, id)) throw notFound();
     const plan = emptyPlan();
     deleteAccounts(svc.state, [id], plan, nowIso(), "account_deleted");

@@ -1,8 +1,9 @@
 // Deleting a method takes its accounts, their users and tokens with it (and an org takes its methods);
-// this builds the writes, tombstones and events for one commit, and refuses to remove the last admin.
+// this builds the writes, tombstones and events for one commit, and refuses to remove the last admin. Revoking
+// a user's tokens commits holding every one of their token locks (transactRevoking).
 
-import type { DocWrite, EventInput } from "../../lib/store/mod.ts";
-import { collections } from "./common.ts";
+import type { CommitPlan, DocWrite, EventInput } from "../../lib/store/mod.ts";
+import { collections, lockKeys } from "./common.ts";
 import { failedPrecondition } from "./errors.ts";
 import { type ActorCaller, type AuthState, type MethodDoc, methodEvent, type UserDoc } from "./state.ts";
 
@@ -75,4 +76,38 @@ export function assertAdminsRemain(
     if (!plan.removedUsers.has(u.id) && !demoted.has(u.id)) after++;
   }
   if (before > 0 && after === 0) throw failedPrecondition("Cannot remove the last admin.");
+}
+
+/** A revoking plan met a token minted after its locks were chosen: the commit is run again with its lock. */
+class TokenLocksOutdated extends Error {}
+
+/**
+ * Commits `plan`, which revokes tokens of `userId`, holding every one of that user's token locks: the key
+ * every token deleter takes (logout, sweeps), so one committing at the same moment finds the token gone and
+ * emits no second AuthTokenDeleted event. The token locks are chosen before the locks are taken; a login
+ * holding the account lock (which `locks` includes) can mint a token in between, and then the commit is run
+ * again with that token's lock as well. Only logins queued on the account lock ahead of the retry can mint
+ * another, so the retries end.
+ */
+export async function transactRevoking<R>(
+  state: AuthState,
+  userId: string,
+  locks: string[],
+  sharedLocks: string[],
+  plan: () => CommitPlan<R>,
+): Promise<R> {
+  for (;;) {
+    const tokenLocks = new Set(state.tokensOfUser(userId).map((t) => lockKeys.token(t.id)));
+    try {
+      const { result } = await state.store.transact([...locks, ...tokenLocks], () => {
+        if (state.tokensOfUser(userId).some((t) => !tokenLocks.has(lockKeys.token(t.id)))) {
+          throw new TokenLocksOutdated();
+        }
+        return plan();
+      }, { sharedLocks });
+      return result;
+    } catch (err) {
+      if (!(err instanceof TokenLocksOutdated)) throw err;
+    }
+  }
 }
