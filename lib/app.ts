@@ -33,6 +33,19 @@ export interface ApiModule {
   close?(): Promise<void> | void;
 }
 
+/**
+ * Collections checkpointed as packs (docs/storage.md) rather than a file per document. Tokens: one new document
+ * per login, and a file per token cost more CPU than the rest of an LDAP login's storage. OIDC attempts:
+ * short-lived (created, updated, deleted within minutes), up to 50,000 at once. test/packed: written only by the
+ * test routes (WHARF_TEST_ROUTES), so the crash test covers packs.
+ */
+export const packedCollections: readonly string[] = [
+  "auth/tokens",
+  "registry/tokens",
+  "auth/oidc_attempts",
+  "test/packed",
+];
+
 export interface RunningServer {
   url: string;
   port: number;
@@ -52,9 +65,7 @@ export async function startServer(
   const data = await DataDir.open(config.dataDir, {
     rootKey: config.env.WHARF_ROOT_KEY,
     checkpointMs: envDurationMs(config.env, "WHARF_CHECKPOINT_INTERVAL", 1000),
-    // One new document per login: a file per token cost more CPU than the rest of an LDAP login's storage.
-    // test/packed: written only by the test routes (WHARF_TEST_ROUTES), so the crash test covers packs.
-    packedCollections: ["auth/tokens", "registry/tokens", "test/packed"],
+    packedCollections,
     log: {
       segmentBytes: envInt(config.env, "WHARF_EVENTS_SEGMENT_BYTES", 64 * 1024 * 1024, 1024),
       segmentIndexes: envInt(config.env, "WHARF_EVENTS_SEGMENT_INDEXES", 10_000, 1),

@@ -21,7 +21,7 @@ export interface DataDirOptions {
   rootKey?: string;
   checkpointMs?: number;
   /** Collections checkpointed as packs of many documents, not a file each (lib/store/packs.ts). */
-  packedCollections?: string[];
+  packedCollections?: readonly string[];
 }
 
 export class DataDir {

@@ -1,11 +1,10 @@
-// OIDC login flow (spec §7.3-7.5): start/login creates an attempt and the auth URL; the callback (GET
-// routes or POST command) exchanges the code and makes a pending token; `token` polls collect it once.
+// OIDC login flow (spec §7.3-7.5): start/login creates a durable attempt (oidc_attempts.ts) and the auth URL;
+// the callback (GET routes or POST command) exchanges the code and makes a pending token; `token` collects it once.
 
 import { createHash } from "node:crypto";
 import { ApiError } from "../../lib/errors.ts";
 import { json, type RequestContext } from "../../lib/http.ts";
 import { randomSecret } from "../../lib/ids.ts";
-import { sha256Hex } from "../../lib/crypto.ts";
 import { callbackUrl } from "./attrs_oidc.ts";
 import type { AuthRequest } from "./authenticate.ts";
 import {
@@ -16,70 +15,14 @@ import {
   recordFailure,
   upsertExternalAccount,
 } from "./authenticate.ts";
-import { assertIdFormat, collections, isObject, lockKeys, parentLocks } from "./common.ts";
+import { assertIdFormat, collections, isObject } from "./common.ts";
 import { failedPrecondition, fieldError, forbidden, notFound } from "./errors.ts";
+import type { RedeemedAttempt } from "./oidc_attempts.ts";
 import type { AuthService } from "./service.ts";
-import { tokenDeletedEvent } from "./state.ts";
 import type { MethodDoc } from "./state.ts";
-import { mintToken, type NewToken, tokenIssuedEvent } from "./tokens.ts";
-
-interface Attempt {
-  methodId: string;
-  nonce: string;
-  codeVerifier: string;
-  tokenIdHash: string;
-  expiresAt: number;
-  status: "started" | "ready" | "failed" | "collected";
-  roundtrip?: unknown;
-  delivery: "token" | "cookie";
-  typeEcho: string | undefined;
-  token?: NewToken;
-}
+import { mintToken, tokenIssuedEvent } from "./tokens.ts";
 
 const maxRoundtripBytes = 4096;
-/** Open attempts are held in memory until they expire; this bounds what a flood of `start` calls can take. */
-const maxOpenAttempts = 50_000;
-
-/** In-memory attempts keyed by the hashes of their state and token_id; they die after the TTL. */
-export class OidcAttempts {
-  readonly ttlMs: number;
-  readonly byState = new Map<string, Attempt>();
-  readonly byTokenId = new Map<string, Attempt>();
-  #timer: ReturnType<typeof setInterval>;
-  #svc: AuthService;
-
-  constructor(svc: AuthService, ttlMs: number) {
-    this.#svc = svc;
-    this.ttlMs = ttlMs;
-    this.#timer = setInterval(() => this.sweep().catch(() => {}), Math.min(30_000, Math.max(250, ttlMs / 4)));
-  }
-
-  close(): void {
-    clearInterval(this.#timer);
-  }
-
-  /** Drops expired attempts; a token nobody collected dies with its attempt. */
-  async sweep(now = Date.now()): Promise<void> {
-    const dead: NewToken[] = [];
-    for (const [k, a] of this.byTokenId) {
-      if (a.expiresAt > now) continue;
-      this.byTokenId.delete(k);
-      if (a.status === "ready" && a.token) dead.push(a.token);
-    }
-    for (const [k, a] of this.byState) if (a.expiresAt <= now) this.byState.delete(k);
-    if (!dead.length) return;
-    const store = this.#svc.state.store;
-    // The locks every token deleter takes: a logout or cascade that got there first leaves nothing to delete
-    // (and no second AuthTokenDeleted event).
-    await store.transact(dead.map((t) => lockKeys.token(t.id)), () => {
-      const live = dead.filter((t) => store.get(collections.tokens, t.id));
-      return {
-        writes: live.map((t) => ({ collection: collections.tokens, id: t.id, doc: null })),
-        events: live.map((t) => tokenDeletedEvent(t.id, t.doc, "uncollected")),
-      };
-    }, { sharedLocks: parentLocks(dead.map((t) => t.doc)) });
-  }
-}
 
 export async function oidcCommand(
   svc: AuthService,
@@ -89,7 +32,7 @@ export async function oidcCommand(
   const command = req.command ?? "start";
   if (command === "start" || command === "login") return await start(svc, ctx, req, command);
   if (command === "callback") return await callback(svc, ctx, req.attributes, req.id);
-  if (command === "token") return collect(svc, ctx, req);
+  if (command === "token") return await collect(svc, ctx, req);
   throw fieldError({ name: "command", description: "Invalid command for this auth method type." });
 }
 
@@ -114,9 +57,7 @@ async function start(
       });
     }
   }
-  if (svc.oidcAttempts.byState.size >= maxOpenAttempts) {
-    throw new ApiError(503, "Server is busy, retry later.");
-  }
+  svc.oidcAttempts.assertRoom();
   const state = randomSecret(32);
   const nonce = randomSecret(32);
   const codeVerifier = randomSecret(32);
@@ -140,19 +81,19 @@ async function start(
       },
     );
   }
-  const attempt: Attempt = {
+  // Durable before the answer: the attempt outlives a restart while the user is at the provider.
+  await svc.oidcAttempts.create({
+    tokenId,
+    state,
     methodId: req.id,
-    nonce,
-    codeVerifier,
-    tokenIdHash: sha256Hex(tokenId),
-    expiresAt: Date.now() + svc.oidcAttempts.ttlMs,
-    status: "started",
-    ...(roundtrip !== undefined && roundtrip !== null ? { roundtrip } : {}),
+    secrets: {
+      nonce,
+      code_verifier: codeVerifier,
+      ...(roundtrip !== undefined && roundtrip !== null ? { roundtrip_payload: roundtrip } : {}),
+    },
     delivery: req.delivery,
     typeEcho: req.typeEcho,
-  };
-  svc.oidcAttempts.byState.set(sha256Hex(state), attempt);
-  svc.oidcAttempts.byTokenId.set(attempt.tokenIdHash, attempt);
+  });
   return json({
     command,
     ...(req.typeEcho ? { type: req.typeEcho } : {}),
@@ -198,26 +139,21 @@ async function callback(
   if (!code && !error) {
     throw fieldError({ name: "attributes.code", description: "Either code or error is required." });
   }
-  const stateHash = sha256Hex(state);
-  const attempt = svc.oidcAttempts.byState.get(stateHash);
-  if (
-    !attempt || attempt.expiresAt <= Date.now() || (methodId !== undefined && attempt.methodId !== methodId)
-  ) {
-    throw new ApiError(400, "Unknown or expired authentication attempt.");
-  }
-  svc.oidcAttempts.byState.delete(stateHash);
-  const method = svc.state.method(attempt.methodId);
+  // Consumes the state durably before the provider is called: a replayed callback fails, even after a restart.
+  const attempt = await svc.oidcAttempts.redeem(state, methodId);
+  const attemptMethodId = attempt.doc.auth_method_id;
+  const method = svc.state.method(attemptMethodId);
   if (!method) throw notFound();
   const prefix = String(method.doc.attributes.api_url_prefix ?? "");
   let finalUrl: string;
   const fail = async (reason: string, message: string) => {
-    attempt.status = "failed";
+    await svc.oidcAttempts.fail(attempt);
     svc.app.logger.info("oidc callback failed", {
-      auth_method_id: attempt.methodId,
+      auth_method_id: attemptMethodId,
       reason,
       detail: message,
     });
-    await recordFailure(svc, ctx, attempt.methodId, "", reason);
+    await recordFailure(svc, ctx, attemptMethodId, "", reason);
     const err = JSON.stringify({ kind: "Unauthenticated", message: `Unable to authenticate: ${message}` });
     return `${prefix}/authentication-error?error=${encodeURIComponent(err)}`;
   };
@@ -229,19 +165,20 @@ async function callback(
       }`,
     );
   } else {
-    const result = await svc.oidc.exchangeCode(svc.state.openAttributes(attempt.methodId, method.doc), {
+    const result = await svc.oidc.exchangeCode(svc.state.openAttributes(attemptMethodId, method.doc), {
       code: code!,
-      codeVerifier: attempt.codeVerifier,
-      nonce: attempt.nonce,
+      codeVerifier: attempt.secrets.code_verifier,
+      nonce: attempt.secrets.nonce,
       redirectUri: callbackUrl(prefix),
       timeoutMs: svc.settings.oidcTimeoutMs,
     });
     if (!result.ok) finalUrl = await fail(result.reason, result.message);
     else {
       await finishLogin(svc, ctx, attempt, method.doc, result.claims);
+      const roundtrip = attempt.secrets.roundtrip_payload;
       finalUrl = `${prefix}/authentication-complete` +
-        (attempt.roundtrip !== undefined
-          ? `?roundtrip_payload=${encodeURIComponent(JSON.stringify(attempt.roundtrip))}`
+        (roundtrip !== undefined
+          ? `?roundtrip_payload=${encodeURIComponent(JSON.stringify(roundtrip))}`
           : "");
     }
   }
@@ -250,11 +187,14 @@ async function callback(
   return json({ command: "callback", attributes: { final_redirect_url: finalUrl } }, 302, headers);
 }
 
-/** Claims → account (method, issuer, sub) with its user; the token is committed now and collected later. */
+/**
+ * Claims → account (method, issuer, sub) with its user; the token is committed now, in the same commit that
+ * makes the attempt ready (its secret sealed there), and collected later.
+ */
 async function finishLogin(
   svc: AuthService,
   ctx: RequestContext,
-  attempt: Attempt,
+  attempt: RedeemedAttempt,
   method: MethodDoc,
   claims: Record<string, unknown>,
 ): Promise<void> {
@@ -277,48 +217,38 @@ async function finishLogin(
   if (fullName) attributes.full_name = fullName;
   if (email) attributes.email = email;
   const key = `${issuer}\u0000${subject}`;
-  const locks = identityLocks(svc, attempt.methodId, key);
-  const { result: minted } = await loginCommit(svc.state.store.transact(locks, () => {
-    if (!svc.state.method(attempt.methodId)) throw notFound();
-    const who = upsertExternalAccount(svc, { id: attempt.methodId, method }, key, attributes);
-    const token = mintToken(svc.settings.tokens, {
-      ...who,
-      methodId: attempt.methodId,
-      scopeId: method.scope_id,
-    });
+  const methodId = attempt.doc.auth_method_id;
+  const locks = [...identityLocks(svc, methodId, key), svc.oidcAttempts.lockOf(attempt)];
+  await loginCommit(svc.state.store.transact(locks, () => {
+    if (!svc.state.method(methodId)) throw notFound();
+    const who = upsertExternalAccount(svc, { id: methodId, method }, key, attributes);
+    const token = mintToken(svc.settings.tokens, { ...who, methodId, scopeId: method.scope_id });
     return {
-      writes: [...who.writes, { collection: collections.tokens, id: token.id, doc: token.doc, ifVersion: 0 }],
-      events: [tokenIssuedEvent(token, attempt.delivery, ctx.clientIp)],
-      result: token,
+      writes: [
+        ...who.writes,
+        { collection: collections.tokens, id: token.id, doc: token.doc, ifVersion: 0 },
+        svc.oidcAttempts.readyWrite(attempt, token),
+      ],
+      events: [tokenIssuedEvent(token, attempt.doc.delivery, ctx.clientIp)],
     };
-  }, { sharedLocks: loginParentLocks(attempt.methodId, method) }));
-  attempt.token = minted;
-  attempt.status = "ready";
+  }, { sharedLocks: loginParentLocks(methodId, method) }));
 }
 
-function collect(svc: AuthService, ctx: RequestContext, req: AuthRequest): Response {
+async function collect(svc: AuthService, ctx: RequestContext, req: AuthRequest): Promise<Response> {
   const tokenId = req.attributes.token_id;
   if (typeof tokenId !== "string" || tokenId === "") {
     throw fieldError({ name: "attributes.token_id", description: "This is a required field." });
   }
-  const key = sha256Hex(tokenId);
-  const attempt = svc.oidcAttempts.byTokenId.get(key);
-  if (
-    !attempt || attempt.methodId !== req.id || attempt.expiresAt <= Date.now() ||
-    attempt.status === "collected"
-  ) {
-    throw forbidden();
-  }
-  if (attempt.status === "started") return json({ command: "token" }, 202);
-  attempt.status = "collected";
-  if (!attempt.token) throw new ApiError(401, "Unable to authenticate.");
-  if (!svc.state.get(collections.tokens, attempt.token.id)) throw forbidden();
+  const outcome = await svc.oidcAttempts.collect(tokenId, req.id);
+  if (!outcome || outcome.status === "gone") throw forbidden();
+  if (outcome.status === "pending") return json({ command: "token" }, 202);
+  if (outcome.status === "failed") throw new ApiError(401, "Unable to authenticate.");
   return deliverToken(
     svc,
     ctx,
     "token",
-    req.typeEcho ?? attempt.typeEcho,
-    req.delivery === "cookie" || attempt.delivery === "cookie" ? "cookie" : "token",
-    attempt.token,
+    req.typeEcho ?? outcome.typeEcho,
+    req.delivery === "cookie" || outcome.delivery === "cookie" ? "cookie" : "token",
+    outcome.token,
   );
 }

@@ -32,6 +32,8 @@ export async function createAuthMethodsApi(ctx: AppContext): Promise<ApiModule> 
     await bootstrapIfEmpty(svc);
     await svc.state.pruneTombstones();
     await svc.callers.sweep();
+    // OIDC attempts that expired while the server was down go now (their uncollected tokens with them).
+    await svc.oidcAttempts.sweep();
   } catch (err) {
     svc.close();
     throw err;

@@ -13,7 +13,7 @@ import { AuthState } from "./state.ts";
 import { LoginThrottle } from "./throttle.ts";
 import { LdapConnectionPool } from "./ldap_pool.ts";
 import { collections } from "./common.ts";
-import { OidcAttempts } from "./authenticate_oidc.ts";
+import { OidcAttempts } from "./oidc_attempts.ts";
 import { CallerResolver, type TokenSettings } from "./tokens.ts";
 
 export interface AuthSettings {
@@ -81,7 +81,7 @@ export class AuthService {
       lockMs: envDurationMs(env, "WHARF_LOGIN_LOCKOUT_DURATION", 15 * 60_000),
     });
     this.callers = new CallerResolver(this.state, this.settings.tokens);
-    this.oidcAttempts = new OidcAttempts(this, envDurationMs(env, "WHARF_OIDC_ATTEMPT_TTL", 5 * 60_000));
+    this.oidcAttempts = new OidcAttempts(app, envDurationMs(env, "WHARF_OIDC_ATTEMPT_TTL", 5 * 60_000));
     this.#sweeper = setInterval(() => this.callers.sweep().catch(() => {}), tokenSweepMs);
     // A changed or deleted method retires its connections (the pool also compares connection settings).
     this.#unwatchMethods = app.data.store.watch(collections.methods, (c) => this.ldapPool.invalidate(c.id));

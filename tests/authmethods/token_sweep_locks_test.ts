@@ -3,6 +3,7 @@
 
 import type { DataDir } from "../../lib/store/mod.ts";
 import { collections, lockKeys, parentLocks } from "../../routes/authmethods/common.ts";
+import { type AttemptDoc, attemptsCollection } from "../../routes/authmethods/oidc_attempts.ts";
 import { AuthService, type OidcProtocol } from "../../routes/authmethods/service.ts";
 import { tokenDeletedEvent, type TokenDoc } from "../../routes/authmethods/state.ts";
 import { mintToken, type NewToken } from "../../routes/authmethods/tokens.ts";
@@ -68,20 +69,19 @@ async function deletedEvents(data: DataDir, tokenId: string): Promise<number> {
   return n;
 }
 
-function addUncollectedAttempt(svc: AuthService, token: NewToken): void {
-  type Attempt = Parameters<typeof svc.oidcAttempts.byTokenId.set>[1];
-  const attempt: Attempt = {
-    methodId: token.doc.auth_method_id,
-    nonce: "n",
-    codeVerifier: "v",
-    tokenIdHash: "h",
-    expiresAt: Date.now() - 1,
+/** An expired OIDC attempt whose minted `token` was never collected (its sealed secret is not read). */
+async function addUncollectedAttempt(svc: AuthService, token: NewToken): Promise<void> {
+  const doc: AttemptDoc = {
+    auth_method_id: token.doc.auth_method_id,
     status: "ready",
+    created_time: new Date(Date.now() - 2000).toISOString(),
+    expiration_time: new Date(Date.now() - 1).toISOString(),
     delivery: "token",
-    typeEcho: undefined,
-    token,
+    secrets: "sealed",
+    token_id: token.id,
+    token: "sealed",
   };
-  svc.oidcAttempts.byTokenId.set("h", attempt);
+  await svc.state.store.put(attemptsCollection, "h", doc);
 }
 
 /**
@@ -107,7 +107,7 @@ async function raceSweep(
 Deno.test("the OIDC attempt sweep emits no second deletion event when a logout deletes the token at once", () =>
   withService(async (svc, data) => {
     const token = await commitToken(svc, 60_000);
-    addUncollectedAttempt(svc, token);
+    await addUncollectedAttempt(svc, token);
     const logout = { locks: [lockKeys.token(token.id)], shared: parentLocks([token.doc]) };
     await raceSweep(svc, data, token, logout, () => svc.oidcAttempts.sweep());
   }));
@@ -115,7 +115,7 @@ Deno.test("the OIDC attempt sweep emits no second deletion event when a logout d
 Deno.test("the OIDC attempt sweep emits no second deletion event when the token's method is deleted at once", () =>
   withService(async (svc, data) => {
     const token = await commitToken(svc, 60_000);
-    addUncollectedAttempt(svc, token);
+    await addUncollectedAttempt(svc, token);
     // A method delete's cascade holds the method's key exclusively, not the token's.
     const cascade = { locks: [lockKeys.method(token.doc.auth_method_id)] };
     await raceSweep(svc, data, token, cascade, () => svc.oidcAttempts.sweep());
