@@ -33,10 +33,9 @@ export interface StoredPolicy {
   ModifyIndex: number;
 }
 
-export function renderToken(t: StoredToken, secretId: string): Record<string, unknown> {
+/** The fields a token and its list stub share, from Name to ExpirationTime, in Nomad's order. */
+function tokenCommonFields(t: StoredToken): Record<string, unknown> {
   return {
-    AccessorID: t.AccessorID,
-    SecretID: secretId,
     Name: t.Name,
     Type: t.Type,
     Policies: t.Policies,
@@ -45,6 +44,14 @@ export function renderToken(t: StoredToken, secretId: string): Record<string, un
     Hash: t.Hash,
     CreateTime: t.CreateTime,
     ExpirationTime: t.ExpirationTime,
+  };
+}
+
+export function renderToken(t: StoredToken, secretId: string): Record<string, unknown> {
+  return {
+    AccessorID: t.AccessorID,
+    SecretID: secretId,
+    ...tokenCommonFields(t),
     ExpirationTTL: t.ExpirationTTL,
     CreateIndex: t.CreateIndex,
     ModifyIndex: t.ModifyIndex,
@@ -54,14 +61,7 @@ export function renderToken(t: StoredToken, secretId: string): Record<string, un
 export function renderTokenStub(t: StoredToken): Record<string, unknown> {
   return {
     AccessorID: t.AccessorID,
-    Name: t.Name,
-    Type: t.Type,
-    Policies: t.Policies,
-    Roles: null,
-    Global: t.Global,
-    Hash: t.Hash,
-    CreateTime: t.CreateTime,
-    ExpirationTime: t.ExpirationTime,
+    ...tokenCommonFields(t),
     CreateIndex: t.CreateIndex,
     ModifyIndex: t.ModifyIndex,
   };

@@ -6,6 +6,7 @@ import type { RequestContext } from "../../lib/http.ts";
 import { ApiError } from "../../lib/errors.ts";
 import type { Acl, AclCaller } from "./acl_types.ts";
 import { requestSecret } from "./caller.ts";
+import { allowAllAcl, denyAllAcl } from "./policy_acl.ts";
 import { policyCollection, type StoredPolicy, type StoredToken, tokenCollection } from "./acl_model.ts";
 
 /** The policy language (parser, RulesJSON, merge): supplied by the policy module. */
@@ -24,22 +25,6 @@ export type AclChange = { kind: "token"; accessorId: string; index: number } | {
 
 export const tokenHmacPurpose = "events.acl-token-secret";
 export const tokenSealPurpose = "events.acl-token-seal";
-
-const allowAll: Acl = {
-  management: true,
-  allowNamespace: () => true,
-  allowAllNamespaces: () => true,
-  allowNodeRead: () => true,
-  allowNodeWrite: () => true,
-};
-
-const allowNothing: Acl = {
-  management: false,
-  allowNamespace: () => false,
-  allowAllNamespaces: () => false,
-  allowNodeRead: () => false,
-  allowNodeWrite: () => false,
-};
 
 export const permissionDenied = () => new ApiError(403, "Permission denied");
 
@@ -124,7 +109,7 @@ export class AclState {
    */
   resolveCaller(req: RequestContext | Request): AclCaller {
     const request = req instanceof Request ? req : req.request;
-    if (!this.enabled) return { accessorId: "", acl: allowAll, policies: [], expiresAt: undefined };
+    if (!this.enabled) return { accessorId: "", acl: allowAllAcl, policies: [], expiresAt: undefined };
     const secret = requestSecret(request);
     if (secret === undefined) return this.anonymousCaller();
     const token = this.tokenBySecret(secret);
@@ -156,7 +141,7 @@ export class AclState {
     const policies = token.Policies ?? [];
     return {
       accessorId: token.AccessorID,
-      acl: token.Type === "management" ? allowAll : this.#compile(token.AccessorID, policies),
+      acl: token.Type === "management" ? allowAllAcl : this.#compile(token.AccessorID, policies),
       policies,
       expiresAt: token.ExpirationTime ? Date.parse(token.ExpirationTime) : undefined,
     };
@@ -164,7 +149,7 @@ export class AclState {
 
   /** The current caller for an accessor ("anonymous" included); undefined if the token is gone. */
   callerForAccessor(accessorId: string): AclCaller | undefined {
-    if (!this.enabled) return { accessorId: "", acl: allowAll, policies: [], expiresAt: undefined };
+    if (!this.enabled) return { accessorId: "", acl: allowAllAcl, policies: [], expiresAt: undefined };
     if (accessorId === "anonymous") return this.anonymousCaller();
     const token = this.tokenByAccessor(accessorId);
     return token ? this.callerForToken(token) : undefined;
@@ -175,7 +160,7 @@ export class AclState {
     let acl = this.#compiled.get(key);
     if (!acl) {
       const found = policies.map((p) => this.#parsed.get(p)).filter((p) => p !== undefined);
-      acl = found.length ? this.#engine.compile(found) : allowNothing;
+      acl = found.length ? this.#engine.compile(found) : denyAllAcl;
       if (this.#compiled.size > 10_000) this.#compiled.clear();
       this.#compiled.set(key, acl);
     }

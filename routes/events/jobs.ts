@@ -4,7 +4,7 @@
 import type { ApiModule, AppContext } from "../../lib/app.ts";
 import { ApiError } from "../../lib/errors.ts";
 import type { RequestContext } from "../../lib/http.ts";
-import type { EventInput } from "../../lib/store/mod.ts";
+import type { CommitPlan, EventInput } from "../../lib/store/mod.ts";
 import {
   decodeJob,
   evaluationEvent,
@@ -62,16 +62,10 @@ export function jobRoutes(ctx: AppContext, resolveCaller: ResolveCaller): ApiMod
           ModifyIndex: index,
           JobModifyIndex: index,
         };
-        const events: EventInput[] = [jobEvent("JobRegistered", stored)];
         const evaluation = launchesEvaluation(stored)
           ? newEvaluation(stored, "job-register", index, stored.SubmitTime as number)
           : undefined;
-        if (evaluation) events.push(evaluationEvent("JobRegistered", evaluation));
-        return {
-          writes: [{ collection: jobCollection, id: docId, doc: stored }],
-          events,
-          result: (evaluation?.ID as string | undefined) ?? "",
-        };
+        return jobCommit("JobRegistered", docId, stored, stored, evaluation);
       };
     });
     return writeResponse({
@@ -105,13 +99,7 @@ export function jobRoutes(ctx: AppContext, resolveCaller: ResolveCaller): ApiMod
         const evaluation = launchesEvaluation(job)
           ? newEvaluation({ ...job, JobModifyIndex: index }, "job-deregister", index, nowNanos())
           : undefined;
-        const events: EventInput[] = [jobEvent("JobDeregistered", job)];
-        if (evaluation) events.push(evaluationEvent("JobDeregistered", evaluation));
-        return {
-          writes: [{ collection: jobCollection, id: docId, doc: purge ? null : job }],
-          events,
-          result: (evaluation?.ID as string | undefined) ?? "",
-        };
+        return jobCommit("JobDeregistered", docId, purge ? null : job, job, evaluation);
       };
     });
     return writeResponse({
@@ -157,6 +145,26 @@ export function jobRoutes(ctx: AppContext, resolveCaller: ResolveCaller): ApiMod
     { method: "DELETE", path: `/v1/job/${id}`, handler: deregister },
   ];
   return { routes, close: unwatch };
+}
+
+/**
+ * A job write's commit: `stored` (null deletes) under `docId`, the Job event for `job` and then, when one was
+ * launched, the Evaluation's; its result is the evaluation's ID ("" when none).
+ */
+function jobCommit(
+  type: "JobRegistered" | "JobDeregistered",
+  docId: string,
+  stored: JobDoc | null,
+  job: JobDoc,
+  evaluation: Record<string, unknown> | undefined,
+): CommitPlan<string> {
+  const events: EventInput[] = [jobEvent(type, job)];
+  if (evaluation) events.push(evaluationEvent(type, evaluation));
+  return {
+    writes: [{ collection: jobCollection, id: docId, doc: stored }],
+    events,
+    result: (evaluation?.ID as string | undefined) ?? "",
+  };
 }
 
 function compare(a: string, b: string): number {

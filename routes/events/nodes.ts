@@ -61,6 +61,30 @@ export function nodeRoutes(ctx: AppContext, resolveCaller: ResolveCaller): ApiMo
   const lockOf = (id: string) => `${nodeCollection}/${id}`;
   const current = (id: string) => store.get<NodeDoc>(nodeCollection, id)?.doc;
 
+  /**
+   * The commit plan of a change to node `id`: 404 when it is absent, `check` may abort, and `next` builds the
+   * new state at the commit's Index, stored with its `type` event.
+   */
+  function planNodeChange(
+    id: string,
+    type: NodeEventType,
+    next: (existing: NodeDoc, index: number) => NodeDoc,
+    check?: (existing: NodeDoc) => void,
+  ) {
+    return () => {
+      const existing = current(id);
+      if (!existing) throw nodeNotFound();
+      check?.(existing);
+      return (index: number) => {
+        const node = next(existing, index);
+        return {
+          writes: [{ collection: nodeCollection, id, doc: node }],
+          events: [nodeEvent(type, node)],
+        };
+      };
+    };
+  }
+
   async function register(req: RequestContext): Promise<Response> {
     await callerWith(req, canWrite);
     const decoded = decodeRegistration(await readObjectBody(req), Date.now());
@@ -78,17 +102,14 @@ export function nodeRoutes(ctx: AppContext, resolveCaller: ResolveCaller): ApiMo
     const caller = await callerWith(req, canWrite);
     const id = req.params.id!;
     const request = decodeDrainRequest(await readObjectBody(req));
-    const { index } = await store.transact([lockOf(id)], () => {
-      const existing = current(id);
-      if (!existing) throw nodeNotFound();
-      return (index: number) => {
-        const node = drainNode(existing, request, caller.accessorId, index, Date.now());
-        return {
-          writes: [{ collection: nodeCollection, id, doc: node }],
-          events: [nodeEvent("NodeDrain", node)],
-        };
-      };
-    });
+    const { index } = await store.transact(
+      [lockOf(id)],
+      planNodeChange(
+        id,
+        "NodeDrain",
+        (existing, index) => drainNode(existing, request, caller.accessorId, index, Date.now()),
+      ),
+    );
     return nodeWriteAnswer(index);
   }
 
@@ -97,21 +118,16 @@ export function nodeRoutes(ctx: AppContext, resolveCaller: ResolveCaller): ApiMo
     const id = req.params.id!;
     const wanted = member(await readObjectBody(req), "Eligibility");
     if (wanted !== "eligible" && wanted !== "ineligible") throw invalidEligibility(wanted);
-    const { index } = await store.transact([lockOf(id)], () => {
-      const existing = current(id);
-      if (!existing) throw nodeNotFound();
-      if (existing.SchedulingEligibility === wanted) {
+    const plan = planNodeChange(
+      id,
+      "NodeEligibility",
+      (existing, index) => setEligibility(existing, wanted, index, Date.now()),
+      (existing) => {
         // Nothing changes, so nothing is committed and no event is written.
-        throw new UnchangedNode(existing.ModifyIndex);
-      }
-      return (index: number) => {
-        const node = setEligibility(existing, wanted, index, Date.now());
-        return {
-          writes: [{ collection: nodeCollection, id, doc: node }],
-          events: [nodeEvent("NodeEligibility", node)],
-        };
-      };
-    }).catch((err) => {
+        if (existing.SchedulingEligibility === wanted) throw new UnchangedNode(existing.ModifyIndex);
+      },
+    );
+    const { index } = await store.transact([lockOf(id)], plan).catch((err) => {
       if (err instanceof UnchangedNode) return { index: err.modifyIndex };
       throw err;
     });

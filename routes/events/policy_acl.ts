@@ -100,14 +100,22 @@ function grants(caps: ReadonlySet<string> | undefined, capability: string): bool
   return caps !== undefined && !caps.has("deny") && caps.has(capability);
 }
 
+/** An Acl that gives the same answer, `allowed`, to every question. */
+function uniformAcl(allowed: boolean): Acl {
+  return Object.freeze({
+    management: allowed,
+    allowNamespace: () => allowed,
+    allowAllNamespaces: () => allowed,
+    allowNodeRead: () => allowed,
+    allowNodeWrite: () => allowed,
+  });
+}
+
 /** Everything allowed: management tokens, and every caller when ACLs are disabled. */
-export const allowAllAcl: Acl = Object.freeze({
-  management: true,
-  allowNamespace: () => true,
-  allowAllNamespaces: () => true,
-  allowNodeRead: () => true,
-  allowNodeWrite: () => true,
-});
+export const allowAllAcl: Acl = uniformAcl(true);
+
+/** Nothing allowed: a client token none of whose policies exists any more. */
+export const denyAllAcl: Acl = uniformAcl(false);
 
 /** Compiles a token's policies (unknown policy names already dropped by the caller) into an Acl. */
 export function compileAcl(policies: readonly ParsedPolicy[], options: { management?: boolean } = {}): Acl {

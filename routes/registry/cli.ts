@@ -133,6 +133,14 @@ interface ApiRequest {
 
 const seg = encodeURIComponent;
 
+/** Deletes a user or an organization, and its boxes too with --cascade. */
+function deleteNamespace(collection: string, name: string, p: Parsed): ApiRequest {
+  return {
+    method: "DELETE",
+    path: `${collection}/${seg(name)}${p.flags.has("cascade") ? "?cascade=true" : ""}`,
+  };
+}
+
 async function request(p: Parsed, io: CliIo): Promise<ApiRequest> {
   const [group, action, a, b] = p.positional;
   const users = "/api/v1/admin/users";
@@ -162,10 +170,7 @@ async function request(p: Parsed, io: CliIo): Promise<ApiRequest> {
       return { method: "PUT", path: `${users}/${seg(need(a, "NAME"))}`, body: { user } };
     }
     case "user delete":
-      return {
-        method: "DELETE",
-        path: `${users}/${seg(need(a, "NAME"))}${p.flags.has("cascade") ? "?cascade=true" : ""}`,
-      };
+      return deleteNamespace(users, need(a, "NAME"), p);
     case "org list":
       return { method: "GET", path: orgs };
     case "org show":
@@ -184,10 +189,7 @@ async function request(p: Parsed, io: CliIo): Promise<ApiRequest> {
       return { method: "PUT", path: `${orgs}/${seg(need(a, "NAME"))}`, body: { organization } };
     }
     case "org delete":
-      return {
-        method: "DELETE",
-        path: `${orgs}/${seg(need(a, "NAME"))}${p.flags.has("cascade") ? "?cascade=true" : ""}`,
-      };
+      return deleteNamespace(orgs, need(a, "NAME"), p);
     case "org member":
       return {
         method: "PUT",

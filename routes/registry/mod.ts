@@ -84,6 +84,20 @@ interface RouteSpec {
   maxBodyBytes?: number;
 }
 
+/** An admin collection's routes, in this order: list and create at `base`, read, update and delete at `base/:name`. */
+function adminCollection(
+  base: string,
+  handlers: Record<"list" | "create" | "read" | "update" | "remove", RegistryHandler>,
+): RouteSpec[] {
+  return [
+    { method: "GET", path: base, handler: handlers.list },
+    { method: "POST", path: base, handler: handlers.create },
+    { method: "GET", path: `${base}/:name`, handler: handlers.read },
+    { method: "PUT", path: `${base}/:name`, handler: handlers.update },
+    { method: "DELETE", path: `${base}/:name`, handler: handlers.remove },
+  ];
+}
+
 const ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
 const B = "/api/v1/box/:username/:name";
 const V = `${B}/version/:version`;
@@ -138,11 +152,13 @@ export async function createRegistryApi(ctx: AppContext): Promise<ApiModule> {
       secretParams: ["id"],
       maxBodyBytes: settings.maxUploadBytes,
     },
-    { method: "GET", path: "/api/v1/admin/users", handler: adminUsers.listUsers },
-    { method: "POST", path: "/api/v1/admin/users", handler: adminUsers.createUser },
-    { method: "GET", path: "/api/v1/admin/users/:name", handler: adminUsers.getUser },
-    { method: "PUT", path: "/api/v1/admin/users/:name", handler: adminUsers.updateUser },
-    { method: "DELETE", path: "/api/v1/admin/users/:name", handler: adminUsers.deleteUser },
+    ...adminCollection("/api/v1/admin/users", {
+      list: adminUsers.listUsers,
+      create: adminUsers.createUser,
+      read: adminUsers.getUser,
+      update: adminUsers.updateUser,
+      remove: adminUsers.deleteUser,
+    }),
     { method: "POST", path: "/api/v1/admin/users/:name/totp", handler: adminUsers.enrolTotp },
     { method: "DELETE", path: "/api/v1/admin/users/:name/totp", handler: adminUsers.removeTotp },
     { method: "POST", path: "/api/v1/admin/users/:name/totp/confirm", handler: adminUsers.confirmTotp },
@@ -152,11 +168,13 @@ export async function createRegistryApi(ctx: AppContext): Promise<ApiModule> {
       path: "/api/v1/admin/users/:name/tokens/:token_hash",
       handler: adminUsers.deleteUserToken,
     },
-    { method: "GET", path: "/api/v1/admin/organizations", handler: adminOrgs.listOrgs },
-    { method: "POST", path: "/api/v1/admin/organizations", handler: adminOrgs.createOrg },
-    { method: "GET", path: "/api/v1/admin/organizations/:name", handler: adminOrgs.getOrg },
-    { method: "PUT", path: "/api/v1/admin/organizations/:name", handler: adminOrgs.updateOrg },
-    { method: "DELETE", path: "/api/v1/admin/organizations/:name", handler: adminOrgs.deleteOrg },
+    ...adminCollection("/api/v1/admin/organizations", {
+      list: adminOrgs.listOrgs,
+      create: adminOrgs.createOrg,
+      read: adminOrgs.getOrg,
+      update: adminOrgs.updateOrg,
+      remove: adminOrgs.deleteOrg,
+    }),
     {
       method: "PUT",
       path: "/api/v1/admin/organizations/:name/members/:username",

@@ -7,11 +7,11 @@ import { type Req, requireUser } from "./auth.ts";
 import { FieldErrors, type Payload, readPayload } from "./body.ts";
 import { notFound, unprocessable } from "./errors.ts";
 import { providerEvent } from "./events.ts";
-import { type BoxDoc, BOXES, now, type ProviderDoc, providerIsValid, type VersionDoc } from "./model.ts";
+import { type BoxDoc, now, type ProviderDoc, providerIsValid, type VersionDoc } from "./model.ts";
 import { renderProvider } from "./render.ts";
 import { checksumLengths, providerNamePattern } from "./rules.ts";
-import { currentBox, ownerView, writableBox } from "./boxes.ts";
-import { findVersion, visibleVersion } from "./versions.ts";
+import { writableBox } from "./boxes.ts";
+import { commitToVersion, visibleVersion } from "./versions.ts";
 
 const DUPLICATE = "Metadata provider must be unique for version";
 
@@ -109,33 +109,20 @@ function assertMatchesFile(p: ProviderDoc, computed: Map<string, string>): void 
 }
 
 /** Runs `change` on a copy of the path's provider (or version, for create) inside one commit. */
-async function commitProvider(
+function commitProvider(
   req: Req,
   change: (
     box: BoxDoc,
     version: VersionDoc,
   ) => { provider: ProviderDoc; type: Parameters<typeof providerEvent>[0] },
 ): Promise<Response> {
-  const user = requireUser(req);
-  const target = writableBox(req);
-  findVersion(target.doc, req.ctx.params.version ?? "");
-  const reg = req.reg;
-  const result = await reg.write(() => {
-    const box = currentBox(req, target.id);
-    const doc: BoxDoc = structuredClone(box.doc);
-    const version = findVersion(doc, req.ctx.params.version ?? "");
+  return commitToVersion(req, (doc, version) => {
     const { provider, type } = change(doc, version);
-    const t = now();
-    doc.updated_at = t;
-    version.updated_at = t;
-    const view = ownerView(req);
-    return {
-      writes: [{ collection: BOXES, id: box.id, doc, ifVersion: box.version }],
-      events: [providerEvent(type, view, doc, version, provider, user.username)],
+    return (view, username) => ({
+      events: [providerEvent(type, view, doc, version, provider, username)],
       result: renderProvider(view, doc, version, provider),
-    };
+    });
   });
-  return json(result);
 }
 
 export async function createProvider(req: Req): Promise<Response> {

@@ -2,13 +2,13 @@
 
 import { ApiError } from "../../lib/errors.ts";
 import { json } from "../../lib/http.ts";
-import type { StoredDoc } from "../../lib/store/mod.ts";
+import type { EventInput, StoredDoc } from "../../lib/store/mod.ts";
 import { type Req, requireUser } from "./auth.ts";
 import { FieldErrors, readPayload } from "./body.ts";
 import { notFound, unprocessable } from "./errors.ts";
 import { versionEvent } from "./events.ts";
 import { type BoxDoc, BOXES, now, type VersionDoc } from "./model.ts";
-import { hasValidProvider, renderVersion } from "./render.ts";
+import { hasValidProvider, renderVersion, type View } from "./render.ts";
 import { compareVersions, isValidVersion, LONG_TEXT_MAX } from "./rules.ts";
 import { currentBox, ownerView, visibleBox, writableBox } from "./boxes.ts";
 
@@ -28,32 +28,52 @@ export function findVersion(box: BoxDoc, number: string): VersionDoc {
   return v;
 }
 
-/** Commits `change` to a copy of the path's version; `change` returns the event type to emit. */
-export async function changeVersion(
+/** Builds a version change's events and answer, once the box and the version are stamped updated. */
+export type VersionCommitOutcome = (
+  view: View,
+  username: string,
+) => { events: EventInput[]; result: unknown };
+
+/**
+ * Commits `change` to a copy of the path's box and version (and, for providers, what hangs below it): `change`
+ * edits the copies and returns how to build the events and the answer from them.
+ */
+export async function commitToVersion(
   req: Req,
-  change: (box: BoxDoc, version: VersionDoc) => Parameters<typeof versionEvent>[0] | null,
+  change: (box: BoxDoc, version: VersionDoc) => VersionCommitOutcome,
 ): Promise<Response> {
   const user = requireUser(req);
   const target = writableBox(req);
   findVersion(target.doc, req.ctx.params.version ?? "");
-  const reg = req.reg;
-  const result = await reg.write(() => {
+  const result = await req.reg.write(() => {
     const box = currentBox(req, target.id);
     const doc: BoxDoc = structuredClone(box.doc);
     const version = findVersion(doc, req.ctx.params.version ?? "");
-    const type = change(doc, version);
+    const outcome = change(doc, version);
     const t = now();
     version.updated_at = t;
     doc.updated_at = t;
-    const view = ownerView(req);
-    if (type === "VersionDeleted") doc.versions = doc.versions.filter((v) => v !== version);
-    return {
-      writes: [{ collection: BOXES, id: box.id, doc, ifVersion: box.version }],
-      events: type ? [versionEvent(type, view, doc, version, user.username)] : [],
-      result: renderVersion(view, doc, version),
-    };
+    const { events, result } = outcome(ownerView(req), user.username);
+    return { writes: [{ collection: BOXES, id: box.id, doc, ifVersion: box.version }], events, result };
   });
   return json(result);
+}
+
+/** Commits `change` to a copy of the path's version; `change` returns the event type to emit. */
+export function changeVersion(
+  req: Req,
+  change: (box: BoxDoc, version: VersionDoc) => Parameters<typeof versionEvent>[0] | null,
+): Promise<Response> {
+  return commitToVersion(req, (doc, version) => {
+    const type = change(doc, version);
+    return (view, username) => {
+      if (type === "VersionDeleted") doc.versions = doc.versions.filter((v) => v !== version);
+      return {
+        events: type ? [versionEvent(type, view, doc, version, username)] : [],
+        result: renderVersion(view, doc, version),
+      };
+    };
+  });
 }
 
 export function getVersion(req: Req): Response {

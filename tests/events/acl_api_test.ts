@@ -1,6 +1,16 @@
+// The ACL HTTP API: bootstrap, policy and token CRUD with their events, token validation and token self (spec §8).
+
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import { startTestServer } from "../helpers/server.ts";
-import { call, createToken, putPolicy, rootSecret, startEventsServer, subscribe } from "./stream_helpers.ts";
+import {
+  call,
+  createToken,
+  eventsServerTest,
+  putPolicy,
+  rootSecret,
+  startEventsServer,
+  subscribe,
+} from "./stream_helpers.ts";
 
 Deno.test("acl bootstrap returns a management secret once and emits no event", async () => {
   const srv = await startTestServer({ WHARF_EVENTS_HEARTBEAT_MS: "50" });
@@ -43,9 +53,9 @@ Deno.test("acl bootstrap rejects a non-UUID secret and answers 400 when the serv
   }
 });
 
-Deno.test("acl policies are validated, keep CreateIndex, show RulesJSON and emit upsert/delete events", async () => {
-  const srv = await startEventsServer();
-  try {
+eventsServerTest(
+  "acl policies are validated, keep CreateIndex, show RulesJSON and emit upsert/delete events",
+  async (srv) => {
     const s = await subscribe(srv.url, "topic=ACLPolicy&index=-1");
     const put = (name: string, body: unknown) =>
       call(srv.url, "PUT", `/v1/acl/policy/${name}`, { token: rootSecret, body });
@@ -105,14 +115,12 @@ Deno.test("acl policies are validated, keep CreateIndex, show RulesJSON and emit
     const types = (await s.dataUntilQuiet()).flatMap((f) => f.Events!.map((e) => e.Type));
     assertEquals(types, ["ACLPolicyUpserted", "ACLPolicyUpserted", "ACLPolicyDeleted"]);
     await s.close();
-  } finally {
-    await srv.stop();
-  }
-});
+  },
+);
 
-Deno.test("acl tokens are created, read, updated, listed and deleted with events that never carry the secret", async () => {
-  const srv = await startEventsServer();
-  try {
+eventsServerTest(
+  "acl tokens are created, read, updated, listed and deleted with events that never carry the secret",
+  async (srv) => {
     await putPolicy(srv.url, "nodes", 'node { policy = "read" }');
     const s = await subscribe(srv.url, "topic=ACLToken&index=-1");
     const created = await call(srv.url, "POST", "/v1/acl/token", {
@@ -194,59 +202,52 @@ Deno.test("acl tokens are created, read, updated, listed and deleted with events
     }
     assert(!s.lines.join("\n").includes(secret));
     await s.close();
-  } finally {
-    await srv.stop();
-  }
-});
+  },
+);
 
-Deno.test("acl token creation enforces type, policies, roles and the TTL window", async () => {
-  const srv = await startEventsServer();
-  try {
-    const post = (body: unknown) => call(srv.url, "PUT", "/v1/acl/token", { token: rootSecret, body });
-    const cases: Array<[unknown, string]> = [
-      [{ Type: "client" }, "token 0 invalid: client token missing policies or roles"],
-      [
-        { Type: "management", Policies: ["a"] },
-        "token 0 invalid: management token cannot be associated with policies or roles",
-      ],
-      [{ Type: "root" }, "token 0 invalid: token type must be client or management"],
-      [
-        { Type: "client", Policies: ["a"], Roles: [{ Name: "r" }] },
-        "token 0 invalid: ACL roles are not supported",
-      ],
-      [
-        { Type: "client", Policies: ["a"], ExpirationTTL: "10s" },
-        "token 0 invalid: expiration time cannot be less than 1m0s in the future",
-      ],
-      [
-        { Type: "client", Policies: ["a"], ExpirationTTL: "48h" },
-        "token 0 invalid: expiration time cannot be more than 24h0m0s in the future",
-      ],
-    ];
-    for (const [body, text] of cases) {
-      const r = await post(body);
-      assertEquals([r.status, r.text], [400, text], JSON.stringify(body));
-    }
-    const ns = await post({ Type: "management", ExpirationTTL: 3_600_000_000_000 });
-    assertEquals((ns.json as Record<string, unknown>).ExpirationTTL, "1h0m0s");
-    const given = { AccessorID: crypto.randomUUID(), SecretID: crypto.randomUUID() };
-    const kept = await post({ Type: "management", ...given });
-    const k = kept.json as Record<string, unknown>;
-    assertEquals([k.AccessorID, k.SecretID], [given.AccessorID, given.SecretID]);
-    const bad = await call(srv.url, "PUT", "/v1/acl/token", { token: rootSecret, body: "{nope" });
-    assertEquals(bad.status, 400);
-    assert(bad.text.startsWith("Failed to decode request body: "), bad.text);
-    const client = await createToken(srv.url, ["a"]);
-    const forbidden = await call(srv.url, "PUT", "/v1/acl/token", {
-      token: client.SecretID,
-      body: { Type: "management" },
-    });
-    assertEquals([forbidden.status, forbidden.text], [403, "Permission denied"]);
-    const unknown = await call(srv.url, "GET", "/v1/acl/policies", { token: crypto.randomUUID() });
-    assertEquals([unknown.status, unknown.text], [403, "ACL token not found"]);
-  } finally {
-    await srv.stop();
+eventsServerTest("acl token creation enforces type, policies, roles and the TTL window", async (srv) => {
+  const post = (body: unknown) => call(srv.url, "PUT", "/v1/acl/token", { token: rootSecret, body });
+  const cases: Array<[unknown, string]> = [
+    [{ Type: "client" }, "token 0 invalid: client token missing policies or roles"],
+    [
+      { Type: "management", Policies: ["a"] },
+      "token 0 invalid: management token cannot be associated with policies or roles",
+    ],
+    [{ Type: "root" }, "token 0 invalid: token type must be client or management"],
+    [
+      { Type: "client", Policies: ["a"], Roles: [{ Name: "r" }] },
+      "token 0 invalid: ACL roles are not supported",
+    ],
+    [
+      { Type: "client", Policies: ["a"], ExpirationTTL: "10s" },
+      "token 0 invalid: expiration time cannot be less than 1m0s in the future",
+    ],
+    [
+      { Type: "client", Policies: ["a"], ExpirationTTL: "48h" },
+      "token 0 invalid: expiration time cannot be more than 24h0m0s in the future",
+    ],
+  ];
+  for (const [body, text] of cases) {
+    const r = await post(body);
+    assertEquals([r.status, r.text], [400, text], JSON.stringify(body));
   }
+  const ns = await post({ Type: "management", ExpirationTTL: 3_600_000_000_000 });
+  assertEquals((ns.json as Record<string, unknown>).ExpirationTTL, "1h0m0s");
+  const given = { AccessorID: crypto.randomUUID(), SecretID: crypto.randomUUID() };
+  const kept = await post({ Type: "management", ...given });
+  const k = kept.json as Record<string, unknown>;
+  assertEquals([k.AccessorID, k.SecretID], [given.AccessorID, given.SecretID]);
+  const bad = await call(srv.url, "PUT", "/v1/acl/token", { token: rootSecret, body: "{nope" });
+  assertEquals(bad.status, 400);
+  assert(bad.text.startsWith("Failed to decode request body: "), bad.text);
+  const client = await createToken(srv.url, ["a"]);
+  const forbidden = await call(srv.url, "PUT", "/v1/acl/token", {
+    token: client.SecretID,
+    body: { Type: "management" },
+  });
+  assertEquals([forbidden.status, forbidden.text], [403, "Permission denied"]);
+  const unknown = await call(srv.url, "GET", "/v1/acl/policies", { token: crypto.randomUUID() });
+  assertEquals([unknown.status, unknown.text], [403, "ACL token not found"]);
 });
 
 Deno.test("acl token self without a token returns the anonymous token; ACLs off answer 400", async () => {

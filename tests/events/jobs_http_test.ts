@@ -2,7 +2,7 @@
 
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import type { TestServer } from "../helpers/server.ts";
-import { withServer } from "./nodes_support.ts";
+import { assertBodiesRefused, withServer } from "./nodes_support.ts";
 import { call } from "./stream_helpers.ts";
 
 type Job = Record<string, unknown>;
@@ -125,15 +125,7 @@ withServer("job register rejects invalid jobs with Nomad's texts", async (ts) =>
     ],
     [{ Job: "web" }, /^Failed to decode request body: /],
   ];
-  for (const [body, expected] of cases) {
-    const r = await call(ts.url, "PUT", "/v1/jobs", { body });
-    assertEquals(r.status, 400, JSON.stringify(body));
-    if (typeof expected === "string") assertEquals(r.text, expected);
-    else assertMatch(r.text, expected);
-  }
-  const empty = await call(ts.url, "PUT", "/v1/jobs");
-  assertEquals([empty.status, empty.text], [400, "Failed to decode request body: EOF"]);
-  assertEquals((await call(ts.url, "GET", "/v1/jobs")).json, []);
+  await assertBodiesRefused(ts, "/v1/jobs", "/v1/jobs", cases);
 });
 
 withServer(

@@ -2,7 +2,7 @@
 
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import { call } from "./stream_helpers.ts";
-import { getNode, type Node, register, withServer } from "./nodes_support.ts";
+import { assertBodiesRefused, getNode, type Node, register, withServer } from "./nodes_support.ts";
 
 const nodeKeys = [
   "ID",
@@ -192,15 +192,7 @@ withServer("node register rejects invalid bodies with Nomad's texts", async (ts)
     [[1, 2], /^Failed to decode request body: json: cannot unmarshal array/],
     ["{not json", /^Failed to decode request body: /],
   ];
-  for (const [body, expected] of cases) {
-    const r = await call(ts.url, "PUT", "/v1/node/register", { body });
-    assertEquals(r.status, 400, JSON.stringify(body));
-    assertMatch(r.text, expected);
-    assertEquals(r.headers.get("Content-Type"), "text/plain; charset=utf-8");
-  }
-  const empty = await call(ts.url, "PUT", "/v1/node/register");
-  assertEquals([empty.status, empty.text], [400, "Failed to decode request body: EOF"]);
-  assertEquals((await call(ts.url, "GET", "/v1/nodes")).json, []);
+  await assertBodiesRefused(ts, "/v1/node/register", "/v1/nodes", cases);
 });
 
 withServer(

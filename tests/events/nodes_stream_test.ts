@@ -1,20 +1,16 @@
 // Node producers seen through the event stream and guarded by ACLs (checklist 4, 18, 24).
 
 import { assert, assertEquals } from "../helpers/assert.ts";
-import { testWith } from "../helpers/fixture.ts";
 import type { TestServer } from "../helpers/server.ts";
 import {
   call,
   createToken,
+  eventsServerTest,
   type Frame,
   putPolicy,
   rootSecret,
-  startEventsServer,
-  subscribe,
+  withSubscription,
 } from "./stream_helpers.ts";
-
-/** Each test gets a fresh server with ACLs on and the root management token bootstrapped. */
-const withServer = testWith(startEventsServer);
 
 async function nodeWrite(ts: TestServer, method: string, path: string, body?: unknown, token = rootSecret) {
   const r = await call(ts.url, method, path, { token, body });
@@ -25,11 +21,10 @@ async function nodeWrite(ts: TestServer, method: string, path: string, body?: un
 const events = (f: Frame | undefined) => f?.Events ?? [];
 const payloadNode = (e: Record<string, unknown>) => (e.Payload as { Node: Record<string, unknown> }).Node;
 
-withServer(
+eventsServerTest(
   "a node registered after the first {} streams as Node/NodeRegistration (checklist 4)",
   async (ts) => {
-    const s = await subscribe(ts.url, "topic=Node");
-    try {
+    await withSubscription(ts.url, "topic=Node", async (s) => {
       const index = await nodeWrite(ts, "PUT", "/v1/node/register", { ID: "n1", SecretID: "hidden" });
       const frame = await s.nextData();
       assertEquals(frame?.Index, index);
@@ -53,18 +48,15 @@ withServer(
         false,
       ]);
       assertEquals([node.CreateIndex, node.ModifyIndex], [index, index]);
-    } finally {
-      await s.close();
-    }
+    });
   },
 );
 
-withServer(
+eventsServerTest(
   "drain, eligibility and purge stream their Node events; unchanged eligibility streams none (checklist 24)",
   async (ts) => {
     await nodeWrite(ts, "PUT", "/v1/node/register", { ID: "n1" });
-    const s = await subscribe(ts.url, "topic=Node&index=-1");
-    try {
+    await withSubscription(ts.url, "topic=Node&index=-1", async (s) => {
       const drainIndex = await nodeWrite(ts, "POST", "/v1/node/n1/drain", { DrainSpec: { Deadline: 60e9 } });
       const drain = events(await s.nextData());
       assertEquals(drain.map((e) => [e.Type, e.Index]), [["NodeDrain", drainIndex]]);
@@ -97,17 +89,14 @@ withServer(
       assertEquals(payloadNode(purge[0]!).ModifyIndex, eligIndex);
       const gone = await call(ts.url, "GET", "/v1/node/n1", { token: rootSecret });
       assertEquals([gone.status, gone.text], [404, "node not found"]);
-    } finally {
-      await s.close();
-    }
+    });
   },
 );
 
-withServer(
+eventsServerTest(
   "a NodeDrain subscriber gets drain and eligibility events as Topic Node, not registrations (checklist 18)",
   async (ts) => {
-    const s = await subscribe(ts.url, "topic=NodeDrain&index=-1");
-    try {
+    await withSubscription(ts.url, "topic=NodeDrain&index=-1", async (s) => {
       await nodeWrite(ts, "PUT", "/v1/node/register", { ID: "n1" });
       await nodeWrite(ts, "PUT", "/v1/node/n1/drain", { DrainSpec: { Deadline: 0 } });
       await nodeWrite(ts, "PUT", "/v1/node/register", { ID: "n2" });
@@ -116,13 +105,11 @@ withServer(
       const frames = await s.dataUntilQuiet(500);
       const seen = frames.flatMap((f) => events(f)).map((e) => [e.Topic, e.Type, e.Key]);
       assertEquals(seen, [["Node", "NodeDrain", "n1"], ["Node", "NodeEligibility", "n2"]]);
-    } finally {
-      await s.close();
-    }
+    });
   },
 );
 
-withServer("node endpoints need node write for writes and node read for reads", async (ts) => {
+eventsServerTest("node endpoints need node write for writes and node read for reads", async (ts) => {
   await putPolicy(ts.url, "node-read", `node { policy = "read" }`);
   await putPolicy(ts.url, "node-write", `node { policy = "write" }`);
   await putPolicy(ts.url, "jobs", `namespace "*" { policy = "write" }`);

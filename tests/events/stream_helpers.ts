@@ -1,5 +1,7 @@
 // Helpers for the event-stream and ACL tests: a bootstrapped server, API calls, an NDJSON stream reader.
 
+import type { EventInput } from "../../lib/store/mod.ts";
+import { testWithSettings } from "../helpers/fixture.ts";
 import { startTestServer, type TestServer, withTimeout } from "../helpers/server.ts";
 
 export const rootSecret = "a3c2e9b4-5f6d-4e7a-8b9c-0d1e2f3a4b5c";
@@ -12,6 +14,9 @@ export function startEventsServer(env: Record<string, string> = {}, dataDir?: st
     ...env,
   }, dataDir);
 }
+
+/** Registers a Deno.test run with a fresh startEventsServer(env) server, always stopped after. */
+export const eventsServerTest = testWithSettings((env?: Record<string, string>) => startEventsServer(env));
 
 export interface CallOptions {
   token?: string | undefined;
@@ -67,14 +72,8 @@ export async function createToken(
   return r.json as { AccessorID: string; SecretID: string };
 }
 
-export interface PublishedEvent {
-  Topic: string;
-  Type: string;
-  Key: string;
-  Namespace?: string;
-  FilterKeys?: string[] | null;
-  Payload: Record<string, unknown>;
-}
+/** An event as /v1/event/publish takes it: the same shape producers give the store. */
+export type PublishedEvent = EventInput;
 
 export async function publish(url: string, events: PublishedEvent[], token = rootSecret): Promise<number> {
   const r = await call(url, "POST", "/v1/event/publish", { token, body: { Events: events } });
@@ -215,6 +214,20 @@ export async function subscribe(
   const first = await s.next();
   if (first === undefined || Object.keys(first).length !== 0) throw new Error("first line is not {}");
   return s;
+}
+
+/** Runs `fn` with a subscription (as `subscribe` opens it) and closes it after, whether `fn` passed or threw. */
+export async function withSubscription(
+  url: string,
+  query: string,
+  fn: (stream: StreamReader) => Promise<void>,
+): Promise<void> {
+  const stream = await subscribe(url, query);
+  try {
+    await fn(stream);
+  } finally {
+    await stream.close();
+  }
 }
 
 export async function denied(url: string, query: string, token: string | null): Promise<[number, string]> {

@@ -1,9 +1,11 @@
-import { assertEquals } from "../helpers/assert.ts";
-import { call, rootSecret, startEventsServer, subscribe } from "./stream_helpers.ts";
+// Producer writes (node register, job register and purge) as the event stream delivers them.
 
-Deno.test("event stream delivers a node registered after {} as Node/NodeRegistration with §11 defaults", async () => {
-  const srv = await startEventsServer();
-  try {
+import { assertEquals } from "../helpers/assert.ts";
+import { call, eventsServerTest, rootSecret, subscribe } from "./stream_helpers.ts";
+
+eventsServerTest(
+  "event stream delivers a node registered after {} as Node/NodeRegistration with §11 defaults",
+  async (srv) => {
     const s = await subscribe(srv.url, "topic=Node&index=-1");
     const r = await call(srv.url, "PUT", "/v1/node/register", {
       token: rootSecret,
@@ -22,14 +24,12 @@ Deno.test("event stream delivers a node registered after {} as Node/NodeRegistra
     ]);
     assertEquals(e.Key, node.ID);
     await s.close();
-  } finally {
-    await srv.stop();
-  }
-});
+  },
+);
 
-Deno.test("event stream sends a job register as one frame, Job then Evaluation, and a purge with one-member payloads", async () => {
-  const srv = await startEventsServer();
-  try {
+eventsServerTest(
+  "event stream sends a job register as one frame, Job then Evaluation, and a purge with one-member payloads",
+  async (srv) => {
     const s = await subscribe(srv.url, "topic=Job&topic=Evaluation&index=-1");
     let r = await call(srv.url, "PUT", "/v1/jobs", { token: rootSecret, body: { Job: { ID: "web" } } });
     assertEquals(r.status, 200);
@@ -46,7 +46,5 @@ Deno.test("event stream sends a job register as one frame, Job then Evaluation, 
       assertEquals(Object.keys(e.Payload as object).length, 1);
     }
     await s.close();
-  } finally {
-    await srv.stop();
-  }
-});
+  },
+);

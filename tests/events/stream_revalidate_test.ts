@@ -1,8 +1,11 @@
+// Event streams end when their token stops granting access (deleted, narrowed, expired) or the server stops.
+
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { withTimeout } from "../helpers/server.ts";
 import {
   call,
   createToken,
+  eventsServerTest,
   nodeEvent,
   publish,
   putPolicy,
@@ -11,9 +14,9 @@ import {
   subscribe,
 } from "./stream_helpers.ts";
 
-Deno.test("event stream ends cleanly after a complete line when the subscriber's token is deleted", async () => {
-  const srv = await startEventsServer();
-  try {
+eventsServerTest(
+  "event stream ends cleanly after a complete line when the subscriber's token is deleted",
+  async (srv) => {
     await putPolicy(srv.url, "nodes", 'node { policy = "read" }');
     const token = await createToken(srv.url, ["nodes"]);
     const s = await subscribe(srv.url, "topic=Node", token.SecretID);
@@ -26,14 +29,12 @@ Deno.test("event stream ends cleanly after a complete line when the subscriber's
     const rest = await s.readToEnd(5000);
     assert(rest.every((f) => f.Index! < revoking), "no frame at or above the revoking index");
     assert(s.done);
-  } finally {
-    await srv.stop();
-  }
-});
+  },
+);
 
-Deno.test("event stream ends when the subscriber's token is updated to policies that no longer grant access", async () => {
-  const srv = await startEventsServer();
-  try {
+eventsServerTest(
+  "event stream ends when the subscriber's token is updated to policies that no longer grant access",
+  async (srv) => {
     await putPolicy(srv.url, "nodes", 'node { policy = "read" }');
     await putPolicy(srv.url, "jobs", 'namespace "default" { policy = "read" }');
     const token = await createToken(srv.url, ["nodes"]);
@@ -54,14 +55,12 @@ Deno.test("event stream ends when the subscriber's token is updated to policies 
     const rest = await s.readToEnd(5000);
     assert(rest.every((f) => f.Index! < revoking));
     assert(s.done);
-  } finally {
-    await srv.stop();
-  }
-});
+  },
+);
 
-Deno.test("event stream closes when the granting policy is deleted while other streams go on", async () => {
-  const srv = await startEventsServer();
-  try {
+eventsServerTest(
+  "event stream closes when the granting policy is deleted while other streams go on",
+  async (srv) => {
     await putPolicy(srv.url, "nodes", 'node { policy = "read" }');
     await putPolicy(srv.url, "nodes2", 'node { policy = "read" }');
     const a = await createToken(srv.url, ["nodes"]);
@@ -79,26 +78,21 @@ Deno.test("event stream closes when the granting policy is deleted while other s
     await putPolicy(srv.url, "nodes2", 'namespace "default" { policy = "read" }');
     await sb.readToEnd(5000);
     assert(sb.done);
-  } finally {
-    await srv.stop();
-  }
-});
+  },
+);
 
-Deno.test("event stream of an expiring token closes within a heartbeat interval of expiry", async () => {
-  const srv = await startEventsServer({ WHARF_ACL_TOKEN_MIN_TTL: "100ms" });
-  try {
-    await putPolicy(srv.url, "nodes", 'node { policy = "read" }');
-    const created = Date.now();
-    const token = await createToken(srv.url, ["nodes"], { ExpirationTTL: "1500ms" });
-    const s = await subscribe(srv.url, "topic=Node", token.SecretID);
-    await s.readToEnd(10_000);
-    assert(s.done);
-    assert(Date.now() - created >= 1450, "not before expiry");
-    const after = await call(srv.url, "GET", "/v1/acl/token/self", { token: token.SecretID });
-    assertEquals([after.status, after.text], [403, "ACL token expired"]);
-  } finally {
-    await srv.stop();
-  }
+eventsServerTest("event stream of an expiring token closes within a heartbeat interval of expiry", {
+  WHARF_ACL_TOKEN_MIN_TTL: "100ms",
+}, async (srv) => {
+  await putPolicy(srv.url, "nodes", 'node { policy = "read" }');
+  const created = Date.now();
+  const token = await createToken(srv.url, ["nodes"], { ExpirationTTL: "1500ms" });
+  const s = await subscribe(srv.url, "topic=Node", token.SecretID);
+  await s.readToEnd(10_000);
+  assert(s.done);
+  assert(Date.now() - created >= 1450, "not before expiry");
+  const after = await call(srv.url, "GET", "/v1/acl/token/self", { token: token.SecretID });
+  assertEquals([after.status, after.text], [403, "ACL token expired"]);
 });
 
 Deno.test("event streams end cleanly when the server shuts down", async () => {

@@ -1,21 +1,23 @@
+// The event stream over HTTP (spec §3): headers, ordering, index replay, errors, auth, filters, publish, NDJSON.
+
 import { assert, assertEquals } from "../helpers/assert.ts";
 import {
   call,
   createToken,
   denied,
+  eventsServerTest,
   jobEvent,
   nodeEvent,
   openStream,
   publish,
   putPolicy,
   rootSecret,
-  startEventsServer,
   subscribe,
 } from "./stream_helpers.ts";
 
-Deno.test("event stream answers 200 with the §3 headers and {} first when the token is management", async () => {
-  const srv = await startEventsServer();
-  try {
+eventsServerTest(
+  "event stream answers 200 with the §3 headers and {} first when the token is management",
+  async (srv) => {
     const s = await openStream(srv.url, "index=-1");
     assertEquals(s.response.status, 200);
     assertEquals(s.response.headers.get("Content-Type"), "application/json");
@@ -27,14 +29,12 @@ Deno.test("event stream answers 200 with the §3 headers and {} first when the t
     // With a 50 ms heartbeat an idle stream keeps receiving {}.
     for (let i = 0; i < 3; i++) assertEquals(await s.next(2000), {});
     await s.close();
-  } finally {
-    await srv.stop();
-  }
-});
+  },
+);
 
-Deno.test("event stream delivers events with keys in §3 order and event Index equal to the frame's", async () => {
-  const srv = await startEventsServer();
-  try {
+eventsServerTest(
+  "event stream delivers events with keys in §3 order and event Index equal to the frame's",
+  async (srv) => {
     const s = await subscribe(srv.url, "topic=Node");
     const index = await publish(srv.url, [nodeEvent("n1"), nodeEvent("n2", "NodeEvent")]);
     const f = await s.nextData();
@@ -47,14 +47,12 @@ Deno.test("event stream delivers events with keys in §3 order and event Index e
     }
     assertEquals(s.lines.every((l) => !l.includes("\n")), true);
     await s.close();
-  } finally {
-    await srv.stop();
-  }
-});
+  },
+);
 
-Deno.test("event stream replays from index=0, then live; index=N is inclusive; last+1 repeats nothing", async () => {
-  const srv = await startEventsServer();
-  try {
+eventsServerTest(
+  "event stream replays from index=0, then live; index=N is inclusive; last+1 repeats nothing",
+  async (srv) => {
     const indexes: number[] = [];
     for (let i = 0; i < 5; i++) indexes.push(await publish(srv.url, [nodeEvent(`n${i}`)]));
     const all = await subscribe(srv.url, "index=0&topic=Node");
@@ -73,14 +71,12 @@ Deno.test("event stream replays from index=0, then live; index=N is inclusive; l
     const next = await publish(srv.url, [nodeEvent("after")]);
     assertEquals((await resume.nextData())!.Index, next);
     await resume.close();
-  } finally {
-    await srv.stop();
-  }
-});
+  },
+);
 
-Deno.test("event stream sends no data for index above newest until a commit, and none before for negative", async () => {
-  const srv = await startEventsServer();
-  try {
+eventsServerTest(
+  "event stream sends no data for index above newest until a commit, and none before for negative",
+  async (srv) => {
     const newest = await publish(srv.url, [nodeEvent("a")]);
     const ahead = await subscribe(srv.url, `index=${newest + 1}&topic=Node`);
     const fromNow = await subscribe(srv.url, `index=-1&topic=Node`);
@@ -92,14 +88,12 @@ Deno.test("event stream sends no data for index above newest until a commit, and
     assertEquals((await fromNow.nextData())!.Index, next);
     assertEquals(await far.dataUntilQuiet(300), []);
     await Promise.all([ahead.close(), fromNow.close(), far.close()]);
-  } finally {
-    await srv.stop();
-  }
-});
+  },
+);
 
-Deno.test("event stream rejects a bad index or topic with the exact 400 texts and POST with 405", async () => {
-  const srv = await startEventsServer();
-  try {
+eventsServerTest(
+  "event stream rejects a bad index or topic with the exact 400 texts and POST with 405",
+  async (srv) => {
     assertEquals(await denied(srv.url, "index=abc", rootSecret), [
       400,
       'Unable to parse index: strconv.Atoi: parsing "abc": invalid syntax',
@@ -114,14 +108,12 @@ Deno.test("event stream rejects a bad index or topic with the exact 400 texts an
     ]);
     const post = await call(srv.url, "POST", "/v1/event/stream", { token: rootSecret });
     assertEquals([post.status, post.text], [405, "Invalid method"]);
-  } finally {
-    await srv.stop();
-  }
-});
+  },
+);
 
-Deno.test("event stream answers 403 before any byte when the token is missing, unknown or insufficient", async () => {
-  const srv = await startEventsServer();
-  try {
+eventsServerTest(
+  "event stream answers 403 before any byte when the token is missing, unknown or insufficient",
+  async (srv) => {
     assertEquals(await denied(srv.url, "", null), [403, "Permission denied"]);
     assertEquals(await denied(srv.url, "", crypto.randomUUID()), [403, "Permission denied"]);
     await putPolicy(srv.url, "jobs", 'namespace "default" { policy = "read" }');
@@ -146,14 +138,12 @@ Deno.test("event stream answers 403 before any byte when the token is missing, u
     const got = [(await s.nextData())!, (await s.nextData())!].map((f) => f.Events![0]!.Namespace);
     assertEquals(got, ["default", "prod"]);
     await s.close();
-  } finally {
-    await srv.stop();
-  }
-});
+  },
+);
 
-Deno.test("event stream takes X-Nomad-Token over Authorization and accepts a lowercase bearer scheme", async () => {
-  const srv = await startEventsServer();
-  try {
+eventsServerTest(
+  "event stream takes X-Nomad-Token over Authorization and accepts a lowercase bearer scheme",
+  async (srv) => {
     const viaBearer = await fetch(`${srv.url}/v1/event/stream`, {
       headers: { authorization: `bearer ${rootSecret}` },
     });
@@ -168,28 +158,24 @@ Deno.test("event stream takes X-Nomad-Token over Authorization and accepts a low
     });
     assertEquals(basic.status, 403);
     await basic.body!.cancel();
-  } finally {
-    await srv.stop();
-  }
-});
+  },
+);
 
-Deno.test("event stream lets tokenless clients stream Node when an anonymous policy grants node read", async () => {
-  const srv = await startEventsServer();
-  try {
+eventsServerTest(
+  "event stream lets tokenless clients stream Node when an anonymous policy grants node read",
+  async (srv) => {
     assertEquals(await denied(srv.url, "topic=Node", null), [403, "Permission denied"]);
     await putPolicy(srv.url, "anonymous", 'node { policy = "read" }');
     const s = await subscribe(srv.url, "topic=Node&index=-1", null);
     const index = await publish(srv.url, [nodeEvent("n1")]);
     assertEquals((await s.nextData())!.Index, index);
     await s.close();
-  } finally {
-    await srv.stop();
-  }
-});
+  },
+);
 
-Deno.test("event stream filters by namespace, keys, FilterKeys and the NodeDrain view, once per frame", async () => {
-  const srv = await startEventsServer();
-  try {
+eventsServerTest(
+  "event stream filters by namespace, keys, FilterKeys and the NodeDrain view, once per frame",
+  async (srv) => {
     const drain = await subscribe(srv.url, "topic=NodeDrain&index=-1");
     const foo = await subscribe(srv.url, "namespace=foo&index=-1");
     const web = await subscribe(srv.url, "topic=Job:web&topic=Evaluation:web&index=-1");
@@ -228,78 +214,71 @@ Deno.test("event stream filters by namespace, keys, FilterKeys and the NodeDrain
     const overlapFrames = await overlap.dataUntilQuiet();
     assertEquals(overlapFrames.map((f) => f.Events!.length), [1, 2]);
     await Promise.all([drain, foo, web, wild, overlap].map((s) => s.close()));
-  } finally {
-    await srv.stop();
-  }
+  },
+);
+
+eventsServerTest("event publish validates events, forces secrets out and needs management", async (srv) => {
+  const bad = async (events: unknown, token = rootSecret) =>
+    await call(srv.url, "POST", "/v1/event/publish", { token, body: { Events: events } });
+  let r = await bad([nodeEvent("x", "JobRegistered")]);
+  assertEquals([r.status, r.text], [400, 'event 0: Type "JobRegistered" is not valid on Topic "Node"']);
+  r = await bad([nodeEvent("ok"), { ...nodeEvent("x"), Topic: "NodeDrain", Type: "NodeDrain" }]);
+  assertEquals(r.status, 400);
+  assert(r.text.startsWith("event 1: "), r.text);
+  r = await bad([{ ...nodeEvent("x"), Payload: { Node: {}, Job: {} } }]);
+  assertEquals(r.status, 400);
+  assert(r.text.startsWith("event 0: Payload"), r.text);
+  r = await bad([]);
+  assertEquals(r.status, 400);
+  r = await bad(Array.from({ length: 1001 }, (_, i) => nodeEvent(`n${i}`)));
+  assertEquals(r.status, 400);
+  const huge = await call(srv.url, "POST", "/v1/event/publish", {
+    token: rootSecret,
+    body: JSON.stringify({
+      Events: [{ ...nodeEvent("big"), Payload: { Node: { Pad: "x".repeat(9 << 20) } } }],
+    }),
+  });
+  assertEquals([huge.status, huge.text], [413, "Request body too large"]);
+  await putPolicy(srv.url, "nodes", 'node { policy = "write" }');
+  const client = await createToken(srv.url, ["nodes"]);
+  r = await bad([nodeEvent("x")], client.SecretID);
+  assertEquals([r.status, r.text], [403, "Permission denied"]);
+
+  const s = await subscribe(srv.url, "topic=ACLToken&topic=Allocation&namespace=*&index=-1");
+  const ok = await call(srv.url, "PUT", "/v1/event/publish", {
+    token: rootSecret,
+    body: {
+      Events: [
+        {
+          Topic: "ACLToken",
+          Type: "ACLTokenUpserted",
+          Key: "a",
+          Payload: { ACLToken: { SecretID: "leak" } },
+        },
+        {
+          Topic: "Allocation",
+          Type: "AllocationCreated",
+          Key: "al",
+          Index: 999999,
+          Payload: { Allocation: { ID: "al", Job: { ID: "web" } } },
+        },
+      ],
+    },
+  });
+  assertEquals(ok.status, 200);
+  const index = (ok.json as { Index: number }).Index;
+  assertEquals(ok.headers.get("X-Nomad-Index"), String(index));
+  const f = (await s.nextData())!;
+  assertEquals(f.Index, index);
+  assertEquals((f.Events![0]!.Payload as { ACLToken: { SecretID: string } }).ACLToken.SecretID, "");
+  assertEquals((f.Events![1]!.Payload as { Allocation: { Job: null } }).Allocation.Job, null);
+  assertEquals(f.Events![1]!.Namespace, "default");
+  await s.close();
 });
 
-Deno.test("event publish validates events, forces secrets out and needs management", async () => {
-  const srv = await startEventsServer();
-  try {
-    const bad = async (events: unknown, token = rootSecret) =>
-      await call(srv.url, "POST", "/v1/event/publish", { token, body: { Events: events } });
-    let r = await bad([nodeEvent("x", "JobRegistered")]);
-    assertEquals([r.status, r.text], [400, 'event 0: Type "JobRegistered" is not valid on Topic "Node"']);
-    r = await bad([nodeEvent("ok"), { ...nodeEvent("x"), Topic: "NodeDrain", Type: "NodeDrain" }]);
-    assertEquals(r.status, 400);
-    assert(r.text.startsWith("event 1: "), r.text);
-    r = await bad([{ ...nodeEvent("x"), Payload: { Node: {}, Job: {} } }]);
-    assertEquals(r.status, 400);
-    assert(r.text.startsWith("event 0: Payload"), r.text);
-    r = await bad([]);
-    assertEquals(r.status, 400);
-    r = await bad(Array.from({ length: 1001 }, (_, i) => nodeEvent(`n${i}`)));
-    assertEquals(r.status, 400);
-    const huge = await call(srv.url, "POST", "/v1/event/publish", {
-      token: rootSecret,
-      body: JSON.stringify({
-        Events: [{ ...nodeEvent("big"), Payload: { Node: { Pad: "x".repeat(9 << 20) } } }],
-      }),
-    });
-    assertEquals([huge.status, huge.text], [413, "Request body too large"]);
-    await putPolicy(srv.url, "nodes", 'node { policy = "write" }');
-    const client = await createToken(srv.url, ["nodes"]);
-    r = await bad([nodeEvent("x")], client.SecretID);
-    assertEquals([r.status, r.text], [403, "Permission denied"]);
-
-    const s = await subscribe(srv.url, "topic=ACLToken&topic=Allocation&namespace=*&index=-1");
-    const ok = await call(srv.url, "PUT", "/v1/event/publish", {
-      token: rootSecret,
-      body: {
-        Events: [
-          {
-            Topic: "ACLToken",
-            Type: "ACLTokenUpserted",
-            Key: "a",
-            Payload: { ACLToken: { SecretID: "leak" } },
-          },
-          {
-            Topic: "Allocation",
-            Type: "AllocationCreated",
-            Key: "al",
-            Index: 999999,
-            Payload: { Allocation: { ID: "al", Job: { ID: "web" } } },
-          },
-        ],
-      },
-    });
-    assertEquals(ok.status, 200);
-    const index = (ok.json as { Index: number }).Index;
-    assertEquals(ok.headers.get("X-Nomad-Index"), String(index));
-    const f = (await s.nextData())!;
-    assertEquals(f.Index, index);
-    assertEquals((f.Events![0]!.Payload as { ACLToken: { SecretID: string } }).ACLToken.SecretID, "");
-    assertEquals((f.Events![1]!.Payload as { Allocation: { Job: null } }).Allocation.Job, null);
-    assertEquals(f.Events![1]!.Namespace, "default");
-    await s.close();
-  } finally {
-    await srv.stop();
-  }
-});
-
-Deno.test("event stream read by curl -N is NDJSON: every line one JSON object ending in a newline", async () => {
-  const srv = await startEventsServer();
-  try {
+eventsServerTest(
+  "event stream read by curl -N is NDJSON: every line one JSON object ending in a newline",
+  async (srv) => {
     await publish(srv.url, [nodeEvent("n1"), jobEvent("web")]);
     const out = await new Deno.Command("curl", {
       args: [
@@ -324,7 +303,5 @@ Deno.test("event stream read by curl -N is NDJSON: every line one JSON object en
       assert(typeof v === "object" && v !== null && !Array.isArray(v), line);
     }
     assertEquals(lines.filter((l) => l.includes('"Events"')).length, 1, body);
-  } finally {
-    await srv.stop();
-  }
-});
+  },
+);

@@ -1,5 +1,9 @@
+// Unit tests of the event stream's parts: query parsing, matching, filter keys, Go durations, and a subscriber
+// that falls behind (log replay, retention pins).
+
 import { assert, assertEquals, assertThrows } from "../helpers/assert.ts";
-import { DataDir } from "../../lib/store/mod.ts";
+import { withStarted } from "../helpers/fixture.ts";
+import { DataDir, type DataDirOptions } from "../../lib/store/mod.ts";
 import { StreamHub } from "../../routes/events/stream_hub.ts";
 import { StreamSubscriber } from "../../routes/events/stream_subscriber.ts";
 import { parseStreamQuery } from "../../routes/events/stream_query.ts";
@@ -17,6 +21,43 @@ const ev = (over: Partial<StreamEvent>): StreamEvent => ({
   Payload: {},
   ...over,
 });
+
+/** A data dir in a temp folder with a stream hub on its log; `append` commits one Node event keyed `key`. */
+async function openLogWithHub(prefix: string, options: DataDirOptions) {
+  const dir = await Deno.makeTempDir({ prefix });
+  const data = await DataDir.open(dir, options);
+  const hub = new StreamHub(data.log);
+  const append = (key: string) =>
+    data.store.transact(
+      [],
+      () => ({ events: [{ Topic: "Node", Type: "NodeEvent", Key: key, Payload: { Node: {} } }] }),
+    );
+  const stop = async () => {
+    hub.close();
+    await data.close();
+    await Deno.remove(dir, { recursive: true });
+  };
+  return { data, hub, append, stop };
+}
+
+/** A subscriber from the log's start that keeps every event, with a 2-batch queue and no heartbeat to speak of. */
+function everythingSubscriber(data: DataDir, hub: StreamHub, onClose: () => void): StreamSubscriber {
+  return new StreamSubscriber({
+    log: data.log,
+    hub,
+    startIndex: 0,
+    matcher: () => true,
+    everything: true,
+    heartbeatMs: 60_000,
+    queueBatches: 2,
+    queueBytes: 1 << 20,
+    expired: () => false,
+    onError: (err) => {
+      throw err;
+    },
+    onClose,
+  });
+}
 
 Deno.test("stream query groups topics per name, keeps the first index and rejects three-part topics", () => {
   const q = parseStreamQuery(
@@ -66,33 +107,11 @@ Deno.test("go durations parse and format like Go's time.Duration", () => {
   assertEquals(formatGoDuration(500e6), "500ms");
 });
 
-Deno.test("a subscriber that overflows its queue reads the log from its cursor and rejoins live without gaps", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "wharf-sub-" });
-  const data = await DataDir.open(dir, { checkpointMs: 60_000 });
-  const hub = new StreamHub(data.log);
-  const append = (key: string) =>
-    data.store.transact(
-      [],
-      () => ({ events: [{ Topic: "Node", Type: "NodeEvent", Key: key, Payload: { Node: {} } }] }),
-    );
-  try {
+Deno.test("a subscriber that overflows its queue reads the log from its cursor and rejoins live without gaps", () =>
+  withStarted(() => openLogWithHub("wharf-sub-", { checkpointMs: 60_000 }), async ({ data, hub, append }) => {
     for (let i = 0; i < 5; i++) await append(`old${i}`);
     let closed = false;
-    const sub = new StreamSubscriber({
-      log: data.log,
-      hub,
-      startIndex: 0,
-      matcher: () => true,
-      everything: true,
-      heartbeatMs: 60_000,
-      queueBatches: 2,
-      queueBytes: 1 << 20,
-      expired: () => false,
-      onError: (err) => {
-        throw err;
-      },
-      onClose: () => (closed = true),
-    });
+    const sub = everythingSubscriber(data, hub, () => (closed = true));
     const reader = sub.body.getReader();
     const decoder = new TextDecoder();
     let buffer = "";
@@ -129,42 +148,13 @@ Deno.test("a subscriber that overflows its queue reads the log from its cursor a
     await reader.cancel();
     assert(closed, "cancel frees the subscription");
     assertEquals(hub.subscriberCount, 0);
-  } finally {
-    hub.close();
-    await data.close();
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));
 
-Deno.test("retention keeps the segments a lagging subscriber still has to read", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "wharf-pin-" });
-  const data = await DataDir.open(dir, {
-    checkpointMs: 60_000,
-    log: { segmentIndexes: 5, retainIndexes: 5, pinBytes: 1 << 30 },
-  });
-  const hub = new StreamHub(data.log);
-  const append = (key: string) =>
-    data.store.transact(
-      [],
-      () => ({ events: [{ Topic: "Node", Type: "NodeEvent", Key: key, Payload: { Node: {} } }] }),
-    );
-  try {
+Deno.test("retention keeps the segments a lagging subscriber still has to read", () => {
+  const options = { checkpointMs: 60_000, log: { segmentIndexes: 5, retainIndexes: 5, pinBytes: 1 << 30 } };
+  return withStarted(() => openLogWithHub("wharf-pin-", options), async ({ data, hub, append }) => {
     await append("first");
-    const sub = new StreamSubscriber({
-      log: data.log,
-      hub,
-      startIndex: 0,
-      matcher: () => true,
-      everything: true,
-      heartbeatMs: 60_000,
-      queueBatches: 2,
-      queueBytes: 1 << 20,
-      expired: () => false,
-      onError: (err) => {
-        throw err;
-      },
-      onClose: () => {},
-    });
+    const sub = everythingSubscriber(data, hub, () => {});
     for (let i = 0; i < 40; i++) await append(`k${i}`);
     await data.store.checkpoint();
     await data.log.applyRetention(data.store.checkpointIndex);
@@ -182,9 +172,5 @@ Deno.test("retention keeps the segments a lagging subscriber still has to read",
     await reader.cancel();
     await data.log.applyRetention(data.store.checkpointIndex);
     assert(data.log.firstIndex > 1, "released once the subscriber is gone");
-  } finally {
-    hub.close();
-    await data.close();
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });

@@ -25,3 +25,25 @@ export function testWith<F extends Stoppable>(
 ): (name: string, fn: (fixture: F) => Promise<void>) => void {
   return (name, fn) => Deno.test(name, () => withStarted(start, fn));
 }
+
+/** A test registrar whose second argument, settings for the fixture, may be left out. */
+export interface TestWithSettings<F, S> {
+  (name: string, fn: (fixture: F) => Promise<void>): void;
+  (name: string, settings: S, fn: (fixture: F) => Promise<void>): void;
+}
+
+/** Like `testWith`, for fixtures started with settings: `test(name, fn)` or `test(name, settings, fn)`. */
+export function testWithSettings<F extends Stoppable, S extends object>(
+  start: (settings?: S) => Promise<F>,
+): TestWithSettings<F, S> {
+  return (
+    name: string,
+    settingsOrFn: S | ((fixture: F) => Promise<void>),
+    fn?: (fixture: F) => Promise<void>,
+  ) => {
+    const [settings, body] = typeof settingsOrFn === "function"
+      ? [undefined, settingsOrFn as (fixture: F) => Promise<void>]
+      : [settingsOrFn, fn!];
+    Deno.test(name, () => withStarted(() => start(settings), body));
+  };
+}

@@ -3,20 +3,19 @@
 // written outside the data dir. Seeded fast-check; WHARF_HOSTILE_RUNS scales it.
 
 import fc from "fast-check";
-import { assert, assertEquals } from "../helpers/assert.ts";
-import {
-  anyRequest,
-  assertWrongTypesRefused,
-  fillPath,
-  hostileIdRequest,
-  hostileQuery,
-  nested,
-} from "./arbitraries.ts";
+import { assertEquals } from "../helpers/assert.ts";
+import { assertWrongTypesRefused, hostileQuery, nested } from "./arbitraries.ts";
 import { checkAnswer, runs, seed, send } from "./check.ts";
 import { probe } from "./head_probe.ts";
-import { eventsEndpoints, oddMethods } from "./targets.ts";
+import {
+  assertBadBodiesRefused,
+  assertHostileIdsRefused,
+  assertOddMethodsRefused,
+  assertUnauthorisedRefused,
+} from "./refusals.ts";
+import { type Endpoint, eventsEndpoints } from "./targets.ts";
 import { eventsBodyTargets } from "./targets_events.ts";
-import { assertFilesContained, closeWorld, openWorld, snapshot } from "./world.ts";
+import { hostileWorldTest } from "./world.ts";
 
 const encoder = new TextEncoder();
 const plain = eventsEndpoints.filter((e) => !e.streaming);
@@ -34,138 +33,96 @@ const notAnObjectBody = fc.oneof(
   fc.constantFrom(5_000, 100_000).map((d) => encoder.encode(nested(d, "array"))),
 );
 
-Deno.test({
-  name: "events routes refuse hostile requests without 5xx, as text/plain, changing nothing",
-  async fn(t) {
-    const world = await openWorld();
+hostileWorldTest(
+  "events routes refuse hostile requests without 5xx, as text/plain, changing nothing",
+  "a management token",
+  async (t, world) => {
     const { server, valid } = world;
     const management = { "X-Nomad-Token": world.management };
-    try {
-      const before = await snapshot(world);
 
-      await t.step(
-        "anonymous, bad-token or client-token requests with any path, method and body",
-        async () => {
-          const credentials = fc.constantFrom<Record<string, string>>(
-            {},
-            { "X-Nomad-Token": crypto.randomUUID() },
-            { "X-Nomad-Token": "   " },
-            { "X-Nomad-Token": "\u00e9\u00ff" },
-            { "X-Nomad-Token": "%00../../" + "x".repeat(3000) },
-            { Authorization: `Bearer ${crypto.randomUUID()}` },
-            { Authorization: `Basic ${world.management}` },
-            { "X-Nomad-Token": world.clientSecret },
-            { Authorization: `bearer ${world.clientSecret}` },
-            { "X-Nomad-Token": world.clientSecret, Authorization: `Bearer ${world.management}` },
-          );
-          const request = anyRequest(plain, valid, credentials);
-          await fc.assert(
-            fc.asyncProperty(request, async (r) => {
-              const method = r.odd ?? r.endpoint.method;
-              const response = await send(server.url, method, r.path, r.credentials, r.body);
-              if (method !== "GET" && method !== "HEAD") {
-                assert(
-                  response.status >= 400,
-                  `write without management: ${method} ${r.path} → ${response.status}`,
-                );
-              }
-            }),
-            { numRuns: runs * 3, seed },
-          );
-        },
-      );
-
-      await t.step("management requests with a hostile id in the path", async () => {
-        const request = hostileIdRequest(withPlaceholder, valid);
-        await fc.assert(
-          fc.asyncProperty(request, async ({ endpoint, path, body }) => {
-            const r = await send(server.url, endpoint.method, path, management, body);
-            // Deleting an absent policy is a 200 no-op in Nomad and the spec (§8).
-            const noop = endpoint.method === "DELETE" && endpoint.template.startsWith("/v1/acl/policy/");
-            assert(
-              r.status >= 400 || (noop && r.status === 200),
-              `hostile id accepted: ${endpoint.method} ${path}`,
-            );
-          }),
-          { numRuns: runs * 2, seed },
+    await t.step(
+      "anonymous, bad-token or client-token requests with any path, method and body",
+      async () => {
+        const credentials = fc.constantFrom<Record<string, string>>(
+          {},
+          { "X-Nomad-Token": crypto.randomUUID() },
+          { "X-Nomad-Token": "   " },
+          { "X-Nomad-Token": "\u00e9\u00ff" },
+          { "X-Nomad-Token": "%00../../" + "x".repeat(3000) },
+          { Authorization: `Bearer ${crypto.randomUUID()}` },
+          { Authorization: `Basic ${world.management}` },
+          { "X-Nomad-Token": world.clientSecret },
+          { Authorization: `bearer ${world.clientSecret}` },
+          { "X-Nomad-Token": world.clientSecret, Authorization: `Bearer ${world.management}` },
         );
-      });
+        const isWrite = (method: string) => method !== "GET" && method !== "HEAD";
+        await assertUnauthorisedRefused(
+          server.url,
+          plain,
+          valid,
+          credentials,
+          isWrite,
+          "write without management",
+        );
+      },
+    );
 
-      await t.step("management odd methods on real paths", async () => {
-        for (const template of new Set(eventsEndpoints.map((e) => e.template))) {
-          for (const method of oddMethods(template, eventsEndpoints)) {
-            const r = await send(server.url, method, fillPath(template, valid), management, "{}");
-            // 404/405 in the main; some paths answer 400 for a body a method cannot carry.
-            assert(r.status >= 400, `odd method: ${method} ${template} → ${r.status}`);
+    await t.step("management requests with a hostile id in the path", async () => {
+      // Deleting an absent policy is a 200 no-op in Nomad and the spec (§8).
+      const noop = (endpoint: Endpoint, status: number) =>
+        endpoint.method === "DELETE" && endpoint.template.startsWith("/v1/acl/policy/") && status === 200;
+      await assertHostileIdsRefused(server.url, withPlaceholder, valid, management, noop);
+    });
+
+    await t.step("management odd methods on real paths", async () => {
+      // 404/405 in the main; some paths answer 400 for a body a method cannot carry.
+      await assertOddMethodsRefused(server.url, eventsEndpoints, valid, management, (s) => s >= 400);
+    });
+
+    await t.step("management writes with malformed, huge or deeply nested bodies", async () => {
+      await assertBadBodiesRefused(server.url, bodyWrites, valid, management, notAnObjectBody);
+    });
+
+    await t.step("management writes with a wrongly typed field (or a 100 KB value) anywhere", async () => {
+      const targets = eventsBodyTargets(world.ids, crypto.randomUUID());
+      await assertWrongTypesRefused(server.url, targets, management);
+    });
+
+    await t.step("bad query parameters on the stream and the lists", async () => {
+      const tokens = [world.management, world.clientSecret, ""];
+      const request = fc.record({
+        path: fc.constantFrom(
+          "/v1/event/stream",
+          "/v1/event/stream",
+          "/v1/nodes",
+          "/v1/jobs",
+          `/v1/job/${valid.job}`,
+          `/v1/node/${valid.node}`,
+          "/v1/acl/policies",
+          "/v1/acl/tokens",
+        ),
+        token: fc.constantFrom(...tokens),
+        query: hostileQuery(["index", "topic", "namespace", "prefix", "wait", "stale", "region"]),
+      });
+      await fc.assert(
+        fc.asyncProperty(request, async ({ path, token, query }) => {
+          const target = `${path}?${query}`;
+          const r = await probe(server.url, target, token ? { "X-Nomad-Token": token } : {});
+          checkAnswer("GET", target, r);
+          // Spec §2: only the first `index` counts; anything but an optionally signed integer is a 400.
+          const index = new URLSearchParams(query).get("index");
+          if (path === "/v1/event/stream" && index && !/^[+-]?[0-9]+$/.test(index)) {
+            assertEquals(r.status, 400, `bad index accepted: ${target.slice(0, 200)}`);
           }
-        }
-      });
+        }),
+        { numRuns: runs * 3, seed },
+      );
+    });
 
-      await t.step("management writes with malformed, huge or deeply nested bodies", async () => {
-        const request = fc.record({ endpoint: fc.constantFrom(...bodyWrites), body: notAnObjectBody });
-        await fc.assert(
-          fc.asyncProperty(request, async ({ endpoint, body }) => {
-            const path = fillPath(endpoint.template, valid);
-            const r = await send(server.url, endpoint.method, path, management, body);
-            assert(r.status >= 400, `bad body accepted: ${endpoint.method} ${path} → ${r.status}`);
-          }),
-          { numRuns: runs * 2, seed },
-        );
-      });
-
-      await t.step("management writes with a wrongly typed field (or a 100 KB value) anywhere", async () => {
-        const targets = eventsBodyTargets(world.ids, crypto.randomUUID());
-        await assertWrongTypesRefused(server.url, targets, management);
-      });
-
-      await t.step("bad query parameters on the stream and the lists", async () => {
-        const tokens = [world.management, world.clientSecret, ""];
-        const request = fc.record({
-          path: fc.constantFrom(
-            "/v1/event/stream",
-            "/v1/event/stream",
-            "/v1/nodes",
-            "/v1/jobs",
-            `/v1/job/${valid.job}`,
-            `/v1/node/${valid.node}`,
-            "/v1/acl/policies",
-            "/v1/acl/tokens",
-          ),
-          token: fc.constantFrom(...tokens),
-          query: hostileQuery(["index", "topic", "namespace", "prefix", "wait", "stale", "region"]),
-        });
-        await fc.assert(
-          fc.asyncProperty(request, async ({ path, token, query }) => {
-            const target = `${path}?${query}`;
-            const r = await probe(server.url, target, token ? { "X-Nomad-Token": token } : {});
-            checkAnswer("GET", target, r);
-            // Spec §2: only the first `index` counts; anything but an optionally signed integer is a 400.
-            const index = new URLSearchParams(query).get("index");
-            if (path === "/v1/event/stream" && index && !/^[+-]?[0-9]+$/.test(index)) {
-              assertEquals(r.status, 400, `bad index accepted: ${target.slice(0, 200)}`);
-            }
-          }),
-          { numRuns: runs * 3, seed },
-        );
-      });
-
-      await t.step("publish refuses a body over its 8 MiB limit with 413", async () => {
-        const body = `{"Events":[{"Topic":"Node","Type":"NodeEvent","Key":"${
-          "k".repeat(9 * 1024 * 1024)
-        }"}]}`;
-        const r = await send(server.url, "POST", "/v1/event/publish", management, body);
-        assertEquals(r.status, 413, `9 MiB publish → ${r.status} ${r.text.slice(0, 200)}`);
-      });
-
-      await t.step("nothing a management token can see changed", async () => {
-        assertEquals(await snapshot(world), before);
-      });
-
-      await t.step("nothing was written outside the data directory", async () => {
-        await assertFilesContained(world, (ok, message) => assert(ok, message));
-      });
-    } finally {
-      await closeWorld(world);
-    }
+    await t.step("publish refuses a body over its 8 MiB limit with 413", async () => {
+      const body = `{"Events":[{"Topic":"Node","Type":"NodeEvent","Key":"${"k".repeat(9 * 1024 * 1024)}"}]}`;
+      const r = await send(server.url, "POST", "/v1/event/publish", management, body);
+      assertEquals(r.status, 413, `9 MiB publish → ${r.status} ${r.text.slice(0, 200)}`);
+    });
   },
-});
+);

@@ -58,7 +58,7 @@ export const eventsEndpoints: Endpoint[] = [
 ];
 
 /** Methods no route declares for a template (HEAD falls back to GET, so it is never "odd" where GET exists). */
-export function oddMethods(template: string, all: Endpoint[]): string[] {
+export function oddMethods(template: string, all: readonly Endpoint[]): string[] {
   const declared = new Set(all.filter((e) => e.template === template).map((e) => e.method));
   return ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "PROPFIND", "HEAD"].filter((m) =>
     !declared.has(m) && !(m === "HEAD" && declared.has("GET"))

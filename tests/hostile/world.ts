@@ -2,11 +2,13 @@
 // /v1/acl/bootstrap), resources of every kind, API snapshots to prove nothing changed, and a file-tree view
 // to prove nothing was written outside the data dir.
 
+import { assert, assertEquals } from "../helpers/assert.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { adminPassword, Client, fastEnv, login } from "../authmethods/helpers.ts";
 import { marker } from "./arbitraries.ts";
 import type { WorldIds } from "./targets.ts";
 import { listTree } from "../helpers/files.ts";
+import { withoutKeys } from "../helpers/values.ts";
 
 export interface World {
   server: TestServer;
@@ -171,15 +173,7 @@ export async function closeWorld(world: World): Promise<void> {
 /** Members that move without any write (list tokens embed the time; last-use times tick on reads). */
 const volatile = new Set(["list_token", "approximate_last_used_time"]);
 
-function stripVolatile(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(stripVolatile);
-  if (value && typeof value === "object") {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) if (!volatile.has(k)) out[k] = stripVolatile(v);
-    return out;
-  }
-  return value;
-}
+const stripVolatile = (value: unknown) => withoutKeys(value, volatile);
 
 /** Everything the auth admin and the Nomad management token can read, as one comparable value. */
 export async function snapshot(world: World): Promise<Record<string, unknown>> {
@@ -249,4 +243,33 @@ export async function assertFilesContained(
   );
   check(odd.length === 0, `odd names written in the data dir: ${JSON.stringify(odd)}`);
   return inside;
+}
+
+/**
+ * Registers a hostile-traffic test: `steps` run against a fresh world, then two last steps prove that nothing
+ * `observer` can see changed and that nothing was written outside the data dir; the world is always closed.
+ */
+export function hostileWorldTest(
+  name: string,
+  observer: string,
+  steps: (t: Deno.TestContext, world: World) => Promise<void>,
+): void {
+  Deno.test({
+    name,
+    async fn(t) {
+      const world = await openWorld();
+      try {
+        const before = await snapshot(world);
+        await steps(t, world);
+        await t.step(`nothing ${observer} can see changed`, async () => {
+          assertEquals(await snapshot(world), before);
+        });
+        await t.step("nothing was written outside the data directory", async () => {
+          await assertFilesContained(world, (ok, message) => assert(ok, message));
+        });
+      } finally {
+        await closeWorld(world);
+      }
+    },
+  });
 }

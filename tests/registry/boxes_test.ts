@@ -1,7 +1,7 @@
 // Boxes, users/organizations and permissions over HTTP (spec §5, §6; checklist 2, 11–13).
 
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
-import { createOrg, createUser, publishExternal, startRegistry } from "./helpers.ts";
+import { createOrg, createUser, publishExternal, registryTest } from "./helpers.ts";
 
 const boxKeys = [
   "created_at",
@@ -19,51 +19,46 @@ const boxKeys = [
   "versions",
 ];
 
-Deno.test("admin API needs an admin: no token 401, a user 403, bad names 422", async () => {
-  const f = await startRegistry();
-  try {
-    const alice = await createUser(f, "alice");
-    assertEquals((await f.api.get("/api/v1/admin/users")).status, 401);
-    const forbidden = await f.api.get("/api/v1/admin/users", { token: alice });
-    assertEquals(forbidden.status, 403);
-    assertEquals(forbidden.body.errors, ["Admin privileges required!"]);
-    for (const username of ["Box", "-bad", "a".repeat(41), "uploads", "WHARF", "admin"]) {
-      const r = await f.api.post("/api/v1/admin/users", {
-        username,
-        email: `${username}x@example.com`,
-        password: "password-1",
-      }, {
-        token: f.admin,
-      });
-      assertEquals(r.status, 422, username);
-    }
-    const dup = await f.api.post("/api/v1/admin/users", {
-      username: "ALICE",
-      email: "a2@example.com",
+registryTest("admin API needs an admin: no token 401, a user 403, bad names 422", async (f) => {
+  const alice = await createUser(f, "alice");
+  assertEquals((await f.api.get("/api/v1/admin/users")).status, 401);
+  const forbidden = await f.api.get("/api/v1/admin/users", { token: alice });
+  assertEquals(forbidden.status, 403);
+  assertEquals(forbidden.body.errors, ["Admin privileges required!"]);
+  for (const username of ["Box", "-bad", "a".repeat(41), "uploads", "WHARF", "admin"]) {
+    const r = await f.api.post("/api/v1/admin/users", {
+      username,
+      email: `${username}x@example.com`,
       password: "password-1",
     }, {
       token: f.admin,
     });
-    assertEquals(dup.body.errors, ["Username has already been taken"]);
-    const two = await f.api.post("/api/v1/admin/users", { user: { username: "carol" } }, { token: f.admin });
-    assertEquals(two.body.errors, ["Email can't be blank", "Password can't be blank"]);
-    await createOrg(f, "acme", [{ username: "alice", role: "member" }]);
-    const orgDup = await f.api.post("/api/v1/admin/organizations", { name: "Alice" }, { token: f.admin });
-    assertEquals(orgDup.status, 422);
-    const users = await f.api.get("/api/v1/admin/users", { token: f.admin });
-    const a = users.body.users.find((u: { username: string }) => u.username === "alice");
-    assertEquals(a.organizations, ["acme"]);
-    assert(!("password_hash" in a) && !("password" in a));
-    const orgs = await f.api.get("/api/v1/admin/organizations", { token: f.admin });
-    assertEquals(orgs.body.organizations[0].members, [{ username: "alice", role: "member" }]);
-  } finally {
-    await f.stop();
+    assertEquals(r.status, 422, username);
   }
+  const dup = await f.api.post("/api/v1/admin/users", {
+    username: "ALICE",
+    email: "a2@example.com",
+    password: "password-1",
+  }, {
+    token: f.admin,
+  });
+  assertEquals(dup.body.errors, ["Username has already been taken"]);
+  const two = await f.api.post("/api/v1/admin/users", { user: { username: "carol" } }, { token: f.admin });
+  assertEquals(two.body.errors, ["Email can't be blank", "Password can't be blank"]);
+  await createOrg(f, "acme", [{ username: "alice", role: "member" }]);
+  const orgDup = await f.api.post("/api/v1/admin/organizations", { name: "Alice" }, { token: f.admin });
+  assertEquals(orgDup.status, 422);
+  const users = await f.api.get("/api/v1/admin/users", { token: f.admin });
+  const a = users.body.users.find((u: { username: string }) => u.username === "alice");
+  assertEquals(a.organizations, ["acme"]);
+  assert(!("password_hash" in a) && !("password" in a));
+  const orgs = await f.api.get("/api/v1/admin/organizations", { token: f.admin });
+  assertEquals(orgs.body.organizations[0].members, [{ username: "alice", role: "member" }]);
 });
 
-Deno.test("boxes are created bare or wrapped, private by default, unique case-insensitively", async () => {
-  const f = await startRegistry();
-  try {
+registryTest(
+  "boxes are created bare or wrapped, private by default, unique case-insensitively",
+  async (f) => {
     const alice = await createUser(f, "alice");
     const bare = await f.api.post("/api/v1/boxes", { username: "alice", name: "devbox" }, { token: alice });
     assertEquals(bare.status, 200, bare.text);
@@ -88,14 +83,12 @@ Deno.test("boxes are created bare or wrapped, private by default, unique case-in
     const unknownNs = await f.api.post("/api/v1/boxes", { username: "nobody", name: "x" }, { token: alice });
     assertEquals(unknownNs.status, 404);
     assertEquals((await f.api.get("/api/v1/box/ALICE/DevBox", { token: alice })).body.name, "devbox");
-  } finally {
-    await f.stop();
-  }
-});
+  },
+);
 
-Deno.test("box updates round-trip descriptions, null clears, absent keeps, absent is_private means private", async () => {
-  const f = await startRegistry();
-  try {
+registryTest(
+  "box updates round-trip descriptions, null clears, absent keeps, absent is_private means private",
+  async (f) => {
     const alice = await createUser(f, "alice");
     await f.api.post("/api/v1/boxes", {
       name: "devbox",
@@ -140,92 +133,80 @@ Deno.test("box updates round-trip descriptions, null clears, absent keeps, absen
     assertEquals(del.status, 200);
     assertEquals(del.body.tag, "alice/devbox2");
     assertEquals((await f.api.get("/api/v1/box/alice/devbox2", { token: alice })).status, 404);
-  } finally {
-    await f.stop();
-  }
+  },
+);
+
+registryTest("writes to another user's box are 403 when public and 404 when private", async (f) => {
+  const alice = await createUser(f, "alice");
+  const bob = await createUser(f, "bob");
+  await f.api.post("/api/v1/boxes", { name: "public", is_private: false }, { token: bob });
+  await f.api.post("/api/v1/boxes", { name: "secret" }, { token: bob });
+  const pub = await f.api.put("/api/v1/box/bob/public", { short_description: "x" }, { token: alice });
+  assertEquals(pub.status, 403);
+  assertEquals(pub.body.errors, ["You are not allowed to modify boxes in namespace 'bob'!"]);
+  assertEquals((await f.api.put("/api/v1/box/bob/secret", {}, { token: alice })).status, 404);
+  assertEquals(
+    (await f.api.post("/api/v1/boxes", { username: "bob", name: "mine" }, { token: alice })).status,
+    403,
+  );
+  assertEquals(
+    (await f.api.post("/api/v1/box/bob/public/versions", { version: "1.0.0" }, { token: alice })).status,
+    403,
+  );
+  assertEquals((await f.api.delete("/api/v1/box/bob/public", { token: alice })).status, 403);
+  assertEquals((await f.api.delete("/api/v1/box/bob/public", { token: f.admin })).status, 200);
 });
 
-Deno.test("writes to another user's box are 403 when public and 404 when private", async () => {
-  const f = await startRegistry();
-  try {
-    const alice = await createUser(f, "alice");
-    const bob = await createUser(f, "bob");
-    await f.api.post("/api/v1/boxes", { name: "public", is_private: false }, { token: bob });
-    await f.api.post("/api/v1/boxes", { name: "secret" }, { token: bob });
-    const pub = await f.api.put("/api/v1/box/bob/public", { short_description: "x" }, { token: alice });
-    assertEquals(pub.status, 403);
-    assertEquals(pub.body.errors, ["You are not allowed to modify boxes in namespace 'bob'!"]);
-    assertEquals((await f.api.put("/api/v1/box/bob/secret", {}, { token: alice })).status, 404);
-    assertEquals(
-      (await f.api.post("/api/v1/boxes", { username: "bob", name: "mine" }, { token: alice })).status,
-      403,
-    );
-    assertEquals(
-      (await f.api.post("/api/v1/box/bob/public/versions", { version: "1.0.0" }, { token: alice })).status,
-      403,
-    );
-    assertEquals((await f.api.delete("/api/v1/box/bob/public", { token: alice })).status, 403);
-    assertEquals((await f.api.delete("/api/v1/box/bob/public", { token: f.admin })).status, 200);
-  } finally {
-    await f.stop();
-  }
+registryTest("organization members write in the organization; delinquency blocks writes only", async (f) => {
+  const alice = await createUser(f, "alice");
+  const bob = await createUser(f, "bob");
+  await createOrg(f, "acme", [{ username: "alice", role: "member" }]);
+  const created = await f.api.post(
+    "/api/v1/boxes",
+    { username: "acme", name: "devbox", is_private: false },
+    { token: alice },
+  );
+  assertEquals(created.status, 200, created.text);
+  assertEquals(created.body.tag, "acme/devbox");
+  assertEquals(
+    (await f.api.post("/api/v1/boxes", { username: "acme", name: "x" }, { token: bob })).status,
+    403,
+  );
+  // Members are managed by admins or owners only.
+  assertEquals(
+    (await f.api.put("/api/v1/admin/organizations/acme/members/bob", { role: "member" }, { token: alice }))
+      .status,
+    403,
+  );
+  await f.api.put("/api/v1/admin/organizations/acme/members/alice", { member: { role: "owner" } }, {
+    token: f.admin,
+  });
+  const added = await f.api.put("/api/v1/admin/organizations/acme/members/bob", { role: "member" }, {
+    token: alice,
+  });
+  assertEquals(added.status, 200, added.text);
+  assertEquals(
+    (await f.api.post("/api/v1/boxes", { username: "acme", name: "bobs" }, { token: bob })).status,
+    200,
+  );
+  const removed = await f.api.delete("/api/v1/admin/organizations/acme/members/bob", { token: alice });
+  assertEquals(removed.body.members, [{ username: "alice", role: "owner" }]);
+  await f.api.put("/api/v1/admin/organizations/acme", { organization: { delinquent: true } }, {
+    token: f.admin,
+  });
+  const blocked = await f.api.put("/api/v1/box/acme/devbox", { short_description: "x" }, { token: alice });
+  assertEquals(blocked.status, 402);
+  assertEquals(blocked.body.errors, ["Namespace 'acme' is delinquent on billing; writes are disabled!"]);
+  assertEquals((await f.api.get("/api/v1/box/acme/devbox")).status, 200);
+  assertEquals(
+    (await f.api.put("/api/v1/box/acme/devbox", { is_private: false }, { token: f.admin })).status,
+    200,
+  );
 });
 
-Deno.test("organization members write in the organization; delinquency blocks writes only", async () => {
-  const f = await startRegistry();
-  try {
-    const alice = await createUser(f, "alice");
-    const bob = await createUser(f, "bob");
-    await createOrg(f, "acme", [{ username: "alice", role: "member" }]);
-    const created = await f.api.post(
-      "/api/v1/boxes",
-      { username: "acme", name: "devbox", is_private: false },
-      { token: alice },
-    );
-    assertEquals(created.status, 200, created.text);
-    assertEquals(created.body.tag, "acme/devbox");
-    assertEquals(
-      (await f.api.post("/api/v1/boxes", { username: "acme", name: "x" }, { token: bob })).status,
-      403,
-    );
-    // Members are managed by admins or owners only.
-    assertEquals(
-      (await f.api.put("/api/v1/admin/organizations/acme/members/bob", { role: "member" }, { token: alice }))
-        .status,
-      403,
-    );
-    await f.api.put("/api/v1/admin/organizations/acme/members/alice", { member: { role: "owner" } }, {
-      token: f.admin,
-    });
-    const added = await f.api.put("/api/v1/admin/organizations/acme/members/bob", { role: "member" }, {
-      token: alice,
-    });
-    assertEquals(added.status, 200, added.text);
-    assertEquals(
-      (await f.api.post("/api/v1/boxes", { username: "acme", name: "bobs" }, { token: bob })).status,
-      200,
-    );
-    const removed = await f.api.delete("/api/v1/admin/organizations/acme/members/bob", { token: alice });
-    assertEquals(removed.body.members, [{ username: "alice", role: "owner" }]);
-    await f.api.put("/api/v1/admin/organizations/acme", { organization: { delinquent: true } }, {
-      token: f.admin,
-    });
-    const blocked = await f.api.put("/api/v1/box/acme/devbox", { short_description: "x" }, { token: alice });
-    assertEquals(blocked.status, 402);
-    assertEquals(blocked.body.errors, ["Namespace 'acme' is delinquent on billing; writes are disabled!"]);
-    assertEquals((await f.api.get("/api/v1/box/acme/devbox")).status, 200);
-    assertEquals(
-      (await f.api.put("/api/v1/box/acme/devbox", { is_private: false }, { token: f.admin })).status,
-      200,
-    );
-  } finally {
-    await f.stop();
-  }
-});
-
-Deno.test("deleting a namespace with boxes needs cascade, which emits BoxDeleted; the last admin stays", async () => {
-  const f = await startRegistry();
-  try {
+registryTest(
+  "deleting a namespace with boxes needs cascade, which emits BoxDeleted; the last admin stays",
+  async (f) => {
     const alice = await createUser(f, "alice");
     await f.api.post("/api/v1/boxes", { name: "devbox" }, { token: alice });
     assertEquals((await f.api.delete("/api/v1/admin/users/alice", { token: f.admin })).status, 422);
@@ -237,14 +218,12 @@ Deno.test("deleting a namespace with boxes needs cascade, which emits BoxDeleted
     assertEquals(last.status, 422);
     const demote = await f.api.put("/api/v1/admin/users/admin", { admin: false }, { token: f.admin });
     assertEquals(demote.status, 422);
-  } finally {
-    await f.stop();
-  }
-});
+  },
+);
 
-Deno.test("GET /user lists visible boxes by name without versions; tokens are listed and revoked by admins", async () => {
-  const f = await startRegistry();
-  try {
+registryTest(
+  "GET /user lists visible boxes by name without versions; tokens are listed and revoked by admins",
+  async (f) => {
     const alice = await createUser(f, "alice");
     await publishExternal(f, alice, "alice/zeta");
     await f.api.post("/api/v1/boxes", { name: "alpha" }, { token: alice });
@@ -269,7 +248,5 @@ Deno.test("GET /user lists visible boxes by name without versions; tokens are li
       204,
     );
     assertEquals((await f.api.get("/api/v1/authenticate", { token: alice })).status, 401);
-  } finally {
-    await f.stop();
-  }
-});
+  },
+);

@@ -2,7 +2,15 @@
 
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { sha256Hex } from "../../lib/crypto.ts";
-import { createOrg, createUser, type Fixture, publishExternal, startRegistry } from "./helpers.ts";
+import { withStarted } from "../helpers/fixture.ts";
+import {
+  createOrg,
+  createUser,
+  type Fixture,
+  publishExternal,
+  registryTest,
+  startRegistry,
+} from "./helpers.ts";
 
 const DL = "/alice/boxes/devbox/versions/1.0.0/providers/virtualbox.box";
 
@@ -32,118 +40,103 @@ function data(n: number): Uint8Array<ArrayBuffer> {
   return new Uint8Array(n).map((_, i) => (i * 7) & 0xff);
 }
 
-Deno.test("metadata answers HEAD and GET with JSON, active versions only and absolute URLs", async () => {
-  const f = await startRegistry();
-  try {
-    const alice = await createUser(f, "alice");
-    const file = data(5000);
-    await hostedBox(f, alice, file);
-    await f.api.post("/api/v1/box/alice/devbox/versions", { version: { version: "2.0.0" } }, {
-      token: alice,
-    });
-    for (const path of ["/alice/devbox", "//alice/devbox", "/Alice/DevBox"]) {
-      const head = await fetch(f.srv.url + path, { method: "HEAD", headers: { Accept: "application/json" } });
-      await head.body?.cancel();
-      assertEquals(head.status, 200, path);
-      assertEquals(head.headers.get("Content-Type"), "application/json");
-      const get = await f.api.get(path);
-      assertEquals(get.status, 200);
-      assertEquals(get.headers.get("Cache-Control"), "no-cache");
-      assertEquals(get.body.versions.length, 1);
-    }
-    const meta = await f.api.get("/Alice/DevBox");
-    assertEquals(meta.body, {
-      name: "Alice/DevBox",
-      description: "Long",
-      short_description: "short",
-      versions: [{
-        version: "1.0.0",
-        status: "active",
-        description_markdown: null,
-        description_html: null,
-        providers: [{
-          name: "virtualbox",
-          url: f.srv.url + DL,
-          checksum: sha256Hex(file),
-          checksum_type: "sha256",
-        }],
-      }],
-    });
-    assertEquals((await f.api.get("/alice/nothing")).status, 404);
-    assertEquals((await f.api.post("/alice/devbox", {})).status, 405);
-  } finally {
-    await f.stop();
-  }
-});
-
-Deno.test("hosted downloads serve Content-Length, ETag, ranges and count full downloads", async () => {
-  const f = await startRegistry();
-  try {
-    const alice = await createUser(f, "alice");
-    const file = data(10_000);
-    await hostedBox(f, alice, file);
-    const full = await fetch(f.srv.url + DL);
-    assertEquals(full.status, 200);
-    assertEquals(full.headers.get("Content-Length"), "10000");
-    assertEquals(full.headers.get("Content-Type"), "application/octet-stream");
-    assertEquals(full.headers.get("Accept-Ranges"), "bytes");
-    assertEquals(full.headers.get("ETag"), `"${sha256Hex(file)}"`);
-    assert(full.headers.get("Last-Modified"));
-    assertEquals(sha256Hex(new Uint8Array(await full.arrayBuffer())), sha256Hex(file));
-    const part = await fetch(f.srv.url + DL, { headers: { Range: "bytes=100-199" } });
-    assertEquals(part.status, 206);
-    assertEquals(part.headers.get("Content-Range"), "bytes 100-199/10000");
-    assertEquals((await part.arrayBuffer()).byteLength, 100);
-    const tail = await fetch(f.srv.url + DL, { headers: { Range: "bytes=-10" } });
-    assertEquals([tail.status, (await tail.arrayBuffer()).byteLength], [206, 10]);
-    const bad = await fetch(f.srv.url + DL, { headers: { Range: "bytes=20000-" } });
-    await bad.body?.cancel();
-    assertEquals(bad.status, 416);
-    assertEquals(bad.headers.get("Content-Range"), "bytes */10000");
-    const cached = await fetch(f.srv.url + DL, { headers: { "If-None-Match": `"${sha256Hex(file)}"` } });
-    await cached.body?.cancel();
-    assertEquals(cached.status, 304);
-    const head = await fetch(f.srv.url + DL, { method: "HEAD" });
+registryTest("metadata answers HEAD and GET with JSON, active versions only and absolute URLs", async (f) => {
+  const alice = await createUser(f, "alice");
+  const file = data(5000);
+  await hostedBox(f, alice, file);
+  await f.api.post("/api/v1/box/alice/devbox/versions", { version: { version: "2.0.0" } }, {
+    token: alice,
+  });
+  for (const path of ["/alice/devbox", "//alice/devbox", "/Alice/DevBox"]) {
+    const head = await fetch(f.srv.url + path, { method: "HEAD", headers: { Accept: "application/json" } });
     await head.body?.cancel();
-    const fromZero = await fetch(f.srv.url + DL, { headers: { Range: "bytes=0-9" } });
-    await fromZero.body?.cancel();
-    // Counted: the full GET and the range from byte 0; not the resume, the HEAD, the 304 or the 416.
-    assertEquals((await f.api.get("/api/v1/box/alice/devbox")).body.downloads, 2);
-    assertEquals(
-      await fetch(f.srv.url + "/alice/boxes/devbox/versions/9.9.9/providers/virtualbox.box").then(
-        async (r) => {
-          await r.body?.cancel();
-          return r.status;
-        },
-      ),
-      404,
-    );
-  } finally {
-    await f.stop();
+    assertEquals(head.status, 200, path);
+    assertEquals(head.headers.get("Content-Type"), "application/json");
+    const get = await f.api.get(path);
+    assertEquals(get.status, 200);
+    assertEquals(get.headers.get("Cache-Control"), "no-cache");
+    assertEquals(get.body.versions.length, 1);
   }
+  const meta = await f.api.get("/Alice/DevBox");
+  assertEquals(meta.body, {
+    name: "Alice/DevBox",
+    description: "Long",
+    short_description: "short",
+    versions: [{
+      version: "1.0.0",
+      status: "active",
+      description_markdown: null,
+      description_html: null,
+      providers: [{
+        name: "virtualbox",
+        url: f.srv.url + DL,
+        checksum: sha256Hex(file),
+        checksum_type: "sha256",
+      }],
+    }],
+  });
+  assertEquals((await f.api.get("/alice/nothing")).status, 404);
+  assertEquals((await f.api.post("/alice/devbox", {})).status, 405);
 });
 
-Deno.test("external providers redirect with 302, counted, and metadata points at wharf", async () => {
-  const f = await startRegistry();
-  try {
-    const alice = await createUser(f, "alice");
-    await publishExternal(f, alice, "alice/devbox");
-    const r = await f.api.get(DL);
-    assertEquals(r.status, 302);
-    assertEquals(r.headers.get("Location"), "https://files.example.com/devbox.box");
-    assertEquals(r.headers.get("Cache-Control"), "no-store");
-    assertEquals((await f.api.get("/api/v1/box/alice/devbox")).body.downloads, 1);
-    const meta = await f.api.get("/alice/devbox");
-    assertEquals(meta.body.versions[0].providers[0].url, f.srv.url + DL);
-    assertEquals(meta.body.versions[0].providers[0].checksum, null);
-  } finally {
-    await f.stop();
-  }
+registryTest("hosted downloads serve Content-Length, ETag, ranges and count full downloads", async (f) => {
+  const alice = await createUser(f, "alice");
+  const file = data(10_000);
+  await hostedBox(f, alice, file);
+  const full = await fetch(f.srv.url + DL);
+  assertEquals(full.status, 200);
+  assertEquals(full.headers.get("Content-Length"), "10000");
+  assertEquals(full.headers.get("Content-Type"), "application/octet-stream");
+  assertEquals(full.headers.get("Accept-Ranges"), "bytes");
+  assertEquals(full.headers.get("ETag"), `"${sha256Hex(file)}"`);
+  assert(full.headers.get("Last-Modified"));
+  assertEquals(sha256Hex(new Uint8Array(await full.arrayBuffer())), sha256Hex(file));
+  const part = await fetch(f.srv.url + DL, { headers: { Range: "bytes=100-199" } });
+  assertEquals(part.status, 206);
+  assertEquals(part.headers.get("Content-Range"), "bytes 100-199/10000");
+  assertEquals((await part.arrayBuffer()).byteLength, 100);
+  const tail = await fetch(f.srv.url + DL, { headers: { Range: "bytes=-10" } });
+  assertEquals([tail.status, (await tail.arrayBuffer()).byteLength], [206, 10]);
+  const bad = await fetch(f.srv.url + DL, { headers: { Range: "bytes=20000-" } });
+  await bad.body?.cancel();
+  assertEquals(bad.status, 416);
+  assertEquals(bad.headers.get("Content-Range"), "bytes */10000");
+  const cached = await fetch(f.srv.url + DL, { headers: { "If-None-Match": `"${sha256Hex(file)}"` } });
+  await cached.body?.cancel();
+  assertEquals(cached.status, 304);
+  const head = await fetch(f.srv.url + DL, { method: "HEAD" });
+  await head.body?.cancel();
+  const fromZero = await fetch(f.srv.url + DL, { headers: { Range: "bytes=0-9" } });
+  await fromZero.body?.cancel();
+  // Counted: the full GET and the range from byte 0; not the resume, the HEAD, the 304 or the 416.
+  assertEquals((await f.api.get("/api/v1/box/alice/devbox")).body.downloads, 2);
+  assertEquals(
+    await fetch(f.srv.url + "/alice/boxes/devbox/versions/9.9.9/providers/virtualbox.box").then(
+      async (r) => {
+        await r.body?.cancel();
+        return r.status;
+      },
+    ),
+    404,
+  );
 });
 
-Deno.test("a private box is invisible to others in box, version, provider, metadata, download, user and search", async () => {
-  const f = await startRegistry();
-  try {
+registryTest("external providers redirect with 302, counted, and metadata points at wharf", async (f) => {
+  const alice = await createUser(f, "alice");
+  await publishExternal(f, alice, "alice/devbox");
+  const r = await f.api.get(DL);
+  assertEquals(r.status, 302);
+  assertEquals(r.headers.get("Location"), "https://files.example.com/devbox.box");
+  assertEquals(r.headers.get("Cache-Control"), "no-store");
+  assertEquals((await f.api.get("/api/v1/box/alice/devbox")).body.downloads, 1);
+  const meta = await f.api.get("/alice/devbox");
+  assertEquals(meta.body.versions[0].providers[0].url, f.srv.url + DL);
+  assertEquals(meta.body.versions[0].providers[0].checksum, null);
+});
+
+registryTest(
+  "a private box is invisible to others in box, version, provider, metadata, download, user and search",
+  async (f) => {
     const alice = await createUser(f, "alice");
     const bob = await createUser(f, "bob");
     const carol = await createUser(f, "carol");
@@ -179,14 +172,11 @@ Deno.test("a private box is invisible to others in box, version, provider, metad
     assertEquals((await f.api.get("/api/v1/user/acme", { token: carol })).body.boxes.length, 1);
     assertEquals((await f.api.get("/api/v1/user/acme", { token: bob })).body.boxes.length, 0);
     assertEquals((await f.api.get("/acme/secret", { token: carol })).status, 200);
-  } finally {
-    await f.stop();
-  }
-});
+  },
+);
 
 Deno.test("emitted URLs use WHARF_PUBLIC_URL, else the Host the client used", async () => {
-  const f = await startRegistry({ WHARF_PUBLIC_URL: "https://boxes.example.com" });
-  try {
+  await withStarted(() => startRegistry({ WHARF_PUBLIC_URL: "https://boxes.example.com" }), async (f) => {
     const alice = await createUser(f, "alice");
     await publishExternal(f, alice, "alice/devbox");
     const meta = await f.api.get("/alice/devbox");
@@ -196,16 +186,11 @@ Deno.test("emitted URLs use WHARF_PUBLIC_URL, else the Host the client used", as
       box.body.versions[0].release_url,
       "https://boxes.example.com/api/v1/box/alice/devbox/version/1.0.0/release",
     );
-  } finally {
-    await f.stop();
-  }
-  const g = await startRegistry();
-  try {
+  });
+  await withStarted(startRegistry, async (g) => {
     const alice = await createUser(g, "alice");
     await publishExternal(g, alice, "alice/devbox");
     const proxied = await g.api.get("/alice/devbox", { headers: { "X-Forwarded-Host": "evil.example.com" } });
     assertEquals(proxied.body.versions[0].providers[0].url, g.srv.url + DL);
-  } finally {
-    await g.stop();
-  }
+  });
 });

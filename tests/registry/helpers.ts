@@ -2,6 +2,7 @@
 
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { assertEquals } from "../helpers/assert.ts";
+import { testWithSettings } from "../helpers/fixture.ts";
 
 export const ADMIN_PASSWORD = "admin-password-1";
 
@@ -79,6 +80,9 @@ export async function startRegistry(env: Record<string, string> = {}): Promise<F
   const admin = await api.login("admin", ADMIN_PASSWORD);
   return { srv, api, admin, stop: () => srv.stop() };
 }
+
+/** Registers a Deno.test that runs with a fresh registry (`env` adds WHARF_* settings), always stopped after. */
+export const registryTest = testWithSettings((env?: Record<string, string>) => startRegistry(env));
 
 /** Creates a user through the admin API and returns a token for it. */
 export async function createUser(

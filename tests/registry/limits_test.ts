@@ -1,11 +1,11 @@
 // Error shapes, rate limiting, maintenance and hostile input (spec §6.1, §10; checklist 25–27, 29).
 
 import { assert, assertEquals } from "../helpers/assert.ts";
-import { Client, createUser, publishExternal, startRegistry } from "./helpers.ts";
+import { Client, createUser, publishExternal, registryTest, startRegistry } from "./helpers.ts";
 
-Deno.test("every failure has the JSON errors body: unknown routes, 405, bad JSON, big bodies", async () => {
-  const f = await startRegistry();
-  try {
+registryTest(
+  "every failure has the JSON errors body: unknown routes, 405, bad JSON, big bodies",
+  async (f) => {
     const alice = await createUser(f, "alice");
     const unknown = await f.api.get("/api/v1/nope/nothing");
     assertEquals([unknown.status, unknown.body], [404, { errors: ["Resource not found!"], success: false }]);
@@ -49,48 +49,41 @@ Deno.test("every failure has the JSON errors body: unknown routes, 405, bad JSON
     const events = await f.api.call("POST", "/v1/nothing-here");
     assertEquals(events.status, 404);
     assert(!events.text.includes('"success"'));
-  } finally {
-    await f.stop();
+  },
+);
+
+registryTest("the rate limit answers 429 with Retry-After per token, other tokens unaffected", {
+  WHARF_RATE_LIMIT_RPS: "1",
+  WHARF_RATE_LIMIT_BURST: "2",
+}, async (f) => {
+  const alice = await createUser(f, "alice");
+  await new Promise((r) => setTimeout(r, 2500)); // every bucket refills (1 per second, burst 2)
+  const results = [];
+  for (let i = 0; i < 3; i++) results.push(await f.api.get("/api/v1/search", { token: f.admin }));
+  assertEquals(results.map((r) => r.status), [200, 200, 429]);
+  assert(Number(results[2]!.headers.get("Retry-After")) >= 1);
+  assertEquals(results[2]!.body.errors[0].startsWith("Rate limit exceeded; retry in"), true);
+  assertEquals((await f.api.get("/api/v1/search", { token: alice })).status, 200);
+  // Invalid tokens count against the client IP: random tokens cannot dodge the limit.
+  const random = [];
+  for (let i = 0; i < 3; i++) {
+    random.push((await f.api.get("/api/v1/search", { token: `wharf_random${i}` })).status);
   }
+  assertEquals(random, [200, 200, 429]);
 });
 
-Deno.test("the rate limit answers 429 with Retry-After per token, other tokens unaffected", async () => {
-  const f = await startRegistry({ WHARF_RATE_LIMIT_RPS: "1", WHARF_RATE_LIMIT_BURST: "2" });
-  try {
-    const alice = await createUser(f, "alice");
-    await new Promise((r) => setTimeout(r, 2500)); // every bucket refills (1 per second, burst 2)
-    const results = [];
-    for (let i = 0; i < 3; i++) results.push(await f.api.get("/api/v1/search", { token: f.admin }));
-    assertEquals(results.map((r) => r.status), [200, 200, 429]);
-    assert(Number(results[2]!.headers.get("Retry-After")) >= 1);
-    assertEquals(results[2]!.body.errors[0].startsWith("Rate limit exceeded; retry in"), true);
-    assertEquals((await f.api.get("/api/v1/search", { token: alice })).status, 200);
-    // Invalid tokens count against the client IP: random tokens cannot dodge the limit.
-    const random = [];
-    for (let i = 0; i < 3; i++) {
-      random.push((await f.api.get("/api/v1/search", { token: `wharf_random${i}` })).status);
-    }
-    assertEquals(random, [200, 200, 429]);
-  } finally {
-    await f.stop();
-  }
-});
-
-Deno.test("maintenance by variable answers 503 to everyone but admins, other families unaffected", async () => {
-  const f = await startRegistry({ WHARF_MAINTENANCE: "1" });
-  try {
-    const r = await f.api.get("/api/v1/search");
-    assertEquals(r.status, 503);
-    assertEquals(r.body, { errors: ["wharf is down for maintenance; try again later"], success: false });
-    assertEquals(r.headers.get("Retry-After"), "60");
-    assertEquals((await f.api.get("/alice/devbox")).status, 503);
-    assertEquals((await f.api.get("/api/v1/search", { token: f.admin })).status, 200);
-    assertEquals((await f.api.get("/health")).status, 200);
-    const state = await f.api.get("/api/v1/admin/maintenance", { token: f.admin });
-    assertEquals(state.body, { enabled: true, forced: true });
-  } finally {
-    await f.stop();
-  }
+registryTest("maintenance by variable answers 503 to everyone but admins, other families unaffected", {
+  WHARF_MAINTENANCE: "1",
+}, async (f) => {
+  const r = await f.api.get("/api/v1/search");
+  assertEquals(r.status, 503);
+  assertEquals(r.body, { errors: ["wharf is down for maintenance; try again later"], success: false });
+  assertEquals(r.headers.get("Retry-After"), "60");
+  assertEquals((await f.api.get("/alice/devbox")).status, 503);
+  assertEquals((await f.api.get("/api/v1/search", { token: f.admin })).status, 200);
+  assertEquals((await f.api.get("/health")).status, 200);
+  const state = await f.api.get("/api/v1/admin/maintenance", { token: f.admin });
+  assertEquals(state.body, { enabled: true, forced: true });
 });
 
 Deno.test("the maintenance toggle survives a restart and lets admins log in", async () => {
@@ -117,62 +110,57 @@ Deno.test("the maintenance toggle survives a restart and lets admins log in", as
   }
 });
 
-Deno.test("hostile requests never produce a 5xx", async () => {
-  const f = await startRegistry({ WHARF_RATE_LIMIT_RPS: "0" });
-  try {
-    const alice = await createUser(f, "alice");
-    await publishExternal(f, alice, "alice/devbox");
-    const segments = [
-      "..",
-      "%2F",
-      "%2e%2e",
-      "%00",
-      "a".repeat(300),
-      "alice",
-      "devbox",
-      "1.0.0",
-      "virtualbox",
-      "x.box",
-      "%ff",
-      "~",
-      "%252F",
-    ];
-    const bases = [
-      "/api/v1/box/",
-      "/api/v1/user/",
-      "/",
-      "/alice/boxes/",
-      "/api/v1/uploads/",
-      "/api/v1/admin/users/",
-      "/api/v1/box/alice/devbox/version/",
-    ];
-    const bodies = [
-      "",
-      "{",
-      "null",
-      "[]",
-      '{"box":[]}',
-      '{"name":{"x":1}}',
-      '{"version":{"version":null}}',
-      "\u0000",
-      '{"provider":{"name":7}}',
-    ];
-    const methods = ["GET", "POST", "PUT", "DELETE", "HEAD"];
-    let n = 0;
-    for (let i = 0; i < 400; i++) {
-      const pick = <T>(xs: T[]) => xs[(i * 7919 + n++ * 104729) % xs.length]!;
-      const path = pick(bases) +
-        [pick(segments), pick(segments), pick(segments)].slice(0, 1 + (i % 3)).join("/");
-      const method = pick(methods);
-      const r = await fetch(f.srv.url + path, {
-        method,
-        headers: { Authorization: `Bearer ${i % 2 ? alice : "junk"}`, "Content-Type": "application/json" },
-        body: method === "GET" || method === "HEAD" ? undefined : pick(bodies),
-      });
-      await r.body?.cancel();
-      assert(r.status < 500, `${method} ${path} → ${r.status}`);
-    }
-  } finally {
-    await f.stop();
+registryTest("hostile requests never produce a 5xx", { WHARF_RATE_LIMIT_RPS: "0" }, async (f) => {
+  const alice = await createUser(f, "alice");
+  await publishExternal(f, alice, "alice/devbox");
+  const segments = [
+    "..",
+    "%2F",
+    "%2e%2e",
+    "%00",
+    "a".repeat(300),
+    "alice",
+    "devbox",
+    "1.0.0",
+    "virtualbox",
+    "x.box",
+    "%ff",
+    "~",
+    "%252F",
+  ];
+  const bases = [
+    "/api/v1/box/",
+    "/api/v1/user/",
+    "/",
+    "/alice/boxes/",
+    "/api/v1/uploads/",
+    "/api/v1/admin/users/",
+    "/api/v1/box/alice/devbox/version/",
+  ];
+  const bodies = [
+    "",
+    "{",
+    "null",
+    "[]",
+    '{"box":[]}',
+    '{"name":{"x":1}}',
+    '{"version":{"version":null}}',
+    "\u0000",
+    '{"provider":{"name":7}}',
+  ];
+  const methods = ["GET", "POST", "PUT", "DELETE", "HEAD"];
+  let n = 0;
+  for (let i = 0; i < 400; i++) {
+    const pick = <T>(xs: T[]) => xs[(i * 7919 + n++ * 104729) % xs.length]!;
+    const path = pick(bases) +
+      [pick(segments), pick(segments), pick(segments)].slice(0, 1 + (i % 3)).join("/");
+    const method = pick(methods);
+    const r = await fetch(f.srv.url + path, {
+      method,
+      headers: { Authorization: `Bearer ${i % 2 ? alice : "junk"}`, "Content-Type": "application/json" },
+      body: method === "GET" || method === "HEAD" ? undefined : pick(bodies),
+    });
+    await r.body?.cancel();
+    assert(r.status < 500, `${method} ${path} → ${r.status}`);
   }
 });

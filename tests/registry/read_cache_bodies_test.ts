@@ -3,7 +3,7 @@
 // or spelling of the name than the one it was built for.
 
 import { assert, assertEquals } from "../helpers/assert.ts";
-import { createUser, type Fixture, publishExternal, startRegistry } from "./helpers.ts";
+import { createUser, type Fixture, publishExternal, registryTest } from "./helpers.ts";
 
 const SEARCH = "/api/v1/search?q=bytebox&sort=updated&order=desc&page=1&limit=10";
 const BOX = "/api/v1/box/alice/bytebox";
@@ -39,9 +39,9 @@ async function warm(f: Fixture, token?: string): Promise<void> {
   }
 }
 
-Deno.test("box JSON, metadata and search show description, version and provider updates in the next read", async () => {
-  const f = await startRegistry();
-  try {
+registryTest(
+  "box JSON, metadata and search show description, version and provider updates in the next read",
+  async (f) => {
     const alice = await createUser(f, "alice");
     await publishExternal(f, alice, "alice/bytebox");
     await warm(f);
@@ -95,37 +95,30 @@ Deno.test("box JSON, metadata and search show description, version and provider 
     assertEquals((await f.api.get(BOX)).body.versions.length, 1);
     assertEquals((await f.api.get(METADATA)).body.versions.length, 1);
     assertEquals((await f.api.get(SEARCH)).body.boxes[0].current_version.version, "1.0.0");
-  } finally {
-    await f.stop();
+  },
+);
+
+registryTest("cached box JSON and search pages show every counted download, and /user too", async (f) => {
+  const alice = await createUser(f, "alice");
+  await publishExternal(f, alice, "alice/bytebox");
+  await warm(f);
+  for (let n = 1; n <= 3; n++) {
+    const download = await f.api.get("/alice/boxes/bytebox/versions/1.0.0/providers/virtualbox.box");
+    assertEquals(download.status, 302);
+    assertEquals((await f.api.get(BOX)).body.downloads, n);
+    assertEquals((await f.api.get(BOX, { token: alice })).body.downloads, n);
+    assertEquals((await f.api.get("/api/v1/user/alice")).body.boxes[0].downloads, n);
+    assertEquals((await f.api.get(SEARCH)).body.boxes[0].downloads, n);
   }
+  // A HEAD is not a download: the cached bytes stay as they are.
+  const head = await f.api.call("HEAD", "/alice/boxes/bytebox/versions/1.0.0/providers/virtualbox.box");
+  assertEquals(head.status, 302);
+  assertEquals((await f.api.get(BOX)).body.downloads, 3);
 });
 
-Deno.test("cached box JSON and search pages show every counted download, and /user too", async () => {
-  const f = await startRegistry();
-  try {
-    const alice = await createUser(f, "alice");
-    await publishExternal(f, alice, "alice/bytebox");
-    await warm(f);
-    for (let n = 1; n <= 3; n++) {
-      const download = await f.api.get("/alice/boxes/bytebox/versions/1.0.0/providers/virtualbox.box");
-      assertEquals(download.status, 302);
-      assertEquals((await f.api.get(BOX)).body.downloads, n);
-      assertEquals((await f.api.get(BOX, { token: alice })).body.downloads, n);
-      assertEquals((await f.api.get("/api/v1/user/alice")).body.boxes[0].downloads, n);
-      assertEquals((await f.api.get(SEARCH)).body.boxes[0].downloads, n);
-    }
-    // A HEAD is not a download: the cached bytes stay as they are.
-    const head = await f.api.call("HEAD", "/alice/boxes/bytebox/versions/1.0.0/providers/virtualbox.box");
-    assertEquals(head.status, 302);
-    assertEquals((await f.api.get(BOX)).body.downloads, 3);
-  } finally {
-    await f.stop();
-  }
-});
-
-Deno.test("a writer's cached box JSON with unreleased versions is never served to other callers", async () => {
-  const f = await startRegistry();
-  try {
+registryTest(
+  "a writer's cached box JSON with unreleased versions is never served to other callers",
+  async (f) => {
     const alice = await createUser(f, "alice");
     const bob = await createUser(f, "bob");
     await publishExternal(f, alice, "alice/bytebox");
@@ -151,70 +144,58 @@ Deno.test("a writer's cached box JSON with unreleased versions is never served t
     }
     assertEquals((await f.api.get(METADATA, { token: alice })).status, 200);
     assertEquals((await f.api.get(SEARCH, { token: alice })).body.boxes.length, 1);
-  } finally {
-    await f.stop();
+  },
+);
+
+registryTest("cached metadata echoes each request's spelling of the name and each Host's URLs", async (f) => {
+  const alice = await createUser(f, "alice");
+  await publishExternal(f, alice, "alice/bytebox");
+  for (let i = 0; i < 2; i++) {
+    assertEquals((await f.api.get(METADATA)).body.name, "alice/bytebox");
+    assertEquals((await f.api.get("/ALICE/ByteBox")).body.name, "ALICE/ByteBox");
+  }
+  // Each spelling shows a write in its next read, whichever spelling was answered last.
+  const put = await f.api.put(BOX, { box: { short_description: "renamed text", is_private: false } }, {
+    token: alice,
+  });
+  assertEquals(put.status, 200, put.text);
+  for (const path of ["/ALICE/ByteBox", METADATA, "/ALICE/ByteBox"]) {
+    const metadata = (await f.api.get(path)).body;
+    assertEquals([metadata.name, metadata.short_description], [path.slice(1), "renamed text"]);
+  }
+  const port = new URL(f.api.url).port;
+  for (const host of [`127.0.0.1:${port}`, `registry.example.test:${port}`, `127.0.0.1:${port}`]) {
+    for (let i = 0; i < 2; i++) {
+      const metadata = await getWithHost(f, METADATA, host);
+      assertEquals(new URL(metadata.versions[0].providers[0].url).host, host);
+      const box = await getWithHost(f, BOX, host);
+      assert(box.current_version.release_url.startsWith(`http://${host}/`), JSON.stringify(box));
+      const search = await getWithHost(f, SEARCH, host);
+      assert(
+        search.boxes[0].current_version.revoke_url.startsWith(`http://${host}/`),
+        JSON.stringify(search),
+      );
+    }
   }
 });
 
-Deno.test("cached metadata echoes each request's spelling of the name and each Host's URLs", async () => {
-  const f = await startRegistry();
-  try {
-    const alice = await createUser(f, "alice");
-    await publishExternal(f, alice, "alice/bytebox");
-    for (let i = 0; i < 2; i++) {
-      assertEquals((await f.api.get(METADATA)).body.name, "alice/bytebox");
-      assertEquals((await f.api.get("/ALICE/ByteBox")).body.name, "ALICE/ByteBox");
-    }
-    // Each spelling shows a write in its next read, whichever spelling was answered last.
-    const put = await f.api.put(BOX, { box: { short_description: "renamed text", is_private: false } }, {
-      token: alice,
-    });
-    assertEquals(put.status, 200, put.text);
-    for (const path of ["/ALICE/ByteBox", METADATA, "/ALICE/ByteBox"]) {
-      const metadata = (await f.api.get(path)).body;
-      assertEquals([metadata.name, metadata.short_description], [path.slice(1), "renamed text"]);
-    }
-    const port = new URL(f.api.url).port;
-    for (const host of [`127.0.0.1:${port}`, `registry.example.test:${port}`, `127.0.0.1:${port}`]) {
-      for (let i = 0; i < 2; i++) {
-        const metadata = await getWithHost(f, METADATA, host);
-        assertEquals(new URL(metadata.versions[0].providers[0].url).host, host);
-        const box = await getWithHost(f, BOX, host);
-        assert(box.current_version.release_url.startsWith(`http://${host}/`), JSON.stringify(box));
-        const search = await getWithHost(f, SEARCH, host);
-        assert(
-          search.boxes[0].current_version.revoke_url.startsWith(`http://${host}/`),
-          JSON.stringify(search),
-        );
-      }
-    }
-  } finally {
-    await f.stop();
+registryTest("a repeated by-downloads search follows the new order once downloads are counted", async (f) => {
+  const alice = await createUser(f, "alice");
+  await publishExternal(f, alice, "alice/bytebox-a");
+  await publishExternal(f, alice, "alice/bytebox-b");
+  const query = "/api/v1/search?q=bytebox-&sort=downloads&order=desc&limit=10";
+  const first = async () => (await f.api.get(query)).body.boxes[0];
+  for (let i = 0; i < 3; i++) assertEquals((await first()).downloads, 0);
+  for (let i = 0; i < 2; i++) {
+    const download = await f.api.get("/alice/boxes/bytebox-b/versions/1.0.0/providers/virtualbox.box");
+    assertEquals(download.status, 302);
   }
-});
-
-Deno.test("a repeated by-downloads search follows the new order once downloads are counted", async () => {
-  const f = await startRegistry();
-  try {
-    const alice = await createUser(f, "alice");
-    await publishExternal(f, alice, "alice/bytebox-a");
-    await publishExternal(f, alice, "alice/bytebox-b");
-    const query = "/api/v1/search?q=bytebox-&sort=downloads&order=desc&limit=10";
-    const first = async () => (await f.api.get(query)).body.boxes[0];
-    for (let i = 0; i < 3; i++) assertEquals((await first()).downloads, 0);
-    for (let i = 0; i < 2; i++) {
-      const download = await f.api.get("/alice/boxes/bytebox-b/versions/1.0.0/providers/virtualbox.box");
-      assertEquals(download.status, 302);
-    }
-    // The by-downloads order may lag the counts by up to a second; it must then follow them.
-    const deadline = Date.now() + 10_000;
-    let top = await first();
-    while (top.tag !== "alice/bytebox-b" && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 200));
-      top = await first();
-    }
-    assertEquals([top.tag, top.downloads], ["alice/bytebox-b", 2]);
-  } finally {
-    await f.stop();
+  // The by-downloads order may lag the counts by up to a second; it must then follow them.
+  const deadline = Date.now() + 10_000;
+  let top = await first();
+  while (top.tag !== "alice/bytebox-b" && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 200));
+    top = await first();
   }
+  assertEquals([top.tag, top.downloads], ["alice/bytebox-b", 2]);
 });

@@ -3,19 +3,35 @@
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import { createHash } from "node:crypto";
 import { sha256Hex } from "../../lib/crypto.ts";
-import { createUser, type Fixture, readEvents, startRegistry } from "./helpers.ts";
+import { createUser, type Fixture, readEvents, registryTest } from "./helpers.ts";
 
 const V = "/api/v1/box/alice/devbox/version/1.0.0";
 const P = `${V}/provider/virtualbox`;
 const DL = "/alice/boxes/devbox/versions/1.0.0/providers/virtualbox.box";
 
-async function setup(env: Record<string, string> = {}, provider: Record<string, unknown> = {}) {
-  const f = await startRegistry(env);
-  const alice = await createUser(f, "alice");
-  await f.api.post("/api/v1/boxes", { name: "devbox", is_private: false }, { token: alice });
-  await f.api.post("/api/v1/box/alice/devbox/versions", { version: { version: "1.0.0" } }, { token: alice });
-  await f.api.post(`${V}/providers`, { provider: { name: "virtualbox", ...provider } }, { token: alice });
-  return { f, alice };
+interface UploadSetup {
+  /** WHARF_* settings for the server. */
+  env?: Record<string, string>;
+  /** Extra fields of the provider alice/devbox 1.0.0 virtualbox. */
+  provider?: Record<string, unknown>;
+}
+type UploadTestBody = (f: Fixture, alice: string) => Promise<void>;
+
+/** A registry test with alice's box, version and provider (no file yet) made before `fn` runs. */
+function uploadTest(name: string, fn: UploadTestBody): void;
+function uploadTest(name: string, setup: UploadSetup, fn: UploadTestBody): void;
+function uploadTest(name: string, setupOrFn: UploadSetup | UploadTestBody, fn?: UploadTestBody): void {
+  const [setup, body] = typeof setupOrFn === "function" ? [{}, setupOrFn] : [setupOrFn, fn!];
+  registryTest(name, setup.env ?? {}, async (f) => {
+    const alice = await createUser(f, "alice");
+    await f.api.post("/api/v1/boxes", { name: "devbox", is_private: false }, { token: alice });
+    await f.api.post("/api/v1/box/alice/devbox/versions", { version: { version: "1.0.0" } }, {
+      token: alice,
+    });
+    const provider = { name: "virtualbox", ...setup.provider };
+    await f.api.post(`${V}/providers`, { provider }, { token: alice });
+    await body(f, alice);
+  });
 }
 
 function bytes(n: number, seed = 1): Uint8Array<ArrayBuffer> {
@@ -86,9 +102,9 @@ async function tmpEntries(f: Fixture): Promise<string[]> {
   return (await Array.fromAsync(Deno.readDir(`${f.srv.dataDir}/blobs/tmp`))).map((e) => e.name);
 }
 
-Deno.test("a standard upload streams a chunked PUT without credentials and consumes its id", async () => {
-  const { f, alice } = await setup();
-  try {
+uploadTest(
+  "a standard upload streams a chunked PUT without credentials and consumes its id",
+  async (f, alice) => {
     const { upload_path } = await prepare(f, alice);
     assertMatch(upload_path, /\/api\/v1\/uploads\/[A-Za-z0-9_-]{43}$/);
     const data = bytes(300_000);
@@ -102,13 +118,12 @@ Deno.test("a standard upload streams a chunked PUT without credentials and consu
     const payload = uploaded.Payload as Record<string, unknown>;
     assertEquals([payload.size, payload.sha256, payload.mode], [data.length, sha256Hex(data), "standard"]);
     assert(!JSON.stringify(uploaded).includes(upload_path.split("/").pop()!));
-  } finally {
-    await f.stop();
-  }
-});
+  },
+);
 
-Deno.test("curl uploads with Expect: 100-continue; oversize is refused with 413 and leaves no temp file", async () => {
-  const { f, alice } = await setup({ WHARF_MAX_UPLOAD_BYTES: "100000" });
+uploadTest("curl uploads with Expect: 100-continue; oversize is refused with 413 and leaves no temp file", {
+  env: { WHARF_MAX_UPLOAD_BYTES: "100000" },
+}, async (f, alice) => {
   const dir = await Deno.makeTempDir();
   try {
     await Deno.writeFile(`${dir}/small.box`, bytes(50_000));
@@ -123,28 +138,24 @@ Deno.test("curl uploads with Expect: 100-continue; oversize is refused with 413 
     const empty = await putBytes((await prepare(f, alice)).upload_path, "");
     assertEquals(empty.status, 422);
   } finally {
-    await f.stop();
     await Deno.remove(dir, { recursive: true });
   }
 });
 
-Deno.test("an upload URL not used within WHARF_UPLOAD_URL_TTL is gone (404)", async () => {
-  const { f, alice } = await setup({ WHARF_UPLOAD_URL_TTL: "200ms" });
-  try {
-    const { upload_path } = await prepare(f, alice);
-    await new Promise((r) => setTimeout(r, 300));
-    const late = await putBytes(upload_path, "data");
-    assertEquals(late.status, 404);
-    assertEquals(late.body.errors, ["Resource not found!"]);
-    assertEquals((await putBytes(`${f.srv.url}/api/v1/uploads/unknown`, "x")).status, 404);
-  } finally {
-    await f.stop();
-  }
+uploadTest("an upload URL not used within WHARF_UPLOAD_URL_TTL is gone (404)", {
+  env: { WHARF_UPLOAD_URL_TTL: "200ms" },
+}, async (f, alice) => {
+  const { upload_path } = await prepare(f, alice);
+  await new Promise((r) => setTimeout(r, 300));
+  const late = await putBytes(upload_path, "data");
+  assertEquals(late.status, 404);
+  assertEquals(late.body.errors, ["Resource not found!"]);
+  assertEquals((await putBytes(`${f.srv.url}/api/v1/uploads/unknown`, "x")).status, 404);
 });
 
-Deno.test("a direct upload stages the file until the authenticated callback makes it hosted", async () => {
-  const { f, alice } = await setup();
-  try {
+uploadTest(
+  "a direct upload stages the file until the authenticated callback makes it hosted",
+  async (f, alice) => {
     const direct = await prepare(f, alice, true);
     const callbackPath = new URL(direct.callback!).pathname;
     assertMatch(
@@ -168,119 +179,99 @@ Deno.test("a direct upload stages the file until the authenticated callback make
     const uploaded = (await readEvents(f.srv.dataDir)).filter((e) => e.Type === "ProviderUploaded");
     assertEquals(uploaded.length, 1);
     assertEquals((uploaded[0]!.Payload as Record<string, unknown>).mode, "direct");
-  } finally {
-    await f.stop();
-  }
+  },
+);
+
+/** The file the checksum test declares up front (its checksum is set when the provider is created). */
+const checksummedFile = bytes(20_000, 1);
+uploadTest("a checksum mismatch is 422, keeps the previous file and leaves nothing behind", {
+  provider: { checksum: sha256Hex(checksummedFile), checksum_type: "sha256" },
+}, async (f, alice) => {
+  assertEquals((await putBytes((await prepare(f, alice)).upload_path, checksummedFile)).status, 200);
+  const other = bytes(20_000, 2);
+  const bad = await putBytes((await prepare(f, alice)).upload_path, other);
+  assertEquals(bad.status, 422);
+  assertEquals(
+    (bad.body.errors as string[])[0],
+    `Checksum mismatch: expected sha256 ${sha256Hex(checksummedFile)}, got ${sha256Hex(other)}`,
+  );
+  assertEquals(await download(f, alice), sha256Hex(checksummedFile));
+  assertEquals(await tmpEntries(f), []);
+  const direct = await prepare(f, alice, true);
+  assertEquals((await putBytes(direct.upload_path, other)).status, 422);
+  const setWrong = await f.api.put(P, { checksum: "0".repeat(32), checksum_type: "md5" }, { token: alice });
+  assertEquals(setWrong.status, 422);
+  const md5 = createHash("md5").update(checksummedFile).digest("hex");
+  const setRight = await f.api.put(P, { checksum: md5, checksum_type: "MD5" }, { token: alice });
+  assertEquals(setRight.status, 200, setRight.text);
 });
 
-Deno.test("a checksum mismatch is 422, keeps the previous file and leaves nothing behind", async () => {
-  const first = bytes(20_000, 1);
-  const { f, alice } = await setup({}, { checksum: sha256Hex(first), checksum_type: "sha256" });
-  try {
-    assertEquals((await putBytes((await prepare(f, alice)).upload_path, first)).status, 200);
-    const other = bytes(20_000, 2);
-    const bad = await putBytes((await prepare(f, alice)).upload_path, other);
-    assertEquals(bad.status, 422);
-    assertEquals(
-      (bad.body.errors as string[])[0],
-      `Checksum mismatch: expected sha256 ${sha256Hex(first)}, got ${sha256Hex(other)}`,
-    );
-    assertEquals(await download(f, alice), sha256Hex(first));
-    assertEquals(await tmpEntries(f), []);
-    const direct = await prepare(f, alice, true);
-    assertEquals((await putBytes(direct.upload_path, other)).status, 422);
-    const setWrong = await f.api.put(P, { checksum: "0".repeat(32), checksum_type: "md5" }, { token: alice });
-    assertEquals(setWrong.status, 422);
-    const md5 = createHash("md5").update(first).digest("hex");
-    const setRight = await f.api.put(P, { checksum: md5, checksum_type: "MD5" }, { token: alice });
-    assertEquals(setRight.status, 200, setRight.text);
-  } finally {
-    await f.stop();
-  }
+uploadTest("deleting the target provider voids its upload ids", async (f, alice) => {
+  const { upload_path } = await prepare(f, alice);
+  await f.api.delete(P, { token: alice });
+  assertEquals((await putBytes(upload_path, "data")).status, 404);
 });
 
-Deno.test("deleting the target provider voids its upload ids", async () => {
-  const { f, alice } = await setup();
-  try {
-    const { upload_path } = await prepare(f, alice);
-    await f.api.delete(P, { token: alice });
-    assertEquals((await putBytes(upload_path, "data")).status, 404);
-  } finally {
-    await f.stop();
-  }
-});
-
-Deno.test("concurrent uploads to one provider each succeed, one wins, orphans are collected", async () => {
-  const { f, alice } = await setup({ WHARF_REGISTRY_ORPHAN_GRACE: "0" });
-  try {
-    const files = [1, 2, 3].map((s) => bytes(200_000 + s, s));
-    const paths = await Promise.all(files.map(() => prepare(f, alice)));
-    const answers = await Promise.all(files.map((data, i) => putBytes(paths[i]!.upload_path, chunked(data))));
-    assertEquals(answers.map((a) => a.status), [200, 200, 200]);
-    const got = await download(f, alice);
-    assert(files.some((d) => sha256Hex(d) === got));
-    // The losers' blobs are released and collected.
-    let blobs: string[] = [];
-    for (let i = 0; i < 50; i++) {
-      await f.api.put(`${V}/release`, undefined, { token: alice });
-      blobs = [];
-      for await (const shard of Deno.readDir(`${f.srv.dataDir}/blobs`)) {
-        if (shard.name === "tmp") continue;
-        for await (const b of Deno.readDir(`${f.srv.dataDir}/blobs/${shard.name}`)) blobs.push(b.name);
-      }
-      if (blobs.length === 1) break;
-      await new Promise((r) => setTimeout(r, 100));
+uploadTest("concurrent uploads to one provider each succeed, one wins, orphans are collected", {
+  env: { WHARF_REGISTRY_ORPHAN_GRACE: "0" },
+}, async (f, alice) => {
+  const files = [1, 2, 3].map((s) => bytes(200_000 + s, s));
+  const paths = await Promise.all(files.map(() => prepare(f, alice)));
+  const answers = await Promise.all(files.map((data, i) => putBytes(paths[i]!.upload_path, chunked(data))));
+  assertEquals(answers.map((a) => a.status), [200, 200, 200]);
+  const got = await download(f, alice);
+  assert(files.some((d) => sha256Hex(d) === got));
+  // The losers' blobs are released and collected.
+  let blobs: string[] = [];
+  for (let i = 0; i < 50; i++) {
+    await f.api.put(`${V}/release`, undefined, { token: alice });
+    blobs = [];
+    for await (const shard of Deno.readDir(`${f.srv.dataDir}/blobs`)) {
+      if (shard.name === "tmp") continue;
+      for await (const b of Deno.readDir(`${f.srv.dataDir}/blobs/${shard.name}`)) blobs.push(b.name);
     }
-    assertEquals(blobs, [got]);
-  } finally {
-    await f.stop();
+    if (blobs.length === 1) break;
+    await new Promise((r) => setTimeout(r, 100));
   }
+  assertEquals(blobs, [got]);
 });
 
-Deno.test("a download in flight during a re-upload still gets the whole old file", async () => {
+uploadTest("a download in flight during a re-upload still gets the whole old file", {
+  env: { WHARF_REGISTRY_ORPHAN_GRACE: "0" },
+}, async (f, alice) => {
   const old = bytes(3_000_000, 5);
-  const { f, alice } = await setup({ WHARF_REGISTRY_ORPHAN_GRACE: "0" });
-  try {
-    await putBytes((await prepare(f, alice)).upload_path, old);
-    const response = await fetch(f.srv.url + DL, { headers: { Authorization: `Bearer ${alice}` } });
-    const reader = response.body!.getReader();
-    const first = await reader.read();
-    assertEquals((await putBytes((await prepare(f, alice)).upload_path, bytes(1000, 9))).status, 200);
-    await new Promise((r) => setTimeout(r, 200));
-    const parts = [first.value!];
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      parts.push(value);
-    }
-    const all = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-    let o = 0;
-    for (const p of parts) all.set(p, (o += p.length) - p.length);
-    assertEquals(sha256Hex(all), sha256Hex(old));
-  } finally {
-    await f.stop();
+  await putBytes((await prepare(f, alice)).upload_path, old);
+  const response = await fetch(f.srv.url + DL, { headers: { Authorization: `Bearer ${alice}` } });
+  const reader = response.body!.getReader();
+  const first = await reader.read();
+  assertEquals((await putBytes((await prepare(f, alice)).upload_path, bytes(1000, 9))).status, 200);
+  await new Promise((r) => setTimeout(r, 200));
+  const parts = [first.value!];
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    parts.push(value);
   }
+  const all = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let o = 0;
+  for (const p of parts) all.set(p, (o += p.length) - p.length);
+  assertEquals(sha256Hex(all), sha256Hex(old));
 });
 
-Deno.test("uploads into a delinquent namespace are refused with 402 at every step", async () => {
-  const { f, alice } = await setup();
-  try {
-    const { upload_path } = await prepare(f, alice);
-    const direct = await prepare(f, alice, true);
-    assertEquals((await putBytes(direct.upload_path, bytes(100))).status, 200);
-    await f.api.put("/api/v1/admin/users/alice", { delinquent: true }, { token: f.admin });
-    const put = await putBytes(upload_path, bytes(100));
-    assertEquals(put.status, 402);
-    assertEquals(put.body.errors, ["Namespace 'alice' is delinquent on billing; writes are disabled!"]);
-    assertEquals((await f.api.get(`${P}/upload`, { token: alice })).status, 402);
-    assertEquals(
-      (await f.api.put(new URL(direct.callback!).pathname, undefined, { token: alice })).status,
-      402,
-    );
-    // The id survives a refused PUT: it works once the namespace is in good standing again.
-    await f.api.put("/api/v1/admin/users/alice", { delinquent: false }, { token: f.admin });
-    assertEquals((await putBytes(upload_path, bytes(100))).status, 200);
-  } finally {
-    await f.stop();
-  }
+uploadTest("uploads into a delinquent namespace are refused with 402 at every step", async (f, alice) => {
+  const { upload_path } = await prepare(f, alice);
+  const direct = await prepare(f, alice, true);
+  assertEquals((await putBytes(direct.upload_path, bytes(100))).status, 200);
+  await f.api.put("/api/v1/admin/users/alice", { delinquent: true }, { token: f.admin });
+  const put = await putBytes(upload_path, bytes(100));
+  assertEquals(put.status, 402);
+  assertEquals(put.body.errors, ["Namespace 'alice' is delinquent on billing; writes are disabled!"]);
+  assertEquals((await f.api.get(`${P}/upload`, { token: alice })).status, 402);
+  assertEquals(
+    (await f.api.put(new URL(direct.callback!).pathname, undefined, { token: alice })).status,
+    402,
+  );
+  // The id survives a refused PUT: it works once the namespace is in good standing again.
+  await f.api.put("/api/v1/admin/users/alice", { delinquent: false }, { token: f.admin });
+  assertEquals((await putBytes(upload_path, bytes(100))).status, 200);
 });
