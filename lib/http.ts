@@ -23,10 +23,16 @@ export type Handler = (ctx: RequestContext) => Response | Promise<Response>;
 export async function readBody(request: Request, limit: number): Promise<Uint8Array> {
   const declared = request.headers.get("Content-Length");
   if (declared !== null && Number(declared) > limit) throw tooLarge(limit);
+  if (declared !== null && /^\d+$/.test(declared)) {
+    // With a declared length within the limit, the HTTP layer delivers at most that many bytes: one read of
+    // the whole body is cheaper than iterating its stream, and `request.body` is not touched first (its
+    // getter builds a ReadableStream that arrayBuffer() then skips: ~3 % of an LDAP login's server CPU).
+    // The size check after the read covers a Request built in process with a header that understates it.
+    const bytes = new Uint8Array(await request.arrayBuffer());
+    if (bytes.length > limit) throw tooLarge(limit);
+    return bytes;
+  }
   if (!request.body) return new Uint8Array(0);
-  // With a declared length within the limit, the HTTP layer delivers at most that many bytes: one read of
-  // the whole body is cheaper than iterating its stream (measured ~4 % of an LDAP login's server CPU).
-  if (declared !== null && /^\d+$/.test(declared)) return new Uint8Array(await request.arrayBuffer());
   const chunks: Uint8Array[] = [];
   let size = 0;
   for await (const chunk of request.body) {
