@@ -256,7 +256,7 @@ export function upsertExternalAccount(
     return { userId: created.userId, accountId: created.accountId, writes: created.writes };
   }
   const writes: DocWrite[] = [];
-  if (JSON.stringify(existing.doc.attributes) !== JSON.stringify(attributes)) {
+  if (!sameProfile(existing.doc.attributes, attributes)) {
     const now = nowIso();
     writes.push({
       collection: collections.accounts,
@@ -276,6 +276,34 @@ export function upsertExternalAccount(
     }
   }
   return { userId: existing.doc.user_id, accountId: existing.id, writes };
+}
+
+/**
+ * Whether an account's stored attributes equal a login's: the same keys with equal strings or string lists
+ * (what an external login stores). Anything else is compared as JSON. Cheaper than stringifying both sides
+ * on every login, and key order does not matter (it does not change the profile).
+ */
+export function sameProfile(stored: unknown, fresh: Record<string, unknown>): boolean {
+  if (typeof stored !== "object" || stored === null || Array.isArray(stored)) return false;
+  const old = stored as Record<string, unknown>;
+  let count = 0;
+  for (const key in fresh) {
+    count++;
+    const a = old[key];
+    const b = fresh[key];
+    if (a === b) continue;
+    if (!Array.isArray(a) || !Array.isArray(b)) {
+      if (typeof a === "object" && a !== null && JSON.stringify(a) === JSON.stringify(b)) continue;
+      return false;
+    }
+    if (a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) {
+      if (a[i] !== b[i] && JSON.stringify(a[i]) !== JSON.stringify(b[i])) return false;
+    }
+  }
+  let stale = 0;
+  for (const _ in old) stale++;
+  return stale === count;
 }
 
 /**

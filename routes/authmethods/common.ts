@@ -59,10 +59,15 @@ export function methodTypeOfId(id: string): MethodType | undefined {
 let lastMs = 0;
 /** RFC 3339 UTC with milliseconds; never returns the same or an earlier instant twice in this process. */
 export function nowIso(): string {
+  return new Date(nowMs()).toISOString();
+}
+
+/** The instant nowIso would render, as epoch milliseconds (callers that also need arithmetic on it). */
+export function nowMs(): number {
   let ms = Date.now();
   if (ms <= lastMs) ms = lastMs + 1;
   lastMs = ms;
-  return new Date(ms).toISOString();
+  return ms;
 }
 
 export function isObject(v: unknown): v is Record<string, unknown> {

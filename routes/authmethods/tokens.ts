@@ -4,7 +4,7 @@
 import { constantTimeEqual, sha256Hex } from "../../lib/crypto.ts";
 import { prefixedId } from "../../lib/ids.ts";
 import type { EventInput } from "../../lib/store/mod.ts";
-import { collections, lockKeys, nowIso, omitZero, parentLocks } from "./common.ts";
+import { collections, lockKeys, nowMs, omitZero, parentLocks } from "./common.ts";
 import {
   type ActorCaller,
   type AuthState,
@@ -71,7 +71,8 @@ export function mintToken(
 ): NewToken {
   const id = prefixedId("at");
   const token = `${id}_s1${base58(crypto.getRandomValues(new Uint8Array(32)))}`;
-  const now = nowIso();
+  const nowMsValue = nowMs();
+  const now = new Date(nowMsValue).toISOString();
   const doc: TokenDoc = {
     hash: sha256Hex(token),
     user_id: who.userId,
@@ -81,7 +82,8 @@ export function mintToken(
     created_time: now,
     updated_time: now,
     approximate_last_used_time: now,
-    expiration_time: new Date(Date.parse(now) + settings.ttlMs).toISOString(),
+    // From the same millisecond value: no parse of the string just rendered.
+    expiration_time: new Date(nowMsValue + settings.ttlMs).toISOString(),
   };
   return { id, token, doc };
 }
