@@ -2,6 +2,7 @@
 // admin, PATCH, delete (with the user and tokens), set-password and change-password.
 
 import { ApiError } from "../../lib/errors.ts";
+import { respondWithChildList } from "./list_route.ts";
 import { json, type RequestContext } from "../../lib/http.ts";
 import type { CommitPlan, DocWrite, StoredDoc } from "../../lib/store/mod.ts";
 import { passwordDefaults } from "./attrs_password.ts";
@@ -25,11 +26,10 @@ import {
   rejectReadOnly,
   requireVersion,
 } from "./fields.ts";
-import { listResponse, parseFilterParam, runList } from "./listing.ts";
-import { filterIter, methodIdPrefixes } from "./methods.ts";
+import { methodIdPrefixes } from "./methods.ts";
 import { accountWithUser, renderAccount, userProfile } from "./principals.ts";
-import { type AuthService, listEnvironment, readObjectBody } from "./service.ts";
-import type { AccountDoc, ActorCaller, MethodDoc, TombstoneDoc, UserDoc } from "./state.ts";
+import { type AuthService, readObjectBody } from "./service.ts";
+import type { AccountDoc, ActorCaller, MethodDoc, UserDoc } from "./state.ts";
 
 const accountPrefixes = ["acctpw", "acctoidc", "acctldap"];
 const readOnly = ["id", "scope", "created_time", "updated_time", "authorized_actions"];
@@ -169,21 +169,15 @@ export function listAccounts(svc: AuthService, ctx: RequestContext): Response {
   if (!methodId) throw fieldError({ name: "auth_method_id", description: "This is a required field." });
   assertIdFormat(methodId, methodIdPrefixes, "auth_method_id");
   if (!svc.state.method(methodId)) throw notFound();
-  return listResponse(runList<AccountDoc>({
+  return respondWithChildList<AccountDoc>(svc, ctx, {
     resource: "account",
-    candidates: filterIter(
-      svc.state.list<AccountDoc>(collections.accounts),
-      (a) => a.doc.auth_method_id === methodId,
-    ),
-    tombstones: filterIter(
-      svc.state.list<TombstoneDoc>(collections.tombstones),
-      (t) => t.doc.resource === "account" && t.doc.parent_id === methodId,
-    ),
-    render: (a) => renderAccount(svc.state, a, caller),
+    collection: collections.accounts,
     caller,
-    queryKey: JSON.stringify([methodId, ctx.url.searchParams.get("filter") ?? ""]),
-    ...listEnvironment(svc, ctx.url),
-  }, parseFilterParam(ctx.url)));
+    belongs: (account) => account.auth_method_id === methodId,
+    tombstoneBelongs: (tombstone) => tombstone.parent_id === methodId,
+    render: (a) => renderAccount(svc.state, a, caller),
+    queryParts: [methodId],
+  });
 }
 
 export function readAccount(svc: AuthService, ctx: RequestContext): Response {
@@ -316,13 +310,19 @@ export async function removeAccount(svc: AuthService, ctx: RequestContext): Prom
   return json({});
 }
 
-export async function setPassword(svc: AuthService, ctx: RequestContext): Promise<Response> {
-  const { id, caller, stored } = loadAccount(svc, ctx, false);
+/** Loads the account of a set/change-password request and its body; only password accounts have passwords. */
+async function loadPasswordRequest(svc: AuthService, ctx: RequestContext, ownerMay: boolean) {
+  const loaded = loadAccount(svc, ctx, ownerMay);
   const body = await readObjectBody(ctx);
-  if (stored.doc.type !== "password") {
+  if (loaded.stored.doc.type !== "password") {
     throw fieldError({ name: "id", description: "Only password accounts have passwords." });
   }
-  const method = methodOf(svc, stored.doc);
+  const method = methodOf(svc, loaded.stored.doc);
+  return { ...loaded, body, method };
+}
+
+export async function setPassword(svc: AuthService, ctx: RequestContext): Promise<Response> {
+  const { id, caller, stored, body, method } = await loadPasswordRequest(svc, ctx, false);
   const errors = new FieldErrors();
   const version = requireVersion(body);
   const pw = body.password === undefined || body.password === null
@@ -353,12 +353,7 @@ export async function setPassword(svc: AuthService, ctx: RequestContext): Promis
 }
 
 export async function changePassword(svc: AuthService, ctx: RequestContext): Promise<Response> {
-  const { id, caller, stored } = loadAccount(svc, ctx, true);
-  const body = await readObjectBody(ctx);
-  if (stored.doc.type !== "password") {
-    throw fieldError({ name: "id", description: "Only password accounts have passwords." });
-  }
-  const method = methodOf(svc, stored.doc);
+  const { id, caller, stored, body, method } = await loadPasswordRequest(svc, ctx, true);
   const version = requireVersion(body);
   const errors = new FieldErrors();
   if (typeof body.current_password !== "string" || body.current_password === "") {

@@ -31,14 +31,15 @@ export const supportedAlgorithms = [
   "EdDSA",
 ];
 const supportedPrompts = ["none", "login", "consent", "select_account"];
-const listFields = [
+/** The OIDC attributes that hold lists of strings. */
+export const oidcListFields = [
   "signing_algorithms",
   "idp_ca_certs",
   "allowed_audiences",
   "claims_scopes",
   "account_claim_maps",
   "prompts",
-];
+] as const;
 const known = new Set([
   "issuer",
   "client_id",
@@ -46,7 +47,7 @@ const known = new Set([
   "max_age",
   "api_url_prefix",
   "disable_discovered_config_validation",
-  ...listFields,
+  ...oidcListFields,
 ]);
 const readOnly = new Set(["state", "callback_url", "client_secret_hmac"]);
 

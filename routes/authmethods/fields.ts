@@ -1,6 +1,6 @@
 // Common top-level field rules: name/description, read-only fields, version on create and update.
 
-import { hasControlChars } from "./common.ts";
+import { hasControlChars, nowIso } from "./common.ts";
 import { fieldError, FieldErrors } from "./errors.ts";
 
 export const maxNameLength = 512;
@@ -100,4 +100,9 @@ export function fieldMask(
     throw fieldError({ name: "update_mask", description: "No valid fields included in the update mask." });
   }
   return [...new Set(paths)];
+}
+
+/** The write of a PATCHed document: stamped with the update time, committed only over the version the client read. */
+export function patchWrite<T extends object>(collection: string, id: string, next: T, version: number) {
+  return { collection, id, doc: { ...next, updated_time: nowIso() }, ifVersion: version };
 }

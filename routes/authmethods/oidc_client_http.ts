@@ -1,6 +1,8 @@
 // HTTP to an OpenID provider for one OIDC auth method: its idp_ca_certs as trust anchors, a per-request
 // timeout, no redirects followed, and the discovery document fetch.
 
+import { oidcListFields } from "./attrs_oidc.ts";
+
 /** The OIDC attributes of a method (API names), client_secret decrypted. */
 export interface OidcMethodAttributes {
   issuer?: string;
@@ -35,16 +37,7 @@ export function toOidcAttributes(raw: OidcAttributesInput): OidcMethodAttributes
     const v = str(r[k]);
     if (v !== undefined) out[k] = v;
   }
-  for (
-    const k of [
-      "signing_algorithms",
-      "idp_ca_certs",
-      "allowed_audiences",
-      "claims_scopes",
-      "account_claim_maps",
-      "prompts",
-    ] as const
-  ) {
+  for (const k of oidcListFields) {
     const v = strList(r[k]);
     if (v !== undefined) out[k] = v;
   }

@@ -1,6 +1,7 @@
 // /v1/scopes: the fixed global scope and org scopes under it (list, create, read, update, delete).
 
 import { prefixedId } from "../../lib/ids.ts";
+import { respondWithChildList } from "./list_route.ts";
 import { json, type RequestContext } from "../../lib/http.ts";
 import type { StoredDoc } from "../../lib/store/mod.ts";
 import { assertAdminsRemain, deleteMethod, emptyPlan } from "./cascade.ts";
@@ -11,13 +12,12 @@ import {
   checkCreateVersion,
   checkPatchKeys,
   fieldMask,
+  patchWrite,
   rejectReadOnly,
   requireVersion,
 } from "./fields.ts";
-import { listResponse, parseFilterParam, runList } from "./listing.ts";
-import { filterIter } from "./methods.ts";
-import { type AuthService, listEnvironment, readObjectBody } from "./service.ts";
-import type { ActorCaller, MethodDoc, ScopeDoc, TombstoneDoc } from "./state.ts";
+import { type AuthService, readObjectBody } from "./service.ts";
+import type { ActorCaller, MethodDoc, ScopeDoc } from "./state.ts";
 
 const readOnly = ["id", "scope", "type", "created_time", "updated_time", "authorized_actions"];
 
@@ -68,21 +68,15 @@ export function listScopes(svc: AuthService, ctx: RequestContext): Response {
     }
     if (!svc.state.scope(parent)) throw notFound();
   }
-  return listResponse(runList<ScopeDoc>({
+  return respondWithChildList<ScopeDoc>(svc, ctx, {
     resource: "scope",
-    candidates: filterIter(
-      svc.state.list<ScopeDoc>(collections.scopes),
-      (s) => s.doc.parent_scope_id === parent,
-    ),
-    tombstones: filterIter(
-      svc.state.list<TombstoneDoc>(collections.tombstones),
-      (t) => t.doc.resource === "scope" && t.doc.scope_id === parent,
-    ),
-    render: (s) => renderScope(s, caller),
+    collection: collections.scopes,
     caller,
-    queryKey: JSON.stringify([parent, ctx.url.searchParams.get("filter") ?? ""]),
-    ...listEnvironment(svc, ctx.url),
-  }, parseFilterParam(ctx.url)));
+    belongs: (scope) => scope.parent_scope_id === parent,
+    tombstoneBelongs: (tombstone) => tombstone.scope_id === parent,
+    render: (s) => renderScope(s, caller),
+    queryParts: [parent],
+  });
 }
 
 export async function createScope(svc: AuthService, ctx: RequestContext): Promise<Response> {
@@ -175,14 +169,7 @@ export async function updateScope(svc: AuthService, ctx: RequestContext): Promis
         description: "Must be the id of an auth method in this scope.",
       });
     }
-    return {
-      writes: [{
-        collection: collections.scopes,
-        id,
-        doc: { ...next, updated_time: nowIso() },
-        ifVersion: version,
-      }],
-    };
+    return { writes: [patchWrite(collections.scopes, id, next, version)] };
   }));
   return json(renderScope(svc.state.scope(id)!, caller));
 }

@@ -1,8 +1,9 @@
 // /v1/users: one user per account; list (admin), read (self or admin), PATCH name/description/admin.
 
+import { respondWithChildList } from "./list_route.ts";
 import { json, type RequestContext } from "../../lib/http.ts";
 import { assertAdminsRemain, emptyPlan } from "./cascade.ts";
-import { assertIdFormat, collections, lockKeys, nowIso } from "./common.ts";
+import { assertIdFormat, collections, lockKeys } from "./common.ts";
 import {
   fieldError,
   FieldErrors,
@@ -12,12 +13,11 @@ import {
   versioned,
   versionMismatch,
 } from "./errors.ts";
-import { applyNameDescription, checkPatchKeys, fieldMask, requireVersion } from "./fields.ts";
-import { listResponse, parseFilterParam, runList } from "./listing.ts";
-import { filterIter, resolveScopeId } from "./methods.ts";
+import { applyNameDescription, checkPatchKeys, fieldMask, patchWrite, requireVersion } from "./fields.ts";
+import { resolveScopeId } from "./methods.ts";
 import { renderUser } from "./principals.ts";
-import { type AuthService, listEnvironment, readObjectBody } from "./service.ts";
-import type { TombstoneDoc, UserDoc } from "./state.ts";
+import { type AuthService, readObjectBody } from "./service.ts";
+import type { UserDoc } from "./state.ts";
 
 const readOnly = [
   "id",
@@ -51,18 +51,15 @@ export function listUsers(svc: AuthService, ctx: RequestContext): Response {
   const scope = resolveScopeId(svc, raw);
   const recursive = ctx.url.searchParams.get("recursive")?.toLowerCase() === "true" && scope.id === "global";
   const inScope = (s: string) => recursive || s === scope.id;
-  return listResponse(runList<UserDoc>({
+  return respondWithChildList<UserDoc>(svc, ctx, {
     resource: "user",
-    candidates: filterIter(svc.state.list<UserDoc>(collections.users), (u) => inScope(u.doc.scope_id)),
-    tombstones: filterIter(
-      svc.state.list<TombstoneDoc>(collections.tombstones),
-      (t) => t.doc.resource === "user" && inScope(t.doc.scope_id),
-    ),
-    render: (u) => renderUser(svc.state, u, caller),
+    collection: collections.users,
     caller,
-    queryKey: JSON.stringify([scope.id, recursive, ctx.url.searchParams.get("filter") ?? ""]),
-    ...listEnvironment(svc, ctx.url),
-  }, parseFilterParam(ctx.url)));
+    belongs: (user) => inScope(user.scope_id),
+    tombstoneBelongs: (tombstone) => inScope(tombstone.scope_id),
+    render: (u) => renderUser(svc.state, u, caller),
+    queryParts: [scope.id, recursive],
+  });
 }
 
 export function readUser(svc: AuthService, ctx: RequestContext): Response {
@@ -95,14 +92,7 @@ export async function updateUser(svc: AuthService, ctx: RequestContext): Promise
     if (!cur) throw notFound();
     if (cur.version !== version) throw versionMismatch(version, cur.version);
     if (cur.doc.admin && !next.admin) assertAdminsRemain(svc.state, emptyPlan(), new Set([id]));
-    return {
-      writes: [{
-        collection: collections.users,
-        id,
-        doc: { ...next, updated_time: nowIso() },
-        ifVersion: version,
-      }],
-    };
+    return { writes: [patchWrite(collections.users, id, next, version)] };
   }));
   return json(renderUser(svc.state, svc.state.get<UserDoc>(collections.users, id)!, caller));
 }

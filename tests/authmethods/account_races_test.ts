@@ -8,6 +8,16 @@ import { type AuthFixture, Client, withAuthServer } from "./helpers.ts";
 const password = "user-password-1";
 const chainsPerRound = 4;
 
+/** Creates a password account with the shared password; fails the test unless it is created. */
+async function createAccount(f: AuthFixture, loginName: string, methodId = f.primaryMethodId) {
+  const created = await f.admin.post("/v1/accounts", {
+    auth_method_id: methodId,
+    attributes: { login_name: loginName, password },
+  });
+  assertEquals(created.status, 200);
+  return created;
+}
+
 /** Calls `call` after `ms` milliseconds (0: at once, not after a timer). */
 async function later<T>(ms: number, call: () => Promise<T>): Promise<T> {
   if (ms > 0) await new Promise((r) => setTimeout(r, ms));
@@ -82,11 +92,7 @@ Deno.test("logouts racing their account's delete give each token exactly one del
     const minted: string[] = [];
     for (let round = 0; round < 40; round++) {
       const loginName = `leaver${round}`;
-      const created = await f.admin.post("/v1/accounts", {
-        auth_method_id: f.primaryMethodId,
-        attributes: { login_name: loginName, password },
-      });
-      assertEquals(created.status, 200);
+      const created = await createAccount(f, loginName);
       minted.push(
         ...await raceRound(f, loginName, password, round % 4, async () => {
           const r = await f.admin.delete(`/v1/accounts/${created.body.id}`);
@@ -99,11 +105,7 @@ Deno.test("logouts racing their account's delete give each token exactly one del
 
 Deno.test("logouts racing set-password give each token exactly one deletion event", () =>
   withAuthServer(async (f) => {
-    const created = await f.admin.post("/v1/accounts", {
-      auth_method_id: f.primaryMethodId,
-      attributes: { login_name: "resetter", password },
-    });
-    assertEquals(created.status, 200);
+    const created = await createAccount(f, "resetter");
     let version = created.body.version;
     let current = password;
     const minted: string[] = [];
@@ -126,11 +128,7 @@ Deno.test("logouts racing set-password give each token exactly one deletion even
 
 Deno.test("set-password and change-password racing on one version: exactly one wins", () =>
   withAuthServer(async (f) => {
-    const created = await f.admin.post("/v1/accounts", {
-      auth_method_id: f.primaryMethodId,
-      attributes: { login_name: "twice", password },
-    });
-    assertEquals(created.status, 200);
+    const created = await createAccount(f, "twice");
     const id = created.body.id;
     let current = password;
     for (let round = 0; round < 12; round++) {
@@ -177,11 +175,7 @@ Deno.test("a method delete racing set-password, change-password, account delete 
       assertEquals(m.status, 200);
       const accounts = [];
       for (const name of ["setter", "changer", "deleted", "leaver"]) {
-        const a = await f.admin.post("/v1/accounts", {
-          auth_method_id: m.body.id,
-          attributes: { login_name: name, password },
-        });
-        assertEquals(a.status, 200);
+        const a = await createAccount(f, name, m.body.id);
         const r = await authenticate(f, name, password, m.body.id);
         assertEquals(r.status, 200);
         minted.push(r.body.attributes.id);
@@ -293,11 +287,7 @@ Deno.test("password and account writes whose body arrives after their method's d
     for (const write of writes) {
       const m = await f.admin.post("/v1/auth-methods", { scope_id: "global", type: "password" });
       assertEquals(m.status, 200);
-      const a = await f.admin.post("/v1/accounts", {
-        auth_method_id: m.body.id,
-        attributes: { login_name: "orphan", password },
-      });
-      assertEquals(a.status, 200);
+      const a = await createAccount(f, "orphan", m.body.id);
       const owner = await authenticate(f, "orphan", password, m.body.id);
       assertEquals(owner.status, 200);
       const { method, path, body } = write(a.body.id, a.body.version);

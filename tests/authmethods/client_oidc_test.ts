@@ -62,6 +62,18 @@ async function loginAt(attempt: Attempt, user = oidcUsers.alice, caPem?: string)
   return code;
 }
 
+/** Starts an attempt under `startAttrs`, logs `user` in at the provider and exchanges the code under `exchangeAttrs`. */
+async function loginAndExchange(
+  startAttrs: OidcMethodAttributes,
+  exchangeAttrs = startAttrs,
+  user = oidcUsers.alice,
+  caPem?: string,
+) {
+  const attempt = await newAttempt(startAttrs);
+  const code = await loginAt(attempt, user, caPem);
+  return await exchangeCode(exchangeAttrs, { code, ...attempt, redirectUri });
+}
+
 Deno.test("OIDC client completes the code flow against a real provider and validates the ID token", async (t) => {
   const op = await startOidcProvider({ redirectUris: [redirectUri] });
   try {
@@ -133,29 +145,18 @@ Deno.test("OIDC client completes the code flow against a real provider and valid
     });
 
     await t.step("allowed_audiences without our audience fails token validation", async () => {
-      const attempt = await newAttempt(attrs);
-      const code = await loginAt(attempt);
-      const r = await exchangeCode({ ...attrs, allowed_audiences: ["some-other-api"] }, {
-        code,
-        ...attempt,
-        redirectUri,
-      });
+      const r = await loginAndExchange(attrs, { ...attrs, allowed_audiences: ["some-other-api"] });
       assertEquals(r.ok ? "ok" : r.reason, "token_validation_failed");
-      const attempt2 = await newAttempt(attrs);
-      const code2 = await loginAt(attempt2);
-      const ok = await exchangeCode({ ...attrs, allowed_audiences: ["some-other-api", op.clientId] }, {
-        code: code2,
-        ...attempt2,
-        redirectUri,
+      const ok = await loginAndExchange(attrs, {
+        ...attrs,
+        allowed_audiences: ["some-other-api", op.clientId],
       });
       assert(ok.ok);
     });
 
     await t.step("max_age makes auth_time required and accepted when fresh", async () => {
       const withMaxAge = { ...attrs, max_age: 300 };
-      const attempt = await newAttempt(withMaxAge);
-      const code = await loginAt(attempt);
-      const r = await exchangeCode(withMaxAge, { code, ...attempt, redirectUri });
+      const r = await loginAndExchange(withMaxAge);
       if (!r.ok) throw new Error(`${r.reason}: ${r.message}`);
       assertEquals(typeof r.claims.auth_time, "number");
     });
@@ -177,13 +178,7 @@ Deno.test("OIDC client completes the code flow against a real provider and valid
         const reasons = await validateDiscoveredConfig({ ...attrs, signing_algorithms: ["RS256", "ES512"] });
         assertEquals(reasons.length, 1);
         assertMatch(reasons[0]!, /ES512/);
-        const attempt = await newAttempt(attrs);
-        const code = await loginAt(attempt);
-        const r = await exchangeCode({ ...attrs, signing_algorithms: ["ES512"] }, {
-          code,
-          ...attempt,
-          redirectUri,
-        });
+        const r = await loginAndExchange(attrs, { ...attrs, signing_algorithms: ["ES512"] });
         assertEquals(r.ok ? "ok" : r.reason, "token_validation_failed");
       },
     );
@@ -233,9 +228,7 @@ Deno.test({
       });
 
       await t.step("the full flow works over HTTPS with ES256 ID tokens", async () => {
-        const attempt = await newAttempt(attrs);
-        const code = await loginAt(attempt, oidcUsers.bob, op.pki!.caPem);
-        const r = await exchangeCode(attrs, { code, ...attempt, redirectUri });
+        const r = await loginAndExchange(attrs, attrs, oidcUsers.bob, op.pki!.caPem);
         if (!r.ok) throw new Error(`${r.reason}: ${r.message}`);
         assertEquals(r.claims.sub, oidcUsers.bob.sub);
         assertEquals(r.claims.email, oidcUsers.bob.email);
@@ -258,9 +251,7 @@ Deno.test("OIDC client uses client_secret_post when the provider offers only tha
   });
   try {
     const attrs = methodFor(op);
-    const attempt = await newAttempt(attrs);
-    const code = await loginAt(attempt);
-    const r = await exchangeCode(attrs, { code, ...attempt, redirectUri });
+    const r = await loginAndExchange(attrs);
     if (!r.ok) throw new Error(`${r.reason}: ${r.message}`);
     assertEquals(r.claims.sub, oidcUsers.alice.sub);
   } finally {

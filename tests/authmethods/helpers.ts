@@ -115,6 +115,15 @@ export async function makeUser(
   return { client: new Client(f.server.url, token), accountId: r.body.id };
 }
 
+/** The fewest attributes that create an (inactive) OIDC auth method. */
+export const minimalOidcAttrs = {
+  client_id: "client-1",
+  client_secret: "secret-1",
+  api_url_prefix: "https://wharf.example.com/",
+};
+/** The fewest attributes that create an (inactive) LDAP auth method. */
+export const minimalLdapAttrs = { urls: ["ldap://127.0.0.1:389"] };
+
 export function fieldNames(body: { details?: { request_fields?: Array<{ name: string }> } }): string[] {
   return (body.details?.request_fields ?? []).map((f) => f.name);
 }

@@ -1,22 +1,15 @@
 // Integration tests of auth-method create and its validation rules.
 
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
-import { fieldNames, withAuthServer } from "./helpers.ts";
-
-const oidcAttrs = {
-  client_id: "client-1",
-  client_secret: "secret-1",
-  api_url_prefix: "https://wharf.example.com/",
-};
-const ldapAttrs = { urls: ["ldap://127.0.0.1:389"] };
+import { fieldNames, minimalLdapAttrs, minimalOidcAttrs, withAuthServer } from "./helpers.ts";
 
 Deno.test("auth method create returns 200 with Boundary ids, version 1 and an inactive OIDC state", () =>
   withAuthServer(async (f) => {
     for (
       const [type, attributes, prefix] of [
         ["password", undefined, "ampw"],
-        ["oidc", oidcAttrs, "amoidc"],
-        ["ldap", ldapAttrs, "amldap"],
+        ["oidc", minimalOidcAttrs, "amoidc"],
+        ["ldap", minimalLdapAttrs, "amldap"],
       ] as const
     ) {
       const r = await f.admin.post("/v1/auth-methods", { scope_id: "global", type, attributes, version: 0 });
@@ -44,7 +37,9 @@ Deno.test("auth method create returns 200 with Boundary ids, version 1 and an in
         assertMatch(r.body.attributes.client_secret_hmac, /^[A-Za-z0-9_-]{43}$/);
         assert(r.body.authorized_actions.includes("change-state"));
       }
-      if (type === "ldap") assertEquals(r.body.attributes, { state: "inactive", urls: ldapAttrs.urls });
+      if (type === "ldap") {
+        assertEquals(r.body.attributes, { state: "inactive", urls: minimalLdapAttrs.urls });
+      }
       const read = await f.admin.get(`/v1/auth-methods/${r.body.id}`);
       assertEquals(read.body, r.body);
     }
@@ -61,14 +56,17 @@ Deno.test("auth method create rejects missing secrets, read-only fields, bad sco
     assertEquals(noSecret.status, 400);
     assertEquals(noSecret.body.kind, "InvalidArgument");
     assertEquals(fieldNames(noSecret.body), ["attributes.client_secret"]);
-    const withState = await create({ type: "oidc", attributes: { ...oidcAttrs, state: "active-public" } });
+    const withState = await create({
+      type: "oidc",
+      attributes: { ...minimalOidcAttrs, state: "active-public" },
+    });
     assertEquals(withState.body.details.request_fields, [{
       name: "attributes.state",
       description: "Field is read only.",
     }]);
     const withFlag = await create({
       type: "oidc",
-      attributes: { ...oidcAttrs, disable_discovered_config_validation: true },
+      attributes: { ...minimalOidcAttrs, disable_discovered_config_validation: true },
     });
     assertEquals(withFlag.body.details.request_fields, [{
       name: "attributes.disable_discovered_config_validation",
@@ -85,7 +83,7 @@ Deno.test("auth method create rejects missing secrets, read-only fields, bad sco
     assertEquals(unknownOrg.status, 404);
     assertEquals(unknownOrg.body, { kind: "NotFound", message: "Resource not found." });
     assertEquals((await create({ type: "password", name: "dup" })).status, 200);
-    const dup = await create({ type: "ldap", attributes: ldapAttrs, name: "dup" });
+    const dup = await create({ type: "ldap", attributes: minimalLdapAttrs, name: "dup" });
     assertEquals(dup.status, 400);
     assertEquals(fieldNames(dup.body), ["name"]);
     const ro = await create({ type: "password", id: "ampw_1234567890", created_time: "x", is_primary: true });
@@ -124,43 +122,55 @@ Deno.test("auth method bad input gives 400 in Boundary's error shape, never 5xx"
       { scope_id: "global", type: "password", attributes: { min_password_length: "eight" } },
       { scope_id: "global", type: "password", name: "x".repeat(100_000) },
       { scope_id: "global", type: "password", name: "bad\u0000name" },
-      { scope_id: "global", type: "oidc", attributes: { ...oidcAttrs, issuer: "ftp://x" } },
-      { scope_id: "global", type: "oidc", attributes: { ...oidcAttrs, signing_algorithms: ["HS256"] } },
-      { scope_id: "global", type: "oidc", attributes: { ...oidcAttrs, prompts: ["none", "login"] } },
-      { scope_id: "global", type: "oidc", attributes: { ...oidcAttrs, claims_scopes: ["openid"] } },
-      { scope_id: "global", type: "oidc", attributes: { ...oidcAttrs, account_claim_maps: ["oid=uid"] } },
+      { scope_id: "global", type: "oidc", attributes: { ...minimalOidcAttrs, issuer: "ftp://x" } },
       {
         scope_id: "global",
         type: "oidc",
-        attributes: { ...oidcAttrs, account_claim_maps: ["a=sub", "b=sub"] },
+        attributes: { ...minimalOidcAttrs, signing_algorithms: ["HS256"] },
       },
-      { scope_id: "global", type: "oidc", attributes: { ...oidcAttrs, idp_ca_certs: ["not a pem"] } },
-      { scope_id: "global", type: "oidc", attributes: { ...oidcAttrs, max_age: -5 } },
-      { scope_id: "global", type: "oidc", attributes: { ...oidcAttrs, client_id: null } },
-      { scope_id: "global", type: "oidc", attributes: { ...oidcAttrs, api_url_prefix: "" } },
+      { scope_id: "global", type: "oidc", attributes: { ...minimalOidcAttrs, prompts: ["none", "login"] } },
+      { scope_id: "global", type: "oidc", attributes: { ...minimalOidcAttrs, claims_scopes: ["openid"] } },
+      {
+        scope_id: "global",
+        type: "oidc",
+        attributes: { ...minimalOidcAttrs, account_claim_maps: ["oid=uid"] },
+      },
+      {
+        scope_id: "global",
+        type: "oidc",
+        attributes: { ...minimalOidcAttrs, account_claim_maps: ["a=sub", "b=sub"] },
+      },
+      { scope_id: "global", type: "oidc", attributes: { ...minimalOidcAttrs, idp_ca_certs: ["not a pem"] } },
+      { scope_id: "global", type: "oidc", attributes: { ...minimalOidcAttrs, max_age: -5 } },
+      { scope_id: "global", type: "oidc", attributes: { ...minimalOidcAttrs, client_id: null } },
+      { scope_id: "global", type: "oidc", attributes: { ...minimalOidcAttrs, api_url_prefix: "" } },
       { scope_id: "global", type: "ldap", attributes: { urls: [] } },
       { scope_id: "global", type: "ldap", attributes: { urls: ["http://x"] } },
       { scope_id: "global", type: "ldap", attributes: { urls: ["ldap://x:99999"] } },
       { scope_id: "global", type: "ldap", attributes: { urls: ["ldap://cn=admin:s3cret@ldap.example.org"] } },
-      { scope_id: "global", type: "ldap", attributes: { ...ldapAttrs, state: "on" } },
-      { scope_id: "global", type: "ldap", attributes: { ...ldapAttrs, start_tls: "yes" } },
+      { scope_id: "global", type: "ldap", attributes: { ...minimalLdapAttrs, state: "on" } },
+      { scope_id: "global", type: "ldap", attributes: { ...minimalLdapAttrs, start_tls: "yes" } },
       {
         scope_id: "global",
         type: "ldap",
         attributes: {
-          ...ldapAttrs,
+          ...minimalLdapAttrs,
           certificates: ["-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----"],
         },
       },
-      { scope_id: "global", type: "ldap", attributes: { ...ldapAttrs, client_certificate_key: "x" } },
+      { scope_id: "global", type: "ldap", attributes: { ...minimalLdapAttrs, client_certificate_key: "x" } },
       {
         scope_id: "global",
         type: "ldap",
-        attributes: { ...ldapAttrs, account_attribute_maps: ["a=email", "b=EMAIL"] },
+        attributes: { ...minimalLdapAttrs, account_attribute_maps: ["a=email", "b=EMAIL"] },
       },
-      { scope_id: "global", type: "ldap", attributes: { ...ldapAttrs, dereference_aliases: "sometimes" } },
-      { scope_id: "global", type: "ldap", attributes: { ...ldapAttrs, maximum_page_size: 1e12 } },
-      { scope_id: "global", type: "ldap", attributes: { ...ldapAttrs, bind_dn: { dn: "x" } } },
+      {
+        scope_id: "global",
+        type: "ldap",
+        attributes: { ...minimalLdapAttrs, dereference_aliases: "sometimes" },
+      },
+      { scope_id: "global", type: "ldap", attributes: { ...minimalLdapAttrs, maximum_page_size: 1e12 } },
+      { scope_id: "global", type: "ldap", attributes: { ...minimalLdapAttrs, bind_dn: { dn: "x" } } },
     ];
     for (const body of bodies) {
       const r = await f.admin.call("POST", "/v1/auth-methods", body);
@@ -175,7 +185,7 @@ Deno.test("auth method bad input gives 400 in Boundary's error shape, never 5xx"
     const ldapState = await f.admin.post("/v1/auth-methods", {
       scope_id: "global",
       type: "ldap",
-      attributes: { ...ldapAttrs, state: "on" },
+      attributes: { ...minimalLdapAttrs, state: "on" },
     });
     assertEquals(
       ldapState.body.details.request_fields[0].description,
@@ -184,7 +194,7 @@ Deno.test("auth method bad input gives 400 in Boundary's error shape, never 5xx"
     const alg = await f.admin.post("/v1/auth-methods", {
       scope_id: "global",
       type: "oidc",
-      attributes: { ...oidcAttrs, signing_algorithms: ["HS256"] },
+      attributes: { ...minimalOidcAttrs, signing_algorithms: ["HS256"] },
     });
     assertEquals(alg.body.details.request_fields[0].description, 'Contains unsupported algorithm "HS256"');
     const big = await f.admin.call("POST", "/v1/auth-methods", "x".repeat(2 * 1024 * 1024));
@@ -197,7 +207,7 @@ Deno.test("auth method attributes are normalized and zero values omitted except 
       scope_id: "global",
       type: "oidc",
       attributes: {
-        ...oidcAttrs,
+        ...minimalOidcAttrs,
         issuer: "HTTPS://IdP.Example.com/tenant/.well-known/openid-configuration",
         max_age: 0,
         allowed_audiences: [],
@@ -219,7 +229,7 @@ Deno.test("auth method attributes are normalized and zero values omitted except 
       scope_id: "global",
       type: "ldap",
       attributes: {
-        ...ldapAttrs,
+        ...minimalLdapAttrs,
         start_tls: false,
         insecure_tls: true,
         dereference_aliases: "finding",
@@ -228,7 +238,7 @@ Deno.test("auth method attributes are normalized and zero values omitted except 
     });
     assertEquals(ldap.body.attributes, {
       state: "inactive",
-      urls: ldapAttrs.urls,
+      urls: minimalLdapAttrs.urls,
       insecure_tls: true,
       dereference_aliases: "DerefFindingBaseObj",
     });
@@ -240,7 +250,7 @@ Deno.test("auth method secrets never appear and their HMACs change with the secr
     const r = await f.admin.post("/v1/auth-methods", {
       scope_id: "global",
       type: "oidc",
-      attributes: { ...oidcAttrs, client_secret: secret },
+      attributes: { ...minimalOidcAttrs, client_secret: secret },
     });
     const hmac1 = r.body.attributes.client_secret_hmac;
     const same = await f.admin.patch(`/v1/auth-methods/${r.body.id}`, {
@@ -256,7 +266,7 @@ Deno.test("auth method secrets never appear and their HMACs change with the secr
     const ldap = await f.admin.post("/v1/auth-methods", {
       scope_id: "global",
       type: "ldap",
-      attributes: { ...ldapAttrs, bind_dn: "cn=admin", bind_password: secret },
+      attributes: { ...minimalLdapAttrs, bind_dn: "cn=admin", bind_password: secret },
     });
     assertMatch(ldap.body.attributes.bind_password_hmac, /^[A-Za-z0-9_-]{43}$/);
     const list = await f.admin.get("/v1/auth-methods?scope_id=global");

@@ -1,14 +1,7 @@
 // Integration tests of auth-method reads, PATCH, delete and change-state, and their validation rules.
 
 import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
-import { fieldNames, makeUser, withAuthServer } from "./helpers.ts";
-
-const oidcAttrs = {
-  client_id: "client-1",
-  client_secret: "secret-1",
-  api_url_prefix: "https://wharf.example.com/",
-};
-const ldapAttrs = { urls: ["ldap://127.0.0.1:389"] };
+import { fieldNames, makeUser, minimalLdapAttrs, minimalOidcAttrs, withAuthServer } from "./helpers.ts";
 
 Deno.test("auth method ids are checked: malformed 400, absent 404, callers 401/403", () =>
   withAuthServer(async (f) => {
@@ -111,7 +104,12 @@ Deno.test("auth method PATCH changes only sent fields, null clears, lists are re
 Deno.test("auth method PATCH rejects other types, unknown keys, read-only fields and stale versions", () =>
   withAuthServer(async (f) => {
     const ids: Record<string, string> = {};
-    for (const [type, attributes] of [["password", {}], ["oidc", oidcAttrs], ["ldap", ldapAttrs]] as const) {
+    for (
+      const [type, attributes] of [["password", {}], ["oidc", minimalOidcAttrs], [
+        "ldap",
+        minimalLdapAttrs,
+      ]] as const
+    ) {
       ids[type] = (await f.admin.post("/v1/auth-methods", { scope_id: "global", type, attributes })).body.id;
     }
     const id = ids.password!;
@@ -192,7 +190,7 @@ Deno.test("change-state is only for OIDC and checks the state and version", () =
     const ldap = await f.admin.post("/v1/auth-methods", {
       scope_id: "global",
       type: "ldap",
-      attributes: ldapAttrs,
+      attributes: minimalLdapAttrs,
     });
     for (const id of [f.primaryMethodId, ldap.body.id]) {
       const r = await f.admin.post(`/v1/auth-methods/${id}:change-state`, {
@@ -208,7 +206,7 @@ Deno.test("change-state is only for OIDC and checks the state and version", () =
     const o = await f.admin.post("/v1/auth-methods", {
       scope_id: "global",
       type: "oidc",
-      attributes: oidcAttrs,
+      attributes: minimalOidcAttrs,
     });
     const url = `/v1/auth-methods/${o.body.id}:change-state`;
     assertEquals(fieldNames((await f.admin.post(url, { version: 1, attributes: { state: "on" } })).body), [
