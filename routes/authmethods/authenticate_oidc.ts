@@ -17,7 +17,7 @@ import {
 } from "./authenticate.ts";
 import { assertIdFormat, collections, isObject } from "./common.ts";
 import { failedPrecondition, fieldError, forbidden, notFound } from "./errors.ts";
-import type { RedeemedAttempt } from "./oidc_attempts.ts";
+import { AttemptExpiredError, type RedeemedAttempt } from "./oidc_attempts.ts";
 import type { AuthService } from "./service.ts";
 import type { MethodDoc } from "./state.ts";
 import { mintToken, tokenIssuedEvent } from "./tokens.ts";
@@ -172,9 +172,14 @@ async function callback(
       redirectUri: callbackUrl(prefix),
       timeoutMs: svc.settings.oidcTimeoutMs,
     });
+    const finished = result.ok &&
+      await finishLogin(svc, ctx, attempt, method.doc, result.claims).then(() => true, (err) => {
+        if (err instanceof AttemptExpiredError) return false;
+        throw err;
+      });
     if (!result.ok) finalUrl = await fail(result.reason, result.message);
+    else if (!finished) finalUrl = await fail("expired", "the authentication attempt expired");
     else {
-      await finishLogin(svc, ctx, attempt, method.doc, result.claims);
       const roundtrip = attempt.secrets.roundtrip_payload;
       finalUrl = `${prefix}/authentication-complete` +
         (roundtrip !== undefined

@@ -72,7 +72,24 @@ export type Collected =
   | { status: "ready"; token: NewToken; delivery: "token" | "cookie"; typeEcho: string | undefined }
   | { status: "gone" };
 
-const unknownAttempt = () => new ApiError(400, "Unknown or expired authentication attempt.");
+const unknownMessage = "Unknown or expired authentication attempt.";
+const unknownAttempt = () => new ApiError(400, unknownMessage);
+
+/** The attempt expired and was swept while its callback talked to the provider: the callback fails as a login. */
+export class AttemptExpiredError extends ApiError {
+  constructor() {
+    super(400, unknownMessage);
+  }
+}
+
+/** Opens a sealed value; one that no longer opens (e.g. the root key changed since) is `undefined`, not a 500. */
+function openOrUndefined(keys: AppContext["data"]["keys"], sealed: string, aad: string): string | undefined {
+  try {
+    return keys.open(sealPurpose, sealed, aad);
+  } catch {
+    return undefined;
+  }
+}
 const busy = () => new ApiError(503, "Server is busy, retry later.");
 
 function expired(doc: AttemptDoc, now: number): boolean {
@@ -187,9 +204,9 @@ export class OidcAttempts {
       }
       const { state_hash: _used, ...rest } = cur.doc;
       const doc: AttemptDoc = { ...rest, status: "redeeming" };
-      const secrets = JSON.parse(
-        this.#app.data.keys.open(sealPurpose, cur.doc.secrets, id),
-      ) as AttemptSecrets;
+      const opened = openOrUndefined(this.#app.data.keys, cur.doc.secrets, id);
+      if (opened === undefined) throw unknownAttempt();
+      const secrets = JSON.parse(opened) as AttemptSecrets;
       return {
         writes: [{ collection: attemptsCollection, id, doc, ifVersion: cur.version }],
         result: { id, version: cur.version + 1, doc, secrets },
@@ -209,7 +226,7 @@ export class OidcAttempts {
    */
   readyWrite(attempt: RedeemedAttempt, token: NewToken): DocWrite {
     const cur = this.#store.get<AttemptDoc>(attemptsCollection, attempt.id);
-    if (!cur || cur.version !== attempt.version) throw unknownAttempt();
+    if (!cur || cur.version !== attempt.version) throw new AttemptExpiredError();
     const doc: AttemptDoc = {
       ...cur.doc,
       status: "ready",
@@ -253,7 +270,8 @@ export class OidcAttempts {
       }
       const stored = this.#store.get<TokenDoc>(collections.tokens, cur.doc.token_id);
       if (!stored) return { writes, result: { status: "gone" } as Collected };
-      const secret = this.#app.data.keys.open(sealPurpose, cur.doc.token, `${id}:${cur.doc.token_id}`);
+      const secret = openOrUndefined(this.#app.data.keys, cur.doc.token, `${id}:${cur.doc.token_id}`);
+      if (secret === undefined) return { writes, result: { status: "gone" } as Collected };
       return {
         writes,
         result: {

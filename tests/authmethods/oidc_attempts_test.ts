@@ -6,6 +6,7 @@ import { ApiError } from "../../lib/errors.ts";
 import { collections } from "../../routes/authmethods/common.ts";
 import {
   type AttemptDoc,
+  AttemptExpiredError,
   attemptsCollection,
   maxOpenAttempts,
   OidcAttempts,
@@ -159,4 +160,26 @@ Deno.test("the sweep deletes an expired attempt's uncollected token and leaves l
     }
     assertEquals(deleted.map((e) => e.Key), [token.id]);
     assert(JSON.stringify(deleted[0]!.Payload).includes('"uncollected"'));
+  }));
+
+Deno.test("an attempt swept while its callback talks to the provider makes the ready write fail as expired", () =>
+  withAttempts(60_000, async (attempts) => {
+    await create(attempts, 7);
+    const redeemed = await attempts.redeem("state-value-7", methodId);
+    // The sweep runs as if the TTL had passed during the code exchange.
+    assertEquals(await attempts.sweep(Date.now() + 120_000), 1);
+    const token = mintToken({ ttlMs: 3_600_000, staleMs: 3_600_000 }, {
+      userId: "u_attempttest",
+      accountId: "acctoidc_attempttest",
+      methodId,
+      scopeId: "global",
+    });
+    let thrown: unknown;
+    try {
+      attempts.readyWrite(redeemed, token);
+    } catch (err) {
+      thrown = err;
+    }
+    assert(thrown instanceof AttemptExpiredError, `expected AttemptExpiredError, got ${thrown}`);
+    assertEquals(await attempts.collect("oidc_token-id-7", methodId), undefined);
   }));
