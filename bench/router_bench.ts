@@ -61,7 +61,8 @@ Deno.bench("router.handle, access log off", { group: "static route" }, async () 
 const stderrLogger = createLogger("info");
 let n = 0;
 Deno.bench("access line through the stderr sink", { group: "access log" }, () => {
-  stderrLogger.access("abcdef00001x", "GET", "/v1/agent/health", 200, (n++ % 1000) / 137);
+  const ended = performance.now();
+  stderrLogger.access(n, "GET", "/v1/agent/health", 200, ended - (n++ % 1000) / 137, ended);
 });
 Deno.bench("access line as text", { group: "access log", baseline: true }, () => {
   logged.push(

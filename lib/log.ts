@@ -1,22 +1,38 @@
 // Structured JSON logging to stderr, one line per record, filtered by level.
 
+import { formatAccessLine } from "./access_line.ts";
+import { recordAccess, writeLogLine } from "./log_sink.ts";
+import { requestIdOf } from "./request_id.ts";
+
+export { formatAccessLine } from "./access_line.ts";
+export { flushLogs } from "./log_sink.ts";
+
 export type LogLevel = "debug" | "info" | "warn" | "error";
 export const logLevels: readonly LogLevel[] = ["debug", "info", "warn", "error"];
 
 const rank: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
-const encoder = new TextEncoder();
 
 export interface Logger {
   readonly level: LogLevel;
+  /** Whether access() writes anything: when it does not, callers need not read clocks for it. */
+  readonly logsAccess: boolean;
   debug(msg: string, fields?: Record<string, unknown>): void;
   info(msg: string, fields?: Record<string, unknown>): void;
   warn(msg: string, fields?: Record<string, unknown>): void;
   error(msg: string, fields?: Record<string, unknown>): void;
   /**
-   * The per-request line (info level): request_id, method, path, status, duration_ms. The caller passes safe
-   * values only (the router strips the query and redacts secret path parameters).
+   * The per-request line (info level): request_id (`requestIdOf(sequence)`), method, path, status and
+   * duration_ms from two `performance.now()` readings; its time is the wall clock at `endedMs`. The caller passes
+   * safe values only (the router strips the query and redacts secret path parameters).
    */
-  access(requestId: string, method: string, path: string, status: number, durationMs: number): void;
+  access(
+    sequence: number,
+    method: string,
+    path: string,
+    status: number,
+    startedMs: number,
+    endedMs: number,
+  ): void;
 }
 
 /** Keys whose values are never written, whatever the caller passes. */
@@ -47,11 +63,12 @@ export function createLogger(level: LogLevel, sink?: (line: string) => void): Lo
   const write = (at: LogLevel, msg: string, fields?: Record<string, unknown>) => {
     if (rank[at] < rank[level]) return;
     const record = { time: nowIso(), level: at, msg, ...(fields ? redact(fields) : {}) };
-    (sink ?? writeStderr)(JSON.stringify(record));
+    (sink ?? writeLogLine)(JSON.stringify(record));
   };
   const accessOn = rank.info >= rank[level];
   return {
     level,
+    logsAccess: accessOn,
     debug: (m, f) => write("debug", m, f),
     info: (m, f) => write("info", m, f),
     warn: (m, f) => write("warn", m, f),
@@ -59,86 +76,8 @@ export function createLogger(level: LogLevel, sink?: (line: string) => void): Lo
     access: !accessOn
       ? () => {}
       : sink
-      ? (id, method, path, status, ms) => sink(formatAccessLine(Date.now(), id, method, path, status, ms))
-      : writeAccess,
+      ? (sequence, method, path, status, startedMs, endedMs) =>
+        sink(formatAccessLine(Date.now(), requestIdOf(sequence), method, path, status, endedMs - startedMs))
+      : recordAccess,
   };
-}
-
-/** One access-log line (the stderr sink's fast path below produces exactly the same text). */
-export function formatAccessLine(
-  timeMs: number,
-  requestId: string,
-  method: string,
-  path: string,
-  status: number,
-  durationMs: number,
-): string {
-  return `{"time":"${new Date(timeMs).toISOString()}","level":"info","msg":"request","request_id":${
-    JSON.stringify(requestId)
-  },"method":${JSON.stringify(method)},"path":${JSON.stringify(path)},"status":${status},"duration_ms":${
-    hundredths(durationMs)
-  }}`;
-}
-
-/** A duration in ms as a JSON number with at most two decimals, from integer arithmetic only. */
-function hundredths(ms: number): string {
-  const h = Math.round(ms * 100);
-  const whole = Math.floor(h / 100);
-  const frac = h - whole * 100;
-  return frac === 0
-    ? String(whole)
-    : frac % 10 === 0
-    ? `${whole}.${frac / 10}`
-    : `${whole}.${frac < 10 ? "0" : ""}${frac}`;
-}
-
-// The stderr sink: lines are kept as strings and written by one join, one encode and one syscall shortly after
-// (measured: cheaper per line than encoding each line into a byte buffer as it comes).
-
-const maxPendingLines = 512;
-let pending: string[] = [];
-let flushTimer: ReturnType<typeof setTimeout> | undefined;
-
-function writeAccess(requestId: string, method: string, path: string, status: number, durationMs: number) {
-  if (!plainAscii(requestId) || !plainAscii(method) || !plainAscii(path)) {
-    writeStderr(formatAccessLine(Date.now(), requestId, method, path, status, durationMs));
-    return;
-  }
-  // Values that need no JSON escaping are written between plain quotes: no JSON.stringify per request.
-  writeStderr(
-    `{"time":"${nowIso()}","level":"info","msg":"request","request_id":"${requestId}","method":"${method}","path":"${path}","status":${status},"duration_ms":${
-      hundredths(durationMs)
-    }}`,
-  );
-}
-
-/** True when every character is printable ASCII that JSON strings carry unescaped. */
-function plainAscii(value: string): boolean {
-  for (let i = 0; i < value.length; i++) {
-    const c = value.charCodeAt(i);
-    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) return false;
-  }
-  return true;
-}
-
-/** Buffers a line and writes it in one syscall shortly after: a log line per request must stay cheap. */
-function writeStderr(line: string): void {
-  if (pending.push(line) >= maxPendingLines) flushLogs();
-  else flushTimer ??= setTimeout(flushLogs, 20);
-}
-
-/** Writes buffered log lines now (also called at shutdown). */
-export function flushLogs(): void {
-  if (flushTimer !== undefined) clearTimeout(flushTimer);
-  flushTimer = undefined;
-  if (pending.length === 0) return;
-  const text = pending.join("\n") + "\n";
-  pending = [];
-  try {
-    const bytes = encoder.encode(text);
-    let offset = 0;
-    while (offset < bytes.length) offset += Deno.stderr.writeSync(bytes.subarray(offset));
-  } catch {
-    // A closed stderr must never take the server down.
-  }
 }

@@ -104,6 +104,12 @@ Deno.test("router turns an unexpected exception into a 500 with a request id and
   const body = await res.json();
   assertMatch(body.errors[0], /^Internal (server )?error \(request [A-Za-z0-9]+\)$/);
   assertEquals(JSON.stringify(body).includes("secret internals"), false);
+  // The id the client sees is the one in the error record and the access line, and the next request's differs.
+  const id = /request ([A-Za-z0-9]+)\)/.exec(body.errors[0])![1];
+  const records = lines.map((l) => JSON.parse(l));
+  assertEquals(records.map((r) => [r.msg, r.request_id]), [["unhandled error", id], ["request", id]]);
+  await (await call(makeRouter(lines), "GET", "/api/v1/boom")).arrayBuffer();
+  assertEquals(JSON.parse(lines.at(-1)!).request_id === id, false);
 });
 
 Deno.test("router writes one JSON access-log line per request without query strings or secret params", async () => {
