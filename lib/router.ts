@@ -31,6 +31,13 @@ interface CompiledRoute extends Route {
   /** Names of the regex's parameters, read directly (Object.entries on match groups is slow). */
   paramNames: readonly string[];
   prefix: string;
+  /**
+   * One character of the prefix (its last but one: usually the end of its last literal segment) and its code:
+   * checked before `startsWith`, which costs ~50 ns a call here while a char code costs a few, so most routes
+   * that cannot match are passed over cheaply. Only a pre-filter: a path with this prefix always has this code.
+   */
+  probeAt: number;
+  probeCode: number;
   /** Position in the table: the first matching route wins. */
   order: number;
 }
@@ -66,6 +73,7 @@ export class Router {
     this.#timed = options.logger.logsAccess;
     this.#routes = routes.map((r, order) => ({
       ...r,
+      ...prefixProbe(literalPrefix(r.path)),
       methods: new Set(typeof r.method === "string" ? [r.method] : r.method),
       pattern: new URLPattern({ pathname: r.path }),
       regex: compilePathPattern(r.path),
@@ -188,7 +196,7 @@ export class Router {
     const end = path.indexOf("/", 1);
     const segment = end < 0 ? path.slice(1) : path.slice(1, end);
     for (const route of this.#bySegment.bySegment.get(segment) ?? this.#bySegment.open) {
-      if (!path.startsWith(route.prefix)) continue;
+      if (path.charCodeAt(route.probeAt) !== route.probeCode || !path.startsWith(route.prefix)) continue;
       const groups = matchGroups(route, path);
       if (!groups) continue;
       const wanted = method === "HEAD" && !route.methods.has("HEAD") ? "GET" : method;
@@ -249,6 +257,13 @@ function withoutBody(response: Response): Response {
   if (!response.body) return response;
   response.body.cancel().catch(() => {});
   return new Response(null, { status: response.status, headers: response.headers });
+}
+
+function prefixProbe(prefix: string): { probeAt: number; probeCode: number } {
+  // Without a literal prefix the probe is the "/" every request path starts with.
+  if (prefix === "") return { probeAt: 0, probeCode: 0x2f };
+  const probeAt = Math.max(0, prefix.length - 2);
+  return { probeAt, probeCode: prefix.charCodeAt(probeAt) };
 }
 
 function literalPrefix(path: string): string {
