@@ -4,6 +4,8 @@
 // before, a Uint8Array and a URL parse per request made the baseline slower).
 // Usage: deno run -A bench/registry_baseline_server.ts BODIES.json — prints "baseline listening on URL".
 
+import { cannedBody } from "./canned_body.ts";
+
 interface Canned {
   contentType: string;
   bodyBase64: string;
@@ -30,16 +32,3 @@ Deno.serve({
   if (!hit) return new Response("not found", { status: 404 });
   return new Response(hit.body, { headers: { "content-type": hit.type } });
 });
-
-/**
- * The body as a string when it is UTF-8 text (Deno 2.9.6 serves a string body faster than the same bytes as a
- * Uint8Array, which it copies per response), else the bytes: the stronger baseline either way.
- */
-function cannedBody(base64: string): string | Uint8Array<ArrayBuffer> {
-  const bytes = Uint8Array.from(atob(base64), (ch) => ch.charCodeAt(0));
-  try {
-    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
-  } catch {
-    return bytes;
-  }
-}

@@ -4,6 +4,8 @@
 // (registry_baseline_server.ts, Content-Type only) stays the target's reference.
 // Usage: deno run -A bench/registry_same_headers_server.ts ANSWERS.json — prints "reference listening on URL".
 
+import { cannedBody } from "./canned_body.ts";
+
 interface Answer {
   /** Wharf's response headers, without the per-request and transport ones (X-Request-Id, Date, Content-Length). */
   headers: [string, string][];
@@ -33,16 +35,3 @@ Deno.serve({
   if (!hit) return new Response("not found", { status: 404 });
   return new Response(hit.body, { headers: { ...hit.headers, "x-request-id": `ref${++counter}` } });
 });
-
-/**
- * The body as a string when it is UTF-8 text (Deno 2.9.6 serves a string body faster than the same bytes as a
- * Uint8Array, which it copies per response), else the bytes: the stronger baseline either way.
- */
-function cannedBody(base64: string): string | Uint8Array<ArrayBuffer> {
-  const bytes = Uint8Array.from(atob(base64), (ch) => ch.charCodeAt(0));
-  try {
-    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
-  } catch {
-    return bytes;
-  }
-}
