@@ -1,11 +1,10 @@
 // Uploads (§8): prepare standard and direct uploads, the unauthenticated PUT of the bytes (streamed to
-// the blob store), and the direct-upload callback. Upload ids live in memory, hashed, and expire.
+// the blob store), and the direct-upload callback. Upload sessions are durable documents keyed by a hash.
 
 import { ApiError } from "../../lib/errors.ts";
 import { json } from "../../lib/http.ts";
 import { randomSecret } from "../../lib/ids.ts";
-import { sha256Hex } from "../../lib/crypto.ts";
-import type { DigestName, StoredBlob } from "../../lib/store/mod.ts";
+import type { DigestName, DocWrite, StoredBlob, StoredDoc } from "../../lib/store/mod.ts";
 import { type Req, requireSolvent, requireUser } from "./auth.ts";
 import { notFound } from "./errors.ts";
 import { providerEvent } from "./events.ts";
@@ -16,87 +15,161 @@ import { findVersion } from "./versions.ts";
 import { findProvider, hashBlob } from "./providers.ts";
 import type { Registry } from "./state.ts";
 
+/*
+ * Design. Each prepared upload is one document in `registry/uploads`, committed before the prepare answers,
+ * so a restart between prepare and PUT (or between a direct PUT and its callback) loses nothing. The upload
+ * id in the URL is a secret: the document id is HMAC(id) and the id itself is never stored or logged.
+ * Session commits carry no events. A direct upload's staged blob is recorded in its document; the blob is
+ * held (spared by orphan collection) exactly while a stored session names it, mirrored from the store.
+ * Consuming an upload deletes its session in the same commit that points the provider at the blob, so a
+ * crash leaves either the session (retry the PUT or callback) or the provider (done), never neither.
+ * Expired sessions are deleted at start, periodically, and when looked up. Only "a PUT is streaming" lives
+ * in memory: a restart ends any PUT anyway.
+ */
+export const UPLOADS = "registry/uploads";
+const hmacPurpose = "registry.upload-url";
+
 type Mode = "standard" | "direct";
 
-interface UploadSession {
-  boxId: string;
+export interface UploadDoc {
+  [k: string]: unknown;
+  box_id: string;
   tag: string;
   version: string;
   provider: string;
   mode: Mode;
   /** Who prepared the upload: the actor of its event. */
   actor: string;
-  /** Until then the PUT may start (or, once staged, the callback may come). */
-  expiresAt: number;
-  streaming: boolean;
-  staged: StoredBlob | undefined;
+  /** Epoch ms until which the PUT may start (or, once staged, the callback may come). */
+  expires_at: number;
+  /** A direct upload's file once PUT, until its callback. */
+  staged?: StoredBlob;
+}
+
+export interface UploadSession {
+  hash: string;
+  doc: UploadDoc;
 }
 
 export class Uploads {
-  readonly #sessions = new Map<string, UploadSession>();
+  /** Hashes of sessions whose PUT is streaming right now. */
+  readonly #streaming = new Set<string>();
   readonly #reg: Registry;
   readonly #timer: ReturnType<typeof setInterval>;
+  readonly #unwatch: () => void;
+  #sweeping: Promise<void> | undefined;
 
   constructor(reg: Registry) {
     this.#reg = reg;
+    const store = reg.ctx.data.store;
+    // Hold staged blobs before the first orphan collection runs (the caller schedules it right after).
+    for (const s of store.list<UploadDoc>(UPLOADS)) if (s.doc.staged) reg.holdBlob(s.doc.staged.sha256);
+    this.#unwatch = store.watch(UPLOADS, (change) => {
+      const before = (change.previous as StoredDoc<UploadDoc> | undefined)?.doc.staged?.sha256;
+      const after = (change.current as StoredDoc<UploadDoc> | undefined)?.doc.staged?.sha256;
+      if (after) reg.holdBlob(after);
+      // Released after the whole commit is applied: a callback's commit adds the provider's reference to the
+      // same blob in another watcher, and an orphan sweep must not start in between.
+      if (before) queueMicrotask(() => reg.releaseBlob(before));
+    });
     this.#timer = setInterval(() => this.sweep(), 15_000);
     Deno.unrefTimer(this.#timer);
+    this.sweep();
   }
 
   close(): void {
     clearInterval(this.#timer);
+    this.#unwatch();
   }
 
   get size(): number {
-    return this.#sessions.size;
+    return this.#reg.ctx.data.store.count(UPLOADS);
   }
 
-  /** Drops expired sessions that are not streaming, and their staged files. */
-  sweep(at = Date.now()): void {
-    for (const [hash, s] of this.#sessions) {
-      if (!s.streaming && s.expiresAt <= at) this.#drop(hash, s);
-    }
+  /** Durably deletes expired sessions that are not streaming (their staged files are then released). */
+  sweep(at = Date.now()): Promise<void> {
+    this.#sweeping ??= this.#sweepExpired(at)
+      .catch((err) => this.#reg.ctx.logger.warn("registry: upload sweep failed", { error: String(err) }))
+      .finally(() => (this.#sweeping = undefined));
+    return this.#sweeping;
   }
 
-  #drop(hash: string, s: UploadSession): void {
-    this.#sessions.delete(hash);
-    if (s.staged) this.#reg.releaseBlob(s.staged.sha256);
+  async #sweepExpired(at: number): Promise<void> {
+    const store = this.#reg.ctx.data.store;
+    const expired = () =>
+      [...store.list<UploadDoc>(UPLOADS)].filter((s) => !this.#streaming.has(s.id) && s.doc.expires_at <= at);
+    if (expired().length === 0) return;
+    await this.#reg.write(() => ({
+      writes: expired().map((s): DocWrite => ({ collection: UPLOADS, id: s.id, doc: null })),
+    }));
   }
 
-  create(session: Omit<UploadSession, "streaming" | "staged" | "expiresAt">): string {
+  /** Deletes one session durably if it is still stored. */
+  async #drop(hash: string): Promise<void> {
+    await this.#reg.write(() => ({
+      writes: this.#reg.ctx.data.store.get(UPLOADS, hash)
+        ? [{ collection: UPLOADS, id: hash, doc: null }]
+        : [],
+    }));
+  }
+
+  /** Stores a new session durably and returns its secret id. */
+  async create(
+    session: Pick<UploadDoc, "box_id" | "tag" | "version" | "provider" | "mode" | "actor">,
+  ): Promise<string> {
     const id = randomSecret(32);
-    this.#sessions.set(sha256Hex(id), {
-      ...session,
-      expiresAt: Date.now() + this.#reg.settings.uploadUrlTtlMs,
-      streaming: false,
-      staged: undefined,
-    });
+    const doc: UploadDoc = { ...session, expires_at: Date.now() + this.#reg.settings.uploadUrlTtlMs };
+    await this.#reg.write(() => ({ writes: [{ collection: UPLOADS, id: this.#hash(id), doc }] }));
     return id;
   }
 
-  /** The live session of `id` whose target still exists unchanged; 404 otherwise. */
-  lookup(id: string): { hash: string; session: UploadSession } {
-    const hash = sha256Hex(id);
-    const s = this.#sessions.get(hash);
-    if (!s) throw notFound();
-    if (!s.streaming && s.expiresAt <= Date.now()) {
-      this.#drop(hash, s);
+  #hash(id: string): string {
+    return this.#reg.ctx.data.keys.hmac(hmacPurpose, id);
+  }
+
+  isStreaming(hash: string): boolean {
+    return this.#streaming.has(hash);
+  }
+
+  setStreaming(hash: string, on: boolean): void {
+    if (on) this.#streaming.add(hash);
+    else this.#streaming.delete(hash);
+  }
+
+  /** The live session of `id` whose target still exists unchanged; 404 otherwise (dead ones are deleted). */
+  async lookup(id: string): Promise<UploadSession> {
+    const hash = this.#hash(id);
+    const stored = this.#reg.ctx.data.store.get<UploadDoc>(UPLOADS, hash);
+    if (!stored) throw notFound();
+    const s = stored.doc;
+    const streaming = this.#streaming.has(hash);
+    if (!streaming && s.expires_at <= Date.now()) {
+      await this.#drop(hash);
       throw notFound();
     }
-    const box = this.#reg.store.get<BoxDoc>(BOXES, s.boxId)?.doc;
+    const box = this.#reg.store.get<BoxDoc>(BOXES, s.box_id)?.doc;
     const version = box?.versions.find((v) => v.version === s.version);
     const live = box && boxPath(this.#reg, box) === s.tag && version && version.status !== "revoked" &&
       version.providers.some((p) => p.name === s.provider);
     if (!live) {
-      if (!s.streaming) this.#drop(hash, s);
+      if (!streaming) await this.#drop(hash);
       throw notFound();
     }
-    return { hash, session: s };
+    return { hash, doc: s };
   }
 
-  consume(hash: string): void {
-    const s = this.#sessions.get(hash);
-    if (s) this.#drop(hash, s);
+  /** Records a direct upload's file in its session durably and restarts its expiry. */
+  async stage(hash: string, blob: StoredBlob): Promise<void> {
+    await this.#reg.write(() => {
+      const current = this.#reg.ctx.data.store.get<UploadDoc>(UPLOADS, hash);
+      if (!current) throw notFound();
+      const doc: UploadDoc = {
+        ...current.doc,
+        staged: structuredClone(blob),
+        expires_at: Date.now() + this.#reg.settings.uploadUrlTtlMs,
+      };
+      return { writes: [{ collection: UPLOADS, id: hash, doc }] };
+    });
   }
 }
 
@@ -104,15 +177,20 @@ function hostedFile(blob: StoredBlob): HostedFile {
   return { sha256: blob.sha256, size: blob.size, digests: { ...blob.digests }, uploaded_at: now() };
 }
 
-/** Points the session's provider at `blob` in one commit with its ProviderUploaded event. */
+/**
+ * Points the session's provider at `blob` and deletes the session, in one commit with its ProviderUploaded
+ * event: a crash leaves either the session (the client retries) or the uploaded provider.
+ */
 async function commitUpload(req: Req, session: UploadSession, blob: StoredBlob, actor: string) {
   const reg = req.reg;
+  const s = session.doc;
   return await reg.write(() => {
-    const box = currentBox(req, session.boxId);
+    if (!reg.store.get(UPLOADS, session.hash)) throw notFound();
+    const box = currentBox(req, s.box_id);
     const doc: BoxDoc = structuredClone(box.doc);
-    const version = findVersion(doc, session.version);
+    const version = findVersion(doc, s.version);
     if (version.status === "revoked") throw new ApiError(422, `Version ${version.version} is revoked`);
-    const provider = findProvider(version, session.provider);
+    const provider = findProvider(version, s.provider);
     if (provider.checksum && provider.checksum_type) {
       const actual = blob.digests[provider.checksum_type as DigestName];
       if (actual === undefined) {
@@ -133,11 +211,14 @@ async function commitUpload(req: Req, session: UploadSession, blob: StoredBlob, 
     doc.updated_at = t;
     const view = ownerView(req);
     return {
-      writes: [{ collection: BOXES, id: box.id, doc, ifVersion: box.version }],
+      writes: [
+        { collection: BOXES, id: box.id, doc, ifVersion: box.version },
+        { collection: UPLOADS, id: session.hash, doc: null },
+      ],
       events: [providerEvent("ProviderUploaded", view, doc, version, provider, actor, {
         size: blob.size,
         sha256: blob.sha256,
-        mode: session.mode,
+        mode: s.mode,
       })],
       result: renderProvider(view, doc, version, provider),
     };
@@ -145,15 +226,15 @@ async function commitUpload(req: Req, session: UploadSession, blob: StoredBlob, 
 }
 
 export function prepareUpload(uploads: Uploads, mode: Mode) {
-  return (req: Req): Response => {
+  return async (req: Req): Promise<Response> => {
     const user = requireUser(req);
     const box = writableBox(req);
     const version = findVersion(box.doc, req.ctx.params.version ?? "");
     const provider = findProvider(version, req.ctx.params.provider ?? "");
     if (version.status === "revoked") throw new ApiError(422, `Version ${version.version} is revoked`);
     const tag = boxPath(req.reg, box.doc);
-    const id = uploads.create({
-      boxId: box.id,
+    const id = await uploads.create({
+      box_id: box.id,
       tag,
       version: version.version,
       provider: provider.name,
@@ -170,18 +251,19 @@ export function prepareUpload(uploads: Uploads, mode: Mode) {
 
 export function receiveUpload(uploads: Uploads) {
   return async (req: Req): Promise<Response> => {
-    const { hash, session } = uploads.lookup(req.ctx.params.id ?? "");
-    const box = currentBox(req, session.boxId);
+    const session = await uploads.lookup(req.ctx.params.id ?? "");
+    const { hash, doc: s } = session;
+    const box = currentBox(req, s.box_id);
     requireSolvent(req, box.doc.owner);
-    if (session.streaming) throw new ApiError(422, "Another upload to this URL is in progress");
+    if (uploads.isStreaming(hash)) throw new ApiError(422, "Another upload to this URL is in progress");
     const declared = req.ctx.request.headers.get("Content-Length");
     const max = req.reg.settings.maxUploadBytes;
     if (declared !== null && Number(declared) > max) {
       throw new ApiError(413, `Upload too large: the limit is ${max} bytes`);
     }
     if (!req.ctx.request.body || declared === "0") throw new ApiError(422, "The uploaded file is empty");
-    const provider = findProvider(findVersion(box.doc, session.version), session.provider);
-    session.streaming = true;
+    const provider = findProvider(findVersion(box.doc, s.version), s.provider);
+    uploads.setStreaming(hash, true);
     let blob: StoredBlob;
     const expect = provider.checksum && provider.checksum_type
       ? { algorithm: provider.checksum_type as DigestName, hex: provider.checksum }
@@ -202,28 +284,24 @@ export function receiveUpload(uploads: Uploads) {
       });
     } catch (err) {
       ingestDone();
-      session.streaming = false;
+      uploads.setStreaming(hash, false);
       throw err instanceof ApiError ? err : new ApiError(400, "The upload was interrupted");
     }
+    // Held until its commit: then the session (direct) or the provider (standard) references it durably.
     req.reg.holdBlob(blob.sha256);
     ingestDone();
     try {
       if (blob.size === 0) throw new ApiError(422, "The uploaded file is empty");
-      if (session.mode === "direct") {
-        if (session.staged) req.reg.releaseBlob(session.staged.sha256);
-        session.staged = blob;
-        req.reg.holdBlob(blob.sha256);
-        session.expiresAt = Date.now() + req.reg.settings.uploadUrlTtlMs;
+      if (s.mode === "direct") {
+        await uploads.stage(hash, blob);
         const view = ownerView(req);
-        const current = currentBox(req, session.boxId).doc;
-        const version = findVersion(current, session.version);
-        return json(renderProvider(view, current, version, findProvider(version, session.provider)));
+        const current = currentBox(req, s.box_id).doc;
+        const version = findVersion(current, s.version);
+        return json(renderProvider(view, current, version, findProvider(version, s.provider)));
       }
-      const result = await commitUpload(req, session, blob, session.actor);
-      uploads.consume(hash);
-      return json(result);
+      return json(await commitUpload(req, session, blob, s.actor));
     } finally {
-      session.streaming = false;
+      uploads.setStreaming(hash, false);
       req.reg.releaseBlob(blob.sha256);
     }
   };
@@ -233,25 +311,23 @@ export function uploadCallback(uploads: Uploads) {
   return async (req: Req): Promise<Response> => {
     const user = requireUser(req);
     const box = writableBox(req);
-    const { hash, session } = uploads.lookup(req.ctx.params.id ?? "");
+    const session = await uploads.lookup(req.ctx.params.id ?? "");
+    const s = session.doc;
     const version = findVersion(box.doc, req.ctx.params.version ?? "");
     const provider = findProvider(version, req.ctx.params.provider ?? "");
-    if (
-      session.boxId !== box.id || session.version !== version.version || session.provider !== provider.name
-    ) {
+    if (s.box_id !== box.id || s.version !== version.version || s.provider !== provider.name) {
       throw notFound();
     }
-    if (session.mode !== "direct" || !session.staged) {
+    if (s.mode !== "direct" || !s.staged) {
       throw new ApiError(422, "No file has been uploaded yet");
     }
-    const staged = session.staged;
+    // A copy: the stored document is the store's own object.
+    const staged = structuredClone(s.staged);
     const type = provider.checksum_type as DigestName | null;
     if (type && staged.digests[type] === undefined) {
       // A checksum type set after the PUT: hash the staged file once.
       staged.digests[type] = await hashBlob(req, staged.sha256, type);
     }
-    const result = await commitUpload(req, session, staged, user.username);
-    uploads.consume(hash);
-    return json(result);
+    return json(await commitUpload(req, session, staged, user.username));
   };
 }
