@@ -276,7 +276,7 @@ export async function createRegistryApi(ctx: AppContext): Promise<ApiModule> {
     routes,
     async close() {
       clearInterval(orphanTimer);
-      uploads.close();
+      await uploads.close();
       reg.close();
       await reg.settle();
     },

@@ -77,8 +77,10 @@ export class Uploads {
     this.sweep();
   }
 
-  close(): void {
+  /** Stops the sweeps and waits for one in flight: it writes to the store, which closes next. */
+  async close(): Promise<void> {
     clearInterval(this.#timer);
+    await this.#sweeping;
     this.#unwatch();
   }
 
