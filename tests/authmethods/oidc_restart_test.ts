@@ -9,6 +9,7 @@ import { completeProviderLogin } from "../fixtures/oidc_browser.ts";
 import { adminPassword, callApi, passwordLogin } from "../fixtures/wharf_auth.ts";
 import { packedCollections } from "../../lib/app.ts";
 import { DataDir } from "../../lib/store/mod.ts";
+import { dataDirText } from "../helpers/files.ts";
 
 const callbackPath = "/v1/auth-methods/oidc:authenticate:callback";
 const baseEnv: Record<string, string> = {
@@ -134,20 +135,6 @@ async function logBatches(dir: string): Promise<Array<{ Events: Array<Record<str
     }
   }
   return out;
-}
-
-/** The text of every file in the data dir but the root key. */
-async function dataDirText(dir: string): Promise<string> {
-  let text = "";
-  const walk = async (path: string) => {
-    for await (const e of Deno.readDir(path)) {
-      const p = `${path}/${e.name}`;
-      if (e.isDirectory) await walk(p);
-      else if (e.isFile && e.name !== "root.key") text += await Deno.readTextFile(p) + "\n";
-    }
-  };
-  await walk(dir);
-  return text;
 }
 
 function assertNoSecrets(where: string, text: string): void {

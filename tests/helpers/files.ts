@@ -14,3 +14,17 @@ export async function listTree(root: string, skip?: string): Promise<string[]> {
   await walk("");
   return found.sort();
 }
+
+/** The text of every file under a data dir but its root key (to search it for secrets in plaintext). */
+export async function dataDirText(dir: string): Promise<string> {
+  let text = "";
+  const walk = async (path: string) => {
+    for await (const e of Deno.readDir(path)) {
+      const p = `${path}/${e.name}`;
+      if (e.isDirectory) await walk(p);
+      else if (e.isFile && e.name !== "root.key") text += await Deno.readTextFile(p) + "\n";
+    }
+  };
+  await walk(dir);
+  return text;
+}

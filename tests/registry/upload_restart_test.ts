@@ -7,6 +7,7 @@ import { sha256Hex } from "../../lib/crypto.ts";
 import { packedCollections } from "../../lib/app.ts";
 import { DataDir } from "../../lib/store/mod.ts";
 import { ADMIN_PASSWORD, Client } from "./helpers.ts";
+import { dataDirText } from "../helpers/files.ts";
 
 const UPLOADS = "registry/uploads";
 const baseEnv = { WHARF_REGISTRY_ADMIN_PASSWORD: ADMIN_PASSWORD };
@@ -70,18 +71,14 @@ async function downloadSha(api: Client, token: string, name: string): Promise<st
   return sha256Hex(new Uint8Array(await r.arrayBuffer()));
 }
 
-/** The text of every file in the data dir but the root key. */
-async function dataDirText(dir: string): Promise<string> {
-  let text = "";
-  const walk = async (path: string) => {
-    for await (const e of Deno.readDir(path)) {
-      const p = `${path}/${e.name}`;
-      if (e.isDirectory) await walk(p);
-      else if (e.isFile && e.name !== "root.key") text += await Deno.readTextFile(p) + "\n";
-    }
-  };
-  await walk(dir);
-  return text;
+/** How many upload sessions the data dir holds, read with the server stopped. */
+async function storedUploads(dir: string): Promise<number> {
+  const data = await DataDir.open(dir, { packedCollections });
+  try {
+    return data.store.count(UPLOADS);
+  } finally {
+    await data.close();
+  }
 }
 
 const idOf = (url: string) => url.slice(url.lastIndexOf("/") + 1);
@@ -124,12 +121,7 @@ Deno.test("prepared and staged uploads complete after a kill -9 restart, with no
     assertEquals((await api.put(new URL(direct.callback).pathname, undefined, { token: alice })).status, 404);
     await d.stop("SIGKILL");
 
-    const data = await DataDir.open(dir, { packedCollections });
-    try {
-      assertEquals(data.store.count(UPLOADS), 0);
-    } finally {
-      await data.close();
-    }
+    assertEquals(await storedUploads(dir), 0);
     const text = await dataDirText(dir) + d.output;
     for (const id of ids) assert(!text.includes(id), "an upload id is stored or printed in plaintext");
   } finally {
@@ -168,12 +160,7 @@ Deno.test("uploads that expired while the server was down are gone after the res
       await new Promise((r) => setTimeout(r, 100));
     }
     await d.stop("SIGTERM");
-    const data = await DataDir.open(dir, { packedCollections });
-    try {
-      assertEquals(data.store.count(UPLOADS), 0);
-    } finally {
-      await data.close();
-    }
+    assertEquals(await storedUploads(dir), 0);
   } finally {
     d.server?.kill("SIGKILL");
     await d.server?.status;
