@@ -33,20 +33,58 @@ export async function readBody(request: Request, limit: number): Promise<Uint8Ar
     return bytes;
   }
   if (!request.body) return new Uint8Array(0);
-  const chunks: Uint8Array[] = [];
+  return await readChunkedBody(request.body, limit);
+}
+
+/**
+ * Reads a body of unknown length into one buffer that grows up to `limit` (413 past it). Deno's default reader
+ * allocates a ~64 KiB buffer for each chunk it delivers, so a body of 1-byte chunks held ~50,000x its size
+ * until collected (GiBs for a few requests); a BYOB reader fills our buffer in place instead.
+ */
+async function readChunkedBody(body: ReadableStream<Uint8Array>, limit: number): Promise<Uint8Array> {
+  let reader: ReadableStreamBYOBReader;
+  try {
+    reader = body.getReader({ mode: "byob" });
+  } catch {
+    return await readStreamCopying(body, limit); // not a byte stream (a Request built in process)
+  }
+  let buffer = new Uint8Array(Math.min(limit, 16 * 1024));
   let size = 0;
-  for await (const chunk of request.body) {
+  while (true) {
+    if (size === buffer.length) {
+      if (size >= limit) {
+        // Full at the limit: one more byte means too large.
+        const { done } = await reader.read(new Uint8Array(1));
+        if (done) break;
+        throw tooLarge(limit);
+      }
+      const grown = new Uint8Array(Math.min(limit, buffer.length * 2));
+      grown.set(buffer);
+      buffer = grown;
+    }
+    const { value, done } = await reader.read(new Uint8Array(buffer.buffer, size, buffer.length - size));
+    if (value) buffer = new Uint8Array(value.buffer); // the read transferred our buffer and hands it back
+    if (done) break;
+    size += value!.length;
+  }
+  return buffer.subarray(0, size);
+}
+
+/** The same for a stream without BYOB support: each chunk is copied out at once, so no chunk view is kept. */
+async function readStreamCopying(body: ReadableStream<Uint8Array>, limit: number): Promise<Uint8Array> {
+  let buffer = new Uint8Array(0);
+  let size = 0;
+  for await (const chunk of body) {
+    if (size + chunk.length > limit) throw tooLarge(limit);
+    if (size + chunk.length > buffer.length) {
+      const grown = new Uint8Array(Math.min(limit, Math.max(buffer.length * 2, size + chunk.length)));
+      grown.set(buffer.subarray(0, size));
+      buffer = grown;
+    }
+    buffer.set(chunk, size);
     size += chunk.length;
-    if (size > limit) throw tooLarge(limit);
-    chunks.push(chunk);
   }
-  const out = new Uint8Array(size);
-  let offset = 0;
-  for (const c of chunks) {
-    out.set(c, offset);
-    offset += c.length;
-  }
-  return out;
+  return buffer.subarray(0, size);
 }
 
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });

@@ -3,17 +3,11 @@
 
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { spawnServer } from "../helpers/server.ts";
+import { memoryKib, resetPeakMemory } from "../helpers/memory.ts";
 import { Client } from "./helpers.ts";
 
 const MIB = 1024 * 1024;
 const uploadMib = Number(Deno.env.get("WHARF_TEST_UPLOAD_MIB") ?? "256");
-
-async function memoryKib(pid: number, field: "VmRSS" | "VmHWM"): Promise<number> {
-  const status = await Deno.readTextFile(`/proc/${pid}/status`);
-  const m = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status);
-  assert(m, `${field} in /proc/${pid}/status`);
-  return Number(m[1]);
-}
 
 Deno.test({
   name: `a ${uploadMib} MiB streamed upload keeps the server's resident memory bounded`,
@@ -30,7 +24,7 @@ Deno.test({
       const { upload_path } =
         (await api.get("/api/v1/box/admin/big/version/1.0.0/provider/virtualbox/upload", { token })).body;
       // Start-up (argon2, module loading) peaks higher than the idle server: reset the high-water mark.
-      await Deno.writeTextFile(`/proc/${child.process.pid}/clear_refs`, "5");
+      await resetPeakMemory(child.process.pid);
       const before = await memoryKib(child.process.pid, "VmRSS");
       let sent = 0;
       const body = new ReadableStream<Uint8Array>({
