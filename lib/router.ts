@@ -6,6 +6,7 @@ import type { Family, Handler, RequestContext } from "./http.ts";
 import type { Logger } from "./log.ts";
 import { nextRequestSequence, requestIdOf } from "./request_id.ts";
 import { compilePathPattern } from "./route_pattern.ts";
+import { SecretPathRedactor } from "./secret_paths.ts";
 
 export interface Route {
   method: string | readonly string[];
@@ -14,7 +15,10 @@ export interface Route {
   handler: Handler;
   /** Body limit for this route (default: the server's). Streaming routes enforce their own. */
   maxBodyBytes?: number;
-  /** Path parameters that are secrets (upload ids): replaced by "***" in the access log. */
+  /**
+   * Path parameters that are secrets (upload ids): replaced by "***" in the access log, in every request whose
+   * path has this route's shape (lib/secret_paths.ts), whatever its method and answer.
+   */
   secretParams?: readonly string[];
 }
 
@@ -82,6 +86,7 @@ export class Router {
       order,
     }));
     this.#bySegment = indexByFirstSegment(this.#routes);
+    this.#secretPaths = new SecretPathRedactor(routes);
     for (const route of this.#routes) {
       if (route.prefix !== route.path) continue;
       // Only when no earlier parameterised route could claim this exact path may it skip the table.
@@ -95,6 +100,8 @@ export class Router {
       this.#static.set(route.path, list);
     }
   }
+
+  #secretPaths: SecretPathRedactor;
 
   /** Routes without parameters, by exact path: most requests find theirs without running a pattern. */
   #static = new Map<string, CompiledRoute[]>();
@@ -118,11 +125,10 @@ export class Router {
       let url: URL | undefined;
       path = requestPath(href) ?? (url = new URL(href)).pathname;
       if (url && path.includes("//")) path = path.replace(/\/{2,}/g, "/");
-      logPath = path;
+      logPath = this.#secretPaths.redact(path);
       let route = this.#staticRoute(path, method);
       let params: Record<string, string> = {};
       if (!route) ({ route, params } = this.#match(path, method));
-      if (route.secretParams) logPath = redactPath(path, params, route.secretParams);
       const ctx = new Context(
         request,
         url,
@@ -269,15 +275,6 @@ function prefixProbe(prefix: string): { probeAt: number; probeCode: number } {
 function literalPrefix(path: string): string {
   const m = /^[^:*(\\{]*/.exec(path);
   return m ? m[0] : "";
-}
-
-function redactPath(path: string, params: Record<string, string>, secret: readonly string[]): string {
-  let out = path;
-  for (const name of secret) {
-    const v = params[name];
-    if (v) out = out.split(encodeURIComponent(v)).join("***").split(v).join("***");
-  }
-  return out;
 }
 
 /**
