@@ -96,7 +96,8 @@ const chainMaxMs = 30 * 86_400_000;
 /** Parses query parameters common to lists: filter (400 on `filter`) and page_size (truncated). */
 export function parseFilterParam(url: URL): Expr | undefined {
   const raw = url.searchParams.get("filter");
-  if (raw === null || raw.trim() === "") return undefined;
+  // Boundary: an empty filter matches everything; whitespace alone is a filter that does not parse.
+  if (raw === null || raw === "") return undefined;
   try {
     return parseFilter(raw);
   } catch (err) {

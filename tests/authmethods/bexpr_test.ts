@@ -35,8 +35,8 @@ Deno.test("filter == and != coerce the literal to the field's type", () => {
   assert(matches(`item.version != 4`));
   assert(matches(`item.attributes.max_age == 0`));
   assert(!matches(`item.version == abc`), "a non-number literal is an evaluation error: no match");
-  assert(!matches(`item.attributes.signing_algorithms == "RS256"`), "lists never equal a literal");
-  assert(matches(`item.attributes.signing_algorithms != "RS256"`));
+  assert(!matches(`item.attributes.signing_algorithms == "RS256"`), "== on a list is an evaluation error");
+  assert(!matches(`item.attributes.signing_algorithms != "RS256"`), "and so is !=: no match either way");
   assert(matches(`item.type == oidc`), "bare words are values");
   assert(matches("item.type == `oidc`"), "raw strings are values");
 });
@@ -72,6 +72,21 @@ Deno.test("filter and/or/not and parentheses follow precedence", () => {
   assert(matches(`not not item.type == "oidc"`));
 });
 
+Deno.test("filter regular expressions are RE2, compiled when an item first reaches them", () => {
+  // Raw strings (backquotes) keep the backslashes, which a double-quoted Go string would take as escapes.
+  assert(matches(String.raw`item.name matches ${"`"}\Acorp-sso\z${"`"}`));
+  assert(matches(String.raw`item.name matches "^\\pL+-"`));
+  // Invalid for RE2 (as for Go): the filter parses, and every item whose field is a string fails to match.
+  for (const re of ["(a", String.raw`(a)\1`, "(?=x)"]) {
+    assert(!matches(`item.name matches ${"`"}${re}${"`"}`), re);
+    assert(!matches(`item.name not matches ${"`"}${re}${"`"}`), re);
+    assert(
+      matches(`item.nope not matches ${"`"}${re}${"`"}`),
+      `${re}: a missing key never reaches the regex`,
+    );
+  }
+});
+
 Deno.test("filter parse errors say where and what", () => {
   for (
     const bad of [
@@ -82,10 +97,9 @@ Deno.test("filter parse errors say where and what", () => {
       `item.type == "x" and`,
       `"item" == "x"`,
       `item.type is full`,
-      `item.name matches "(a"`,
-      `item.name matches "(a)\\1"`,
-      `item.name matches "(?=x)"`,
       `"unterminated`,
+      `item.version == 1e3`,
+      `item.type == "a\\"b"`,
       `item.type == "x" extra`,
       "x".repeat(2049),
     ]
@@ -199,7 +213,7 @@ function reference(a: Ast, item: Record<string, unknown>): boolean | "error" {
       else if (typeof v === "boolean") {
         eq = a.v === "true" ? v : a.v === "false" ? !v : a.v === "0" ? !v : "error";
       } else if (typeof v === "number") eq = /^\d+$/.test(a.v) ? v === Number(a.v) : "error";
-      else eq = false;
+      else eq = "error"; // lists and maps cannot be compared with == or !=
       return a.k === "eq" ? eq : neg(eq);
     }
     case "empty":

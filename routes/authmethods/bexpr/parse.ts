@@ -1,6 +1,20 @@
-// A parser for the go-bexpr filter language subset Boundary list filters use (spec §4): selectors in JSON
-// Pointer or dotted form, == != is [not] empty, [not] in, [not] contains, [not] matches, and/or/not, ( ).
+// The filter language of Boundary's list endpoints: go-bexpr v0.1.14's grammar, parsed as its PEG parser
+// does (ordered choice with backtracking), so exactly the same filters are accepted. Written from the
+// grammar's rules; see docs/auth-methods.md "Filters".
+//
+// Two properties of that parser matter for what is accepted:
+// - an error raised anywhere while trying an alternative (an invalid number literal such as `1e5`, a string
+//   strconv.Unquote refuses, `item[0]`, an unclosed parenthesis or string) fails the whole filter, even
+//   when another alternative would have matched;
+// - whitespace is required around `and`, `or`, `not`, `in`, `contains`, `matches`, `is`, `empty`, and
+//   optional around `==` / `!=`.
+//
+// Unlike go-bexpr, results are memoized per (rule, position), so parsing is linear rather than exponential in
+// the nesting depth, and filters are limited in length and nesting (the deliberate protections).
 
+import { goUnquote } from "./gostr.ts";
+
+/** A selector's path: `item.a.b`, `item["a"]` and `"/item/a"` all give segments. */
 export type Selector = string[];
 
 export type MatchOp =
@@ -10,16 +24,33 @@ export type MatchOp =
   | "notEmpty"
   | "in"
   | "notIn"
-  | "contains"
-  | "notContains"
   | "matches"
   | "notMatches";
+
+/** How an any/all expression names each element: `as v`, `as i, v`, `as i, _`, `as _, v`. */
+export interface Binding {
+  mode: "default" | "index" | "value" | "indexAndValue";
+  default?: string;
+  index?: string;
+  value?: string;
+}
+
+export interface MatchExpr {
+  kind: "match";
+  op: MatchOp;
+  selector: Selector;
+  /** The operand as go-bexpr holds it (a selector operand is its dotted or slash-joined text). */
+  value?: string;
+  /** Compiled on first use (as go-bexpr does): an invalid pattern fails only the items that reach it. */
+  regex?: { re?: { test(input: string): boolean }; error?: string };
+}
 
 export type Expr =
   | { kind: "and"; left: Expr; right: Expr }
   | { kind: "or"; left: Expr; right: Expr }
   | { kind: "not"; expr: Expr }
-  | { kind: "match"; op: MatchOp; selector: Selector; value?: string; regex?: RegExp };
+  | MatchExpr
+  | { kind: "collection"; all: boolean; selector: Selector; binding: Binding; inner: Expr };
 
 export class FilterParseError extends Error {
   readonly position: number;
@@ -30,271 +61,449 @@ export class FilterParseError extends Error {
   }
 }
 
+/** Deliberate limits go-bexpr lacks: filter length (UTF-16 code units) and nesting of ( ) and { }. */
 export const maxFilterLength = 2048;
+export const maxFilterDepth = 64;
 
-type TokenKind = "string" | "raw" | "number" | "word" | "op" | "lparen" | "rparen" | "end";
-interface Token {
-  kind: TokenKind;
-  text: string;
-  pos: number;
-}
-
-const keywords = new Set(["and", "or", "not", "in", "is", "empty", "contains", "matches"]);
-
-function tokenize(src: string): Token[] {
-  const out: Token[] = [];
-  let i = 0;
-  while (i < src.length) {
-    const c = src[i]!;
-    if (/\s/.test(c)) {
-      i++;
-      continue;
-    }
-    const start = i;
-    if (c === "(" || c === ")") {
-      out.push({ kind: c === "(" ? "lparen" : "rparen", text: c, pos: i++ });
-    } else if (c === "=" || c === "!") {
-      if (src[i + 1] !== "=") throw new FilterParseError(i, `unexpected "${c}": did you mean "${c}="?`);
-      out.push({ kind: "op", text: c + "=", pos: start });
-      i += 2;
-    } else if (c === '"') {
-      let text = "";
-      i++;
-      for (;;) {
-        if (i >= src.length) throw new FilterParseError(start, "unterminated string");
-        const d = src[i]!;
-        if (d === '"') break;
-        if (d === "\\") {
-          const e = src[i + 1];
-          const map: Record<string, string> = { '"': '"', "\\": "\\", n: "\n", t: "\t", r: "\r", "/": "/" };
-          if (e === undefined || !(e in map)) throw new FilterParseError(i, "invalid escape in string");
-          text += map[e];
-          i += 2;
-          continue;
-        }
-        text += d;
-        i++;
-      }
-      i++;
-      out.push({ kind: "string", text, pos: start });
-    } else if (c === "`") {
-      const end = src.indexOf("`", i + 1);
-      if (end < 0) throw new FilterParseError(start, "unterminated raw string");
-      out.push({ kind: "raw", text: src.slice(i + 1, end), pos: start });
-      i = end + 1;
-    } else if (/[-0-9]/.test(c)) {
-      const m = /^-?\d+(\.\d+)?(?![A-Za-z_])/.exec(src.slice(i));
-      if (m) {
-        out.push({ kind: "number", text: m[0], pos: start });
-        i += m[0].length;
-      } else {
-        const w = /^[-A-Za-z0-9_./:]+/.exec(src.slice(i))!;
-        out.push({ kind: "word", text: w[0], pos: start });
-        i += w[0].length;
-      }
-    } else if (/[A-Za-z_]/.test(c)) {
-      const w = /^[A-Za-z_][-A-Za-z0-9_./:]*/.exec(src.slice(i))!;
-      out.push({ kind: "word", text: w[0], pos: start });
-      i += w[0].length;
-    } else {
-      throw new FilterParseError(i, `unexpected character "${c}"`);
-    }
-  }
-  out.push({ kind: "end", text: "", pos: src.length });
-  return out;
-}
-
-/** Parses a filter; throws FilterParseError saying where and what was expected. */
+/** Parses a filter; throws FilterParseError saying where and what went wrong. */
 export function parseFilter(src: string): Expr {
   if (src.length > maxFilterLength) {
     throw new FilterParseError(maxFilterLength, `the filter is longer than ${maxFilterLength} characters`);
   }
-  const p = new Parser(tokenize(src));
-  const e = p.expr();
-  const t = p.peek();
-  if (t.kind !== "end") {
-    throw new FilterParseError(t.pos, `unexpected ${describe(t)}: expected "and", "or" or the end`);
-  }
-  return e;
+  checkNesting(src);
+  return new Parser(src).input();
 }
 
-function describe(t: Token): string {
-  return t.kind === "end" ? "end of filter" : `"${t.text}"`;
+/** Nesting of ( and { outside string literals and quoted selectors (both end at the next quote, as in the grammar). */
+function checkNesting(src: string): void {
+  let depth = 0;
+  for (let i = 0; i < src.length; i++) {
+    const c = src[i]!;
+    if (c === '"' || c === "`") {
+      const end = src.indexOf(c, i + 1);
+      if (end < 0) return;
+      i = end;
+    } else if (c === "(" || c === "{") {
+      if (++depth > maxFilterDepth) {
+        throw new FilterParseError(i, `the filter is nested too deeply (more than ${maxFilterDepth} levels)`);
+      }
+    } else if (c === ")" || c === "}") {
+      depth = Math.max(0, depth - 1);
+    }
+  }
 }
+
+type Res<T> = { end: number; value: T } | undefined;
+
+const isWs = (c: string | undefined) => c === " " || c === "\t" || c === "\r" || c === "\n";
+const isLetter = (c: string | undefined) =>
+  c !== undefined && ((c >= "a" && c <= "z") || (c >= "A" && c <= "Z"));
+const isDigit = (c: string | undefined) => c !== undefined && c >= "0" && c <= "9";
+const isIdentRest = (c: string | undefined) => isLetter(c) || isDigit(c) || c === "_" || c === "/";
+const pointerSegmentChar = /^[\p{L}\p{N}\-_.~:|]$/u;
+
+const matchOpsWithValue: Array<[readonly string[], MatchOp, boolean]> = [
+  // [words, op, whitespace optional (== and !=)]
+  [["=="], "==", true],
+  [["!="], "!=", true],
+  [["contains"], "in", false],
+  [["not", "contains"], "notIn", false],
+  [["matches"], "matches", false],
+  [["not", "matches"], "notMatches", false],
+];
 
 class Parser {
-  #tokens: Token[];
-  #i = 0;
-  #depth = 0;
-  constructor(tokens: Token[]) {
-    this.#tokens = tokens;
+  readonly #src: string;
+  readonly #memo = new Map<string, Res<unknown>>();
+  /** Errors raised while trying alternatives: any of them fails the parse (as in go-bexpr's parser). */
+  readonly #errors: FilterParseError[] = [];
+  /** The farthest position a terminal failed at, for the "no match" message. */
+  #far = 0;
+
+  constructor(src: string) {
+    this.#src = src;
   }
 
-  peek(offset = 0): Token {
-    return this.#tokens[Math.min(this.#i + offset, this.#tokens.length - 1)]!;
-  }
-
-  next(): Token {
-    const t = this.peek();
-    if (this.#i < this.#tokens.length - 1) this.#i++;
-    return t;
-  }
-
-  isWord(text: string, offset = 0): boolean {
-    const t = this.peek(offset);
-    return t.kind === "word" && t.text === text;
-  }
-
-  expect(text: string): void {
-    const t = this.next();
-    if (t.kind !== "word" || t.text !== text) {
-      throw new FilterParseError(t.pos, `expected "${text}", found ${describe(t)}`);
-    }
-  }
-
-  expr(): Expr {
-    let left = this.and();
-    while (this.isWord("or")) {
-      this.next();
-      left = { kind: "or", left, right: this.and() };
-    }
-    return left;
-  }
-
-  and(): Expr {
-    let left = this.unary();
-    while (this.isWord("and")) {
-      this.next();
-      left = { kind: "and", left, right: this.unary() };
-    }
-    return left;
-  }
-
-  unary(): Expr {
-    if (++this.#depth > 100) throw new FilterParseError(this.peek().pos, "the filter is nested too deeply");
-    try {
-      if (this.isWord("not")) {
-        this.next();
-        return { kind: "not", expr: this.unary() };
+  input(): Expr {
+    const src = this.#src;
+    let result: Expr | undefined;
+    // _? "(" _? OrExpression _? ")" _? EOF
+    let p = this.#ws(0);
+    if (this.#lit(p, "(") >= 0) {
+      const e = this.#or(this.#ws(p + 1));
+      if (e) {
+        const q = this.#lit(this.#ws(e.end), ")");
+        if (q >= 0 && this.#eof(this.#ws(q))) result = e.value;
       }
-      if (this.peek().kind === "lparen") {
-        this.next();
-        const e = this.expr();
-        const t = this.next();
-        if (t.kind !== "rparen") throw new FilterParseError(t.pos, `expected ")", found ${describe(t)}`);
-        return e;
-      }
-      return this.match();
-    } finally {
-      this.#depth--;
     }
+    // _? OrExpression _? EOF
+    if (!result) {
+      p = this.#ws(0);
+      const e = this.#or(p);
+      if (e && this.#eof(this.#ws(e.end))) result = e.value;
+    }
+    if (this.#errors.length > 0) throw this.#errors[0]!;
+    if (!result) {
+      const at = this.#far;
+      const found = at >= src.length
+        ? "end of filter"
+        : JSON.stringify(String.fromCodePoint(src.codePointAt(at)!));
+      throw new FilterParseError(at, `unexpected ${found}`);
+    }
+    return result;
   }
 
-  match(): Expr {
-    const first = this.next();
-    if (
-      !["string", "raw", "number", "word"].includes(first.kind) ||
-      (first.kind === "word" && keywords.has(first.text))
-    ) {
-      throw new FilterParseError(first.pos, `expected a selector or a value, found ${describe(first)}`);
-    }
-    // `value [not] in selector`
-    if (this.isWord("in") || (this.isWord("not") && this.isWord("in", 1))) {
-      const negated = this.isWord("not");
-      if (negated) this.next();
-      this.next();
-      const selector = this.selector();
-      return { kind: "match", op: negated ? "notIn" : "in", selector, value: first.text };
-    }
-    const selector = selectorOf(first);
-    const t = this.next();
-    if (t.kind === "op") {
-      return { kind: "match", op: t.text as "==" | "!=", selector, value: this.value() };
-    }
-    if (t.kind === "word" && t.text === "is") {
-      const negated = this.isWord("not");
-      if (negated) this.next();
-      this.expect("empty");
-      return { kind: "match", op: negated ? "notEmpty" : "empty", selector };
-    }
-    let negated = false;
-    let opToken = t;
-    if (t.kind === "word" && t.text === "not") {
-      negated = true;
-      opToken = this.next();
-    }
-    if (opToken.kind === "word" && opToken.text === "contains") {
-      return { kind: "match", op: negated ? "notContains" : "contains", selector, value: this.value() };
-    }
-    if (opToken.kind === "word" && opToken.text === "matches") {
-      const valuePos = this.peek().pos;
-      const value = this.value();
+  // ---- terminals -------------------------------------------------------------------------------------
+
+  #fail(p: number): -1 {
+    if (p > this.#far) this.#far = p;
+    return -1;
+  }
+
+  /** Zero or more whitespace characters. */
+  #ws(p: number): number {
+    while (isWs(this.#src[p])) p++;
+    return p;
+  }
+
+  /** One or more whitespace characters, or -1. */
+  #ws1(p: number): number {
+    if (p < 0) return -1;
+    if (!isWs(this.#src[p])) return this.#fail(p);
+    return this.#ws(p);
+  }
+
+  #lit(p: number, s: string): number {
+    if (p < 0) return -1;
+    return this.#src.startsWith(s, p) ? p + s.length : this.#fail(p);
+  }
+
+  #eof(p: number): boolean {
+    if (p >= this.#src.length) return true;
+    this.#fail(p);
+    return false;
+  }
+
+  #error(p: number, message: string): void {
+    this.#errors.push(new FilterParseError(p, message));
+  }
+
+  #memoized<T>(rule: string, p: number, f: () => Res<T>): Res<T> {
+    const key = `${rule}${p}`;
+    if (this.#memo.has(key)) return this.#memo.get(key) as Res<T>;
+    const r = f();
+    this.#memo.set(key, r);
+    return r;
+  }
+
+  // ---- expressions -----------------------------------------------------------------------------------
+
+  /** AndExpression _ "or" _ OrExpression / AndExpression / CollectionExpression */
+  #or(p: number): Res<Expr> {
+    return this.#memoized("or", p, () => {
+      const left = this.#and(p);
+      if (left) {
+        const q = this.#ws1(this.#lit(this.#ws1(left.end), "or"));
+        const right = q >= 0 ? this.#or(q) : undefined;
+        if (right) return { end: right.end, value: { kind: "or", left: left.value, right: right.value } };
+        return left;
+      }
+      return this.#collection(p);
+    });
+  }
+
+  /** NotExpression _ "and" _ AndExpression / NotExpression */
+  #and(p: number): Res<Expr> {
+    return this.#memoized("and", p, () => {
+      const left = this.#not(p);
+      if (!left) return undefined;
+      const q = this.#ws1(this.#lit(this.#ws1(left.end), "and"));
+      const right = q >= 0 ? this.#and(q) : undefined;
+      if (right) return { end: right.end, value: { kind: "and", left: left.value, right: right.value } };
+      return left;
+    });
+  }
+
+  /** "not" _ NotExpression / ParenthesizedExpression */
+  #not(p: number): Res<Expr> {
+    return this.#memoized("not", p, () => {
+      const q = this.#ws1(this.#lit(p, "not"));
+      const inner = q >= 0 ? this.#not(q) : undefined;
+      if (inner) {
+        // go-bexpr folds `not not x` into x.
+        const e = inner.value.kind === "not" ? inner.value.expr : { kind: "not" as const, expr: inner.value };
+        return { end: inner.end, value: e };
+      }
+      return this.#paren(p);
+    });
+  }
+
+  /** "(" _? OrExpression _? ")" / MatchExpression / "(" _? OrExpression _? !")" (an error) */
+  #paren(p: number): Res<Expr> {
+    return this.#memoized("paren", p, () => {
+      const open = this.#lit(p, "(");
+      const inner = open >= 0 ? this.#or(this.#ws(open)) : undefined;
+      if (inner) {
+        const close = this.#lit(this.#ws(inner.end), ")");
+        if (close >= 0) return { end: close, value: inner.value };
+      }
+      const m = this.#match(p);
+      if (m) return m;
+      if (inner) this.#error(this.#ws(inner.end), "unmatched parentheses");
+      return undefined;
+    });
+  }
+
+  /** any|all Selector _ "as" _ CollectionIdentifiers _? "{" _? OrExpression _? "}" */
+  #collection(p: number): Res<Expr> {
+    return this.#memoized("collection", p, () => {
+      let all: boolean;
+      let q = this.#lit(p, "any");
+      if (q >= 0) all = false;
+      else {
+        q = this.#lit(p, "all");
+        all = true;
+      }
+      q = this.#ws1(q);
+      if (q < 0) return undefined;
+      const sel = this.#selector(q);
+      if (!sel) return undefined;
+      q = this.#ws1(this.#lit(this.#ws1(sel.end), "as"));
+      if (q < 0) return undefined;
+      const binding = this.#bindings(q);
+      if (!binding) return undefined;
+      q = this.#lit(this.#ws(binding.end), "{");
+      if (q < 0) return undefined;
+      const inner = this.#or(this.#ws(q));
+      if (!inner) return undefined;
+      q = this.#lit(this.#ws(inner.end), "}");
+      if (q < 0) return undefined;
       return {
-        kind: "match",
-        op: negated ? "notMatches" : "matches",
-        selector,
-        value,
-        regex: compileRegex(value, valuePos),
+        end: q,
+        value: { kind: "collection", all, selector: sel.value, binding: binding.value, inner: inner.value },
       };
+    });
+  }
+
+  /** Identifier _? "," _? Identifier / Identifier _? "," _? "_" / "_" _? "," _? Identifier / Identifier */
+  #bindings(p: number): Res<Binding> {
+    const first = this.#identifier(p);
+    if (first) {
+      const comma = this.#lit(this.#ws(first.end), ",");
+      if (comma >= 0) {
+        const at = this.#ws(comma + 1);
+        const second = this.#identifier(at);
+        if (second) {
+          return {
+            end: second.end,
+            value: { mode: "indexAndValue", index: first.value, value: second.value },
+          };
+        }
+        const underscore = this.#lit(at, "_");
+        if (underscore >= 0) return { end: underscore, value: { mode: "index", index: first.value } };
+      }
     }
-    throw new FilterParseError(
-      opToken.pos,
-      `expected one of "==", "!=", "is", "in", "contains", "matches", found ${describe(opToken)}`,
+    const underscore = this.#lit(p, "_");
+    if (underscore >= 0) {
+      const comma = this.#lit(this.#ws(underscore), ",");
+      const second = comma >= 0 ? this.#identifier(this.#ws(comma + 1)) : undefined;
+      if (second) return { end: second.end, value: { mode: "value", value: second.value } };
+    }
+    if (first) return { end: first.end, value: { mode: "default", default: first.value } };
+    return undefined;
+  }
+
+  /** MatchSelectorOpValue / MatchSelectorOp / MatchValueOpSelector */
+  #match(p: number): Res<Expr> {
+    return this.#memoized<Expr>("match", p, () => {
+      const sel = this.#selector(p);
+      if (sel) {
+        for (const [words, op, optionalWs] of matchOpsWithValue) {
+          const q = this.#operator(sel.end, words, optionalWs);
+          if (q < 0) continue;
+          const v = this.#value(q);
+          if (!v) break; // the operator alternatives are exclusive: at most one consumes anything here
+          return { end: v.end, value: { kind: "match", op, selector: sel.value, value: v.value } };
+        }
+        for (
+          const [words, op] of [[["is", "empty"], "empty"], [["is", "not", "empty"], "notEmpty"]] as const
+        ) {
+          let q = sel.end;
+          for (const w of words) q = this.#lit(this.#ws1(q), w);
+          if (q >= 0) return { end: q, value: { kind: "match", op, selector: sel.value } };
+        }
+      }
+      // Value (_ "in" _ / _ "not" _ "in" _) Selector, and the "Invalid selector" error when no selector follows.
+      const v = this.#value(p);
+      if (!v) return undefined;
+      for (const [words, op] of [[["in"], "in"], [["not", "in"], "notIn"]] as const) {
+        const q = this.#operator(v.end, words, false);
+        if (q < 0) continue;
+        const target = this.#selector(q);
+        if (target) {
+          return { end: target.end, value: { kind: "match", op, selector: target.value, value: v.value } };
+        }
+        this.#error(q, "invalid selector");
+        return undefined;
+      }
+      return undefined;
+    });
+  }
+
+  /** `_? "==" _?` for == and !=, `_ word (_ word)* _` for the word operators; returns the end or -1. */
+  #operator(p: number, words: readonly string[], optionalWs: boolean): number {
+    if (optionalWs) {
+      const q = this.#lit(this.#ws(p), words[0]!);
+      return q < 0 ? -1 : this.#ws(q);
+    }
+    let q = p;
+    for (const w of words) q = this.#lit(this.#ws1(q), w);
+    return this.#ws1(q);
+  }
+
+  // ---- selectors and values --------------------------------------------------------------------------
+
+  /** Identifier ("." Identifier / IndexExpression / "." [0-9]+)*  /  '"' ("/" segment)* '"' */
+  #selector(p: number): Res<Selector> {
+    return this.#memoized("selector", p, () => {
+      const src = this.#src;
+      const first = this.#identifier(p);
+      if (first) {
+        const path = [first.value];
+        let q = first.end;
+        for (;;) {
+          if (src[q] === ".") {
+            const id = this.#identifier(q + 1);
+            if (id) {
+              path.push(id.value);
+              q = id.end;
+              continue;
+            }
+          }
+          const idx = this.#index(q);
+          if (idx) {
+            path.push(idx.value);
+            q = idx.end;
+            continue;
+          }
+          if (src[q] === "." && isDigit(src[q + 1])) {
+            let e = q + 1;
+            while (isDigit(src[e])) e++;
+            path.push(src.slice(q + 1, e));
+            q = e;
+            continue;
+          }
+          this.#fail(q);
+          return { end: q, value: path };
+        }
+      }
+      return this.#pointer(p);
+    });
+  }
+
+  /** '"' ("/" [\pL\pN-_.~:|]+)* '"': segments with ~1 → "/" and ~0 → "~" decoded (JSON Pointer). */
+  #pointer(p: number): Res<Selector & { pointer?: true }> {
+    const src = this.#src;
+    if (src[p] !== '"') return void this.#fail(p);
+    const segments: string[] = [];
+    let q = p + 1;
+    while (src[q] === "/") {
+      let e = q + 1;
+      while (e < src.length) {
+        const ch = String.fromCodePoint(src.codePointAt(e)!);
+        if (!pointerSegmentChar.test(ch)) break;
+        e += ch.length;
+      }
+      if (e === q + 1) break;
+      segments.push(src.slice(q + 1, e));
+      q = e;
+    }
+    if (src[q] !== '"') return void this.#fail(q);
+    // "/" + segments joined, split again on "/": no segment holds "/", and `""` is the one empty segment.
+    const path = (segments.length ? segments : [""]).map((s) =>
+      s.replaceAll("~1", "/").replaceAll("~0", "~")
     );
+    return { end: q + 1, value: Object.assign(path, { pointer: true as const }) };
   }
 
-  selector(): Selector {
-    return selectorOf(this.next());
+  /** [a-zA-Z][a-zA-Z0-9_/]* */
+  #identifier(p: number): Res<string> {
+    const src = this.#src;
+    if (!isLetter(src[p])) return void this.#fail(p);
+    let e = p + 1;
+    while (isIdentRest(src[e])) e++;
+    return { end: e, value: src.slice(p, e) };
   }
 
-  value(): string {
-    const t = this.next();
-    if (
-      t.kind === "string" || t.kind === "raw" || t.kind === "number" ||
-      (t.kind === "word" && !keywords.has(t.text))
-    ) {
-      return t.text;
+  /** "[" _? StringLiteral _? "]", with errors for a missing string ("Invalid index") or "]" ("Unclosed"). */
+  #index(p: number): Res<string> {
+    const open = this.#lit(p, "[");
+    if (open < 0) return undefined;
+    const at = this.#ws(open);
+    const lit = this.#string(at);
+    if (!lit) {
+      this.#error(at, "invalid index: expected a quoted string");
+      return undefined;
     }
-    throw new FilterParseError(t.pos, `expected a value, found ${describe(t)}`);
-  }
-}
-
-function selectorOf(t: Token): Selector {
-  if (t.kind === "string") {
-    if (!/^(\/[A-Za-z0-9\-_.~:|]+)+$/.test(t.text)) {
-      throw new FilterParseError(
-        t.pos,
-        `"${t.text}" is not a selector: use a JSON Pointer like "/item/name"`,
-      );
+    const close = this.#lit(this.#ws(lit.end), "]");
+    if (close < 0) {
+      this.#error(this.#ws(lit.end), "unclosed index expression");
+      return undefined;
     }
-    return t.text.slice(1).split("/").map((s) => s.replaceAll("~1", "/").replaceAll("~0", "~"));
+    return { end: close, value: lit.value };
   }
-  if (
-    t.kind === "word" && /^[A-Za-z][A-Za-z0-9_/]*(\.[A-Za-z][A-Za-z0-9_/]*)*$/.test(t.text) &&
-    !keywords.has(t.text)
-  ) {
-    return t.text.split(".");
-  }
-  throw new FilterParseError(t.pos, `expected a selector, found ${describe(t)}`);
-}
 
-/** Compiles an RE2-style pattern; backreferences and lookaround (not in RE2, and not linear-time) are refused. */
-function compileRegex(pattern: string, pos: number): RegExp {
-  if (/\\[1-9]|\\k<|\(\?<?[=!]/.test(pattern)) {
-    throw new FilterParseError(pos, "backreferences and lookaround are not supported in regular expressions");
+  /** Selector (as its text) / NumberLiteral / StringLiteral */
+  #value(p: number): Res<string> {
+    return this.#memoized("value", p, () => {
+      const sel = this.#selector(p);
+      if (sel) {
+        const s = sel.value as Selector & { pointer?: true };
+        return { end: sel.end, value: s.join(s.pointer ? "/" : ".") };
+      }
+      return this.#number(p) ?? this.#string(p);
+    });
   }
-  const translated = pattern.replace(/\(\?P</g, "(?<");
-  let flags = "u";
-  let body = translated;
-  const m = /^\(\?([imsU]+)\)/.exec(translated);
-  if (m) {
-    if (m[1]!.includes("U")) throw new FilterParseError(pos, "the U flag is not supported");
-    flags += m[1]!;
-    body = translated.slice(m[0].length);
+
+  /** "-"? ("0" / [1-9][0-9]*) ("." [0-9]+)? followed by whitespace, ")" or the end; else an error. */
+  #number(p: number): Res<string> {
+    const src = this.#src;
+    let q = p;
+    if (src[q] === "-") q++;
+    if (src[q] === "0") q++;
+    else if (isDigit(src[q])) {
+      while (isDigit(src[q])) q++;
+    } else return void this.#fail(q);
+    if (src[q] === "." && isDigit(src[q + 1])) {
+      q++;
+      while (isDigit(src[q])) q++;
+    }
+    const next = src[q];
+    if (next === undefined || isWs(next) || next === ")") return { end: q, value: src.slice(p, q) };
+    this.#fail(q);
+    this.#error(p, "invalid number literal");
+    return undefined;
   }
-  try {
-    return new RegExp(body, flags);
-  } catch (err) {
-    throw new FilterParseError(pos, `invalid regular expression: ${(err as Error).message}`);
+
+  /** `…` or "…" (up to the next quote: there is no escaped quote) through strconv.Unquote. */
+  #string(p: number): Res<string> {
+    return this.#memoized("string", p, () => {
+      const src = this.#src;
+      const q = src[p];
+      if (q !== '"' && q !== "`") return void this.#fail(p);
+      const end = src.indexOf(q, p + 1);
+      if (end < 0) {
+        this.#fail(src.length);
+        this.#error(p, "unterminated string literal");
+        return undefined;
+      }
+      const text = src.slice(p, end + 1);
+      const value = goUnquote(text);
+      if (value === undefined) {
+        this.#error(p, `invalid string literal ${text}: not a valid Go string (escapes, newlines)`);
+        return { end: end + 1, value: "" };
+      }
+      return { end: end + 1, value };
+    });
   }
 }
