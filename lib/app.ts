@@ -1,11 +1,13 @@
-// Builds the whole server: data dir, the three API families, the router and Deno.serve, with a
-// graceful shutdown that ends open streams, finishes in-flight requests and closes the log.
+// Builds the whole server: data dir, the three API families, the router and the HTTP server (lib/serve.ts:
+// connection cap and timeouts around Deno's HTTP), with a graceful shutdown that ends open streams, finishes
+// in-flight requests and closes the log.
 
 import type { Config } from "./config.ts";
 import { type Logger } from "./log.ts";
 import { type Route, Router } from "./router.ts";
 import { DataDir } from "./store/mod.ts";
 import { envDurationMs, envInt } from "./config.ts";
+import { defaultMaxConnections, serve, type Serving } from "./serve.ts";
 import { createRegistryApi } from "../routes/registry/mod.ts";
 import { createAuthMethodsApi } from "../routes/authmethods/mod.ts";
 import { createEventsApi } from "../routes/events/mod.ts";
@@ -103,18 +105,29 @@ export async function startServer(
     trustProxy: config.trustProxy,
   });
 
-  let resolveListening!: (addr: Deno.NetAddr) => void;
-  const listening = new Promise<Deno.NetAddr>((r) => (resolveListening = r));
-  const server = Deno.serve({
-    hostname: config.host,
-    port: config.port,
-    onListen: (addr) => resolveListening(addr as Deno.NetAddr),
-    onError: (err) => {
-      logger.error("unhandled server error", { error: String(err) });
-      return new Response("Internal error", { status: 500 });
-    },
-  }, (request, info) => router.handle(request, info));
-  const addr = await listening;
+  const env = config.env;
+  let server: Serving;
+  try {
+    server = serve({
+      hostname: config.host,
+      port: config.port,
+      logger,
+      headerTimeoutMs: envDurationMs(env, "WHARF_HEADER_TIMEOUT", 10_000),
+      bodyTimeoutMs: envDurationMs(env, "WHARF_BODY_TIMEOUT", 60_000),
+      idleTimeoutMs: envDurationMs(env, "WHARF_IDLE_TIMEOUT", 75_000),
+      maxConnections: envInt(env, "WHARF_MAX_CONNECTIONS", defaultMaxConnections(), 1),
+      onError: (err) => {
+        logger.error("unhandled server error", { error: String(err) });
+        return new Response("Internal error", { status: 500 });
+      },
+    }, (request, info) => router.handle(request, info));
+  } catch (err) {
+    // A bad setting or the port in use: nothing is served, so close what was opened.
+    for (const m of modules) await m.close?.();
+    await data.close();
+    throw err;
+  }
+  const addr = server.addr;
 
   let stopping: Promise<void> | undefined;
   const stop = () => {
@@ -122,6 +135,7 @@ export async function startServer(
       shutdown.abort();
       const grace = new Promise<void>((r) => setTimeout(r, config.shutdownGraceMs));
       await Promise.race([server.shutdown(), grace]);
+      server.closeAll();
       for (const m of modules) await m.close?.();
       await data.close();
     })();
