@@ -364,9 +364,10 @@ export async function changePassword(svc: AuthService, ctx: RequestContext): Pro
     errors.add("new_password", "The new password must differ from the current one.");
   }
   errors.throwIfAny();
-  const keys = svc.throttle.check(stored.doc.auth_method_id, stored.doc.key, ctx.clientIp);
-  if (!await svc.hasher.verify(stored.doc.password_hash, body.current_password as string)) {
-    svc.throttle.fail(keys);
+  const attempt = await svc.throttle.begin(stored.doc.auth_method_id, stored.doc.key, ctx.clientIp);
+  if (
+    !await attempt.check(() => svc.hasher.verify(stored.doc.password_hash, body.current_password as string))
+  ) {
     await recordFailure(svc, ctx, stored.doc.auth_method_id, stored.doc.key, "invalid_credentials");
     throw new ApiError(403, "Failed to change password.");
   }

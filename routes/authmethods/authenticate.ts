@@ -1,15 +1,13 @@
-// POST /v1/auth-methods/{id}:authenticate: body parsing shared by every type, password and LDAP logins,
-// and token delivery (body or split cookies). OIDC commands live in authenticate_oidc.ts.
+// POST /v1/auth-methods/{id}:authenticate: body parsing shared by every type, the throttled password login,
+// and token delivery (body or split cookies). OIDC commands live in authenticate_oidc.ts, the LDAP login in
+// ldap_login.ts.
 
 import { ApiError } from "../../lib/errors.ts";
 import { json, type RequestContext } from "../../lib/http.ts";
-import { type DocWrite, type EventInput, VersionConflictError } from "../../lib/store/mod.ts";
+import { type DocWrite, type EventInput, type StoredDoc, VersionConflictError } from "../../lib/store/mod.ts";
 import { asAttrs } from "./attrs_common.ts";
 import { assertIdFormat, collections, isObject, nowIso, parentLocks } from "./common.ts";
 import { failedPrecondition, fieldError, notFound } from "./errors.ts";
-import { ldapAuthenticate, type LdapMethodAttributes } from "./ldap_client.ts";
-import { mapLdapAttributes } from "./ldap_profile.ts";
-import { derefAliasesOf } from "./ldap_escape.ts";
 import { methodIdPrefixes } from "./methods.ts";
 import { accountWithUser, userProfile } from "./principals.ts";
 import { type AuthService, readObjectBody } from "./service.ts";
@@ -23,6 +21,7 @@ import {
   tokenIssuedEvent,
 } from "./tokens.ts";
 import { oidcCommand } from "./authenticate_oidc.ts";
+import { ldapLogin } from "./ldap_login.ts";
 
 export interface AuthRequest {
   id: string;
@@ -38,7 +37,7 @@ export interface AuthRequest {
 const maxLoginNameLength = 512;
 const maxPasswordLength = 4096;
 
-const unableToAuthenticate = () => new ApiError(401, "Unable to authenticate.");
+export const unableToAuthenticate = () => new ApiError(401, "Unable to authenticate.");
 
 function parseDelivery(
   body: Record<string, unknown>,
@@ -111,12 +110,24 @@ export async function authenticate(svc: AuthService, ctx: RequestContext): Promi
     : await ldapLogin(svc, ctx, req, loginName as string, password as string);
 }
 
-/** Checks the throttle (429) and reports a `throttled` failure at most once per key per minute. */
-async function checkThrottle(svc: AuthService, ctx: RequestContext, methodId: string, loginName: string) {
+/**
+ * Begins a throttled attempt under the name key `nameKey` (429 when locked) and reports a `throttled`
+ * failure, for `loginName` as sent, at most once per key per minute.
+ */
+export async function beginAttempt(
+  svc: AuthService,
+  ctx: RequestContext,
+  methodId: string,
+  nameKey: string,
+  loginName: string,
+) {
   try {
-    return svc.throttle.check(methodId, loginName, ctx.clientIp);
+    return await svc.throttle.begin(methodId, nameKey, ctx.clientIp);
   } catch (err) {
-    if (svc.throttle.shouldReportThrottled(`${methodId}\u0000${loginName}\u0000${ctx.clientIp}`)) {
+    if (
+      err instanceof ApiError && err.status === 429 &&
+      svc.throttle.shouldReportThrottled(`${methodId}\u0000${nameKey}\u0000${ctx.clientIp}`)
+    ) {
       await recordFailure(svc, ctx, methodId, loginName, "throttled");
     }
     throw err;
@@ -148,15 +159,13 @@ async function passwordLogin(
   loginName: string,
   password: string,
 ): Promise<Response> {
-  const keys = await checkThrottle(svc, ctx, req.id, loginName);
+  const attempt = await beginAttempt(svc, ctx, req.id, loginName, loginName);
   const account = svc.state.accountByKey(req.id, loginName);
-  const ok = await svc.hasher.verify(account?.doc.password_hash, password);
+  const ok = await attempt.check(() => svc.hasher.verify(account?.doc.password_hash, password));
   if (!ok || !account) {
-    svc.throttle.fail(keys);
     await recordFailure(svc, ctx, req.id, loginName, "invalid_credentials");
     throw unableToAuthenticate();
   }
-  svc.throttle.succeed(keys);
   const verifiedHash = account.doc.password_hash;
   const rehashed = verifiedHash && svc.hasher.needsRehash(verifiedHash)
     ? await svc.hasher.hash(password)
@@ -180,71 +189,18 @@ async function passwordLogin(
   });
 }
 
-async function ldapLogin(
-  svc: AuthService,
-  ctx: RequestContext,
-  req: AuthRequest,
-  loginName: string,
-  password: string,
-): Promise<Response> {
-  const keys = await checkThrottle(svc, ctx, req.id, loginName);
-  const attrs = ldapAttributesOf(svc, req.id, req.method);
-  const timeoutMs = svc.settings.ldapTimeoutMs;
-  const result = await ldapAuthenticate(attrs, loginName, password, {
-    timeoutMs,
-    connections: svc.ldapPool.source(req.id, attrs, timeoutMs, derefAliasesOf(attrs.dereference_aliases)),
-  });
-  if (!result.ok) {
-    svc.throttle.fail(keys);
-    svc.app.logger.info("ldap authentication failed", {
-      auth_method_id: req.id,
-      reason: result.reason,
-      detail: result.message,
-    });
-    await recordFailure(svc, ctx, req.id, loginName, result.reason);
-    throw unableToAuthenticate();
-  }
-  svc.throttle.succeed(keys);
-  const login = loginName.toLowerCase();
-  const mapped = mapLdapAttributes(req.method.attributes.account_attribute_maps, result.attributes);
-  const attributes: Record<string, unknown> = {
-    login_name: login,
-    dn: result.entryDn,
-    ...mapped,
-    ...(result.groups.length ? { member_of_groups: result.groups } : {}),
-  };
-  return await issueAndDeliver(
-    svc,
-    ctx,
-    req,
-    identityLocks(svc, req.id, login),
-    () => upsertExternalAccount(svc, req, login, attributes),
-  );
-}
-
 /**
- * The method's LDAP settings with secrets opened, once per method document: a method write stores a new
- * document, so an entry never outlives the settings it was made from. Read-only to every login.
+ * Finds the account of an external identity or creates it with its user; refreshes the profile. With no
+ * account under `key`, the one `adopt` finds (keyed the way of an older release) becomes the identity's.
  */
-const openedLdapAttributes = new WeakMap<MethodDoc, LdapMethodAttributes>();
-
-function ldapAttributesOf(svc: AuthService, id: string, method: MethodDoc): LdapMethodAttributes {
-  let attrs = openedLdapAttributes.get(method);
-  if (!attrs) {
-    attrs = svc.state.openAttributes(id, method) as unknown as LdapMethodAttributes;
-    openedLdapAttributes.set(method, attrs);
-  }
-  return attrs;
-}
-
-/** Finds the account of an external identity or creates it with its user; refreshes the profile. */
 export function upsertExternalAccount(
   svc: AuthService,
   req: { id: string; method: MethodDoc },
   key: string,
   attributes: Record<string, unknown>,
+  adopt?: () => StoredDoc<AccountDoc> | undefined,
 ): { userId: string; accountId: string; writes: DocWrite[] } {
-  const existing = svc.state.accountByKey(req.id, key);
+  const existing = svc.state.accountByKey(req.id, key) ?? adopt?.();
   if (!existing) {
     const created = accountWithUser({
       methodId: req.id,
@@ -256,12 +212,12 @@ export function upsertExternalAccount(
     return { userId: created.userId, accountId: created.accountId, writes: created.writes };
   }
   const writes: DocWrite[] = [];
-  if (!sameProfile(existing.doc.attributes, attributes)) {
+  if (existing.doc.key !== key || !sameProfile(existing.doc.attributes, attributes)) {
     const now = nowIso();
     writes.push({
       collection: collections.accounts,
       id: existing.id,
-      doc: { ...existing.doc, attributes, updated_time: now },
+      doc: { ...existing.doc, key, attributes, updated_time: now },
       ifVersion: existing.version,
     });
     const user = svc.state.get<UserDoc>(collections.users, existing.doc.user_id);
@@ -311,7 +267,7 @@ export function sameProfile(stored: unknown, fresh: Record<string, unknown>): bo
  * runs inside the commit under `locks`, so two first logins of one identity cannot create two accounts; the
  * method's and scope's keys are shared, so a racing delete of either sees the login committed or refuses it.
  */
-async function issueAndDeliver(
+export async function issueAndDeliver(
   svc: AuthService,
   ctx: RequestContext,
   req: AuthRequest,
@@ -358,14 +314,13 @@ export function identityLock(methodId: string, key: string): string {
  * exists, the locks of the account and its user, which order the login's profile refresh with PATCH and
  * delete of them. Only logins under the identity lock create such accounts, so none appears in between.
  */
-export function identityLocks(svc: AuthService, methodId: string, key: string): string[] {
-  const account = svc.state.accountByKey(methodId, key);
-  if (!account) return [identityLock(methodId, key)];
-  return [
-    identityLock(methodId, key),
-    `${collections.accounts}/${account.id}`,
-    `${collections.users}/${account.doc.user_id}`,
-  ];
+export function identityLocks(svc: AuthService, methodId: string, key: string, legacyKey?: string): string[] {
+  const account = svc.state.accountByKey(methodId, key) ??
+    (legacyKey === undefined ? undefined : svc.state.accountByKey(methodId, legacyKey));
+  const locks = [identityLock(methodId, key)];
+  if (legacyKey !== undefined && legacyKey !== key) locks.push(identityLock(methodId, legacyKey));
+  if (!account) return locks;
+  return [...locks, `${collections.accounts}/${account.id}`, `${collections.users}/${account.doc.user_id}`];
 }
 
 export function deliverToken(

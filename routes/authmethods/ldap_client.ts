@@ -172,7 +172,14 @@ async function userEntryDn(s: Session, bindDn: string): Promise<string> {
   return last.dn;
 }
 
-async function readUserAttributes(s: Session, dn: string): Promise<Record<string, string[]>> {
+/**
+ * The user's entry: its DN as the directory spells it (not as the login name spelled the bind DN, so every
+ * accepted spelling of one name gives one DN) and its attributes.
+ */
+async function readUserEntry(
+  s: Session,
+  dn: string,
+): Promise<{ dn: string; attributes: Record<string, string[]> }> {
   const { searchEntries } = await step(
     "reading the user entry failed",
     () => s.client.search(dn, { scope: "base", filter: anyEntry, derefAliases: s.deref }),
@@ -180,7 +187,8 @@ async function readUserAttributes(s: Session, dn: string): Promise<Record<string
   if (searchEntries.length !== 1) {
     throw new LoginFailure("directory_error", "the user entry could not be read");
   }
-  return entryAttributes(searchEntries[0]!);
+  const entry = searchEntries[0]!;
+  return { dn: entry.dn || dn, attributes: entryAttributes(entry) };
 }
 
 async function tokenGroupEntries(s: Session, userDn: string): Promise<Entry[]> {
@@ -282,8 +290,7 @@ async function authenticateOn(s: Session, password: string): Promise<LdapAuthRes
   if (hasServiceAccount) {
     await step("re-bind as bind_dn failed", () => bindAs(s.client, attrs.bind_dn!, attrs.bind_password));
   }
-  const entryDn = await userEntryDn(s, bindDn);
-  const attributes = await readUserAttributes(s, entryDn);
+  const { dn: entryDn, attributes } = await readUserEntry(s, await userEntryDn(s, bindDn));
   const groups = attrs.enable_groups ? await findGroups(s, entryDn) : [];
   return { ok: true, entryDn, attributes, groups };
 }

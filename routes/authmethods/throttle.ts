@@ -1,7 +1,9 @@
-// Login throttling in memory: failures per (method, login name) and per client IP inside a window lock
-// the key for a while; locked keys get 429 with Retry-After, even with the right password.
+// Login throttling in memory (§11): failures per (method, login name) and per client IP inside a window
+// lock the key for a while; locked keys get 429 with Retry-After, even with the right password. An attempt
+// counts from before its check, so concurrent guesses get no more answers than the threshold.
 
 import { ApiError } from "../../lib/errors.ts";
+import { FailureLimitReached, FailureThrottle, type ThrottleOptions } from "../../lib/failure_throttle.ts";
 
 export interface ThrottleSettings {
   nameThreshold: number;
@@ -10,51 +12,47 @@ export interface ThrottleSettings {
   lockMs: number;
 }
 
-interface KeyState {
-  failures: number[];
-  lockedUntil: number;
+/** One login's slots on its name and IP keys; `check` settles it. */
+export interface LoginAttempt {
+  /**
+   * Runs the credential check: a failure on both keys unless `succeeded(result)` (default: the result is
+   * `true`), and a success clears the name key; a check that throws counts nothing.
+   */
+  check<T>(run: () => Promise<T>, succeeded?: (result: T) => boolean): Promise<T>;
 }
 
 const maxTrackedKeys = 100_000;
 
 export class LoginThrottle {
   readonly settings: ThrottleSettings;
-  #keys = new Map<string, KeyState>();
+  readonly #failures: FailureThrottle<"name" | "ip">;
   #lastThrottledEvent = new Map<string, number>();
 
-  constructor(settings: ThrottleSettings) {
+  constructor(settings: ThrottleSettings, options: ThrottleOptions = {}) {
     this.settings = settings;
+    this.#failures = new FailureThrottle({
+      name: { limit: settings.nameThreshold, windowMs: settings.windowMs, lockMs: settings.lockMs },
+      ip: { limit: settings.ipThreshold, windowMs: settings.windowMs, lockMs: settings.lockMs },
+    }, { maxKeys: maxTrackedKeys, ...options });
   }
 
-  /** Throws 429 when the name or the IP is locked. Returns the two keys for later bookkeeping. */
-  check(
-    methodId: string,
-    loginName: string,
-    ip: string,
-    now = Date.now(),
-  ): { nameKey: string; ipKey: string } {
-    const nameKey = `n\u0000${methodId}\u0000${loginName}`;
-    const ipKey = `i\u0000${ip}`;
-    const until = Math.max(this.#lockedUntil(nameKey, now), this.#lockedUntil(ipKey, now));
-    if (until > now) {
-      const seconds = Math.max(1, Math.ceil((until - now) / 1000));
+  /**
+   * Takes the login's slots (waiting while attempts in flight could still lock a key): 429 when the name or
+   * the IP is locked. `loginName` is the key as the method matches names (see ldapLoginKey).
+   */
+  async begin(methodId: string, loginName: string, ip: string): Promise<LoginAttempt> {
+    try {
+      const attempt = await this.#failures.begin({ name: `${methodId}\u0000${loginName}`, ip });
+      return {
+        check: (run, succeeded = (result) => result === true) => attempt.run(run, succeeded, ["name"]),
+      };
+    } catch (err) {
+      if (!(err instanceof FailureLimitReached)) throw err;
+      const seconds = err.retryAfter;
       throw new ApiError(429, `Too many failed authentication attempts; try again in ${seconds} seconds.`, {
         headers: { "Retry-After": String(seconds) },
       });
     }
-    return { nameKey, ipKey };
-  }
-
-  /** Records a failure against both keys; locks a key that reaches its threshold inside the window. */
-  fail(keys: { nameKey: string; ipKey: string }, now = Date.now()): void {
-    this.#count(keys.nameKey, this.settings.nameThreshold, now);
-    this.#count(keys.ipKey, this.settings.ipThreshold, now);
-    this.#sweep(now);
-  }
-
-  /** A good login clears the name key (the IP keeps its history). */
-  succeed(keys: { nameKey: string }): void {
-    this.#keys.delete(keys.nameKey);
   }
 
   /** At most one `throttled` event per key per minute. */
@@ -71,34 +69,8 @@ export class LoginThrottle {
     return true;
   }
 
-  /** How many keys the throttle remembers (failure windows and throttled-event times). */
+  /** How many keys the throttle remembers (failure counts and throttled-event times). */
   get trackedKeys(): number {
-    return this.#keys.size + this.#lastThrottledEvent.size;
-  }
-
-  #lockedUntil(key: string, now: number): number {
-    const s = this.#keys.get(key);
-    return s && s.lockedUntil > now ? s.lockedUntil : 0;
-  }
-
-  #count(key: string, threshold: number, now: number): void {
-    let s = this.#keys.get(key);
-    if (!s) this.#keys.set(key, s = { failures: [], lockedUntil: 0 });
-    s.failures = s.failures.filter((t) => now - t < this.settings.windowMs);
-    s.failures.push(now);
-    if (s.failures.length >= threshold) {
-      s.lockedUntil = now + this.settings.lockMs;
-      s.failures = [];
-    }
-  }
-
-  /** Keeps memory bounded under a spray of distinct names. */
-  #sweep(now: number): void {
-    if (this.#keys.size < maxTrackedKeys) return;
-    for (const [k, s] of this.#keys) {
-      if (s.lockedUntil <= now && s.failures.every((t) => now - t >= this.settings.windowMs)) {
-        this.#keys.delete(k);
-      }
-    }
+    return this.#failures.size + this.#lastThrottledEvent.size;
   }
 }

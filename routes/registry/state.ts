@@ -8,7 +8,7 @@ import { ApiError } from "../../lib/errors.ts";
 import { type BoxDoc, BOXES, type OrgDoc, ORGS, SETTINGS, type UserDoc, USERS } from "./model.ts";
 import type { RegistrySettings } from "./settings.ts";
 import type { TwoFactor } from "./twofactor.ts";
-import { WindowCounter } from "./throttle.ts";
+import { LoginThrottle } from "./throttle.ts";
 
 export class Registry {
   readonly ctx: AppContext;
@@ -22,8 +22,7 @@ export class Registry {
   /** Blobs held by uploads not yet committed (staged direct uploads, ingests awaiting their commit). */
   readonly pendingBlobs = new Map<string, number>();
   /** Failed credential checks per lowercase login and per client IP (15 min windows). */
-  readonly failedLogins = new WindowCounter(15 * 60_000);
-  readonly failedLoginsByIp = new WindowCounter(15 * 60_000);
+  readonly loginThrottle: LoginThrottle;
   twoFactor!: TwoFactor;
   /** Grows with every box change (and namespace renames never happen): search caches key on it. */
   boxGeneration = 0;
@@ -47,6 +46,7 @@ export class Registry {
   ) {
     this.ctx = ctx;
     this.settings = settings;
+    this.loginThrottle = new LoginThrottle(settings.loginFailures);
     this.downloads = counters.downloads;
     this.tokenUse = counters.tokenUse;
     for (const b of ctx.data.store.list<BoxDoc>(BOXES)) this.#index(b, +1);

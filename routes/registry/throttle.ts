@@ -1,45 +1,41 @@
-// Sliding-window counters for login failures, two-factor attempts and code requests (memory only).
+// The registry's login throttle (§10): failed credential checks per login and per client IP in a sliding
+// 15-minute window, counted while the check runs so concurrent guesses cannot overtake it. Memory only.
 
-export class WindowCounter {
-  readonly windowMs: number;
-  readonly maxKeys: number;
-  #hits = new Map<string, number[]>();
+import { ApiError } from "../../lib/errors.ts";
+import { type Attempt, FailureLimitReached, FailureThrottle } from "../../lib/failure_throttle.ts";
 
-  constructor(windowMs: number, maxKeys = 100_000) {
-    this.windowMs = windowMs;
-    this.maxKeys = maxKeys;
+const MINUTE = 60_000;
+export const IP_FAILURE_LIMIT = 50;
+
+/** The registry's 429 (rate limit and throttles alike). */
+export function rateLimited(seconds: number): ApiError {
+  return new ApiError(429, `Rate limit exceeded; retry in ${seconds} s`, {
+    headers: { "Retry-After": String(seconds) },
+  });
+}
+
+export class LoginThrottle {
+  readonly #failures: FailureThrottle<"login" | "ip">;
+
+  constructor(loginLimit: number, ipLimit = IP_FAILURE_LIMIT, windowMs = 15 * MINUTE) {
+    this.#failures = new FailureThrottle({
+      login: { limit: loginLimit, windowMs },
+      ip: { limit: ipLimit, windowMs },
+    });
   }
 
-  #live(key: string, now: number): number[] {
-    const list = (this.#hits.get(key) ?? []).filter((t) => now - t < this.windowMs);
-    if (list.length) this.#hits.set(key, list);
-    else this.#hits.delete(key);
-    return list;
-  }
-
-  count(key: string, now = Date.now()): number {
-    return this.#live(key, now).length;
-  }
-
-  add(key: string, now = Date.now()): void {
-    const list = this.#live(key, now);
-    list.push(now);
-    if (!this.#hits.has(key) && this.#hits.size >= this.maxKeys) {
-      const oldest = this.#hits.keys().next().value;
-      if (oldest !== undefined) this.#hits.delete(oldest);
+  /**
+   * Checks `password` with `verify` as one attempt on the login (lowercase, trimmed) and the IP: 429 while
+   * either is over its limit, counting the attempt from before the check; returns whether it passed.
+   */
+  async check(login: string, ip: string, verify: () => Promise<boolean>): Promise<boolean> {
+    let attempt: Attempt<"login" | "ip">;
+    try {
+      attempt = await this.#failures.begin({ login, ip });
+    } catch (err) {
+      if (err instanceof FailureLimitReached) throw rateLimited(err.retryAfter);
+      throw err;
     }
-    this.#hits.set(key, list);
-  }
-
-  /** Seconds until `key` drops below `limit` hits, or 0 when it is below already. */
-  retryAfter(key: string, limit: number, now = Date.now()): number {
-    const list = this.#live(key, now);
-    if (list.length < limit) return 0;
-    const freeing = list[list.length - limit]!;
-    return Math.max(1, Math.ceil((freeing + this.windowMs - now) / 1000));
-  }
-
-  clear(key: string): void {
-    this.#hits.delete(key);
+    return await attempt.run(verify, (ok) => ok);
   }
 }

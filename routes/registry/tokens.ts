@@ -10,8 +10,6 @@ import { verifyPassword } from "./passwords.ts";
 import type { Registry } from "./state.ts";
 import type { DocWrite, StoredDoc } from "../../lib/store/mod.ts";
 
-const IP_FAILURE_LIMIT = 50;
-
 function findByLogin(reg: Registry, login: string): StoredDoc<UserDoc> | undefined {
   const lower = login.trim().toLowerCase();
   const byName = reg.user(lower);
@@ -22,12 +20,6 @@ function findByLogin(reg: Registry, login: string): StoredDoc<UserDoc> | undefin
   return undefined;
 }
 
-function throttled(seconds: number): ApiError {
-  return new ApiError(429, `Rate limit exceeded; retry in ${seconds} s`, {
-    headers: { "Retry-After": String(seconds) },
-  });
-}
-
 /** Reads user.login/user.password, applies the login throttle and verifies; 422, 429 or 401 on failure. */
 export async function checkCredentials(req: Req, body: Record<string, unknown>, extra?: FieldErrors) {
   const errors = extra ?? new FieldErrors();
@@ -36,16 +28,13 @@ export async function checkCredentials(req: Req, body: Record<string, unknown>, 
   const password = errors.required(user, "password", "Password", 1024);
   errors.throwIfAny();
   const reg = req.reg;
-  const loginKey = login!.trim().toLowerCase();
-  const retry = Math.max(
-    reg.failedLogins.retryAfter(loginKey, reg.settings.loginFailures),
-    reg.failedLoginsByIp.retryAfter(req.ctx.clientIp, IP_FAILURE_LIMIT),
-  );
-  if (retry > 0) throw throttled(retry);
-  const found = findByLogin(reg, login!);
-  if (!(await verifyPassword(password!, found?.doc.password_hash))) {
-    reg.failedLogins.add(loginKey);
-    reg.failedLoginsByIp.add(req.ctx.clientIp);
+  // The lookup runs inside the attempt: a throttled login costs no scan of the users.
+  let found: StoredDoc<UserDoc> | undefined;
+  const verified = () => {
+    found = findByLogin(reg, login!);
+    return verifyPassword(password!, found?.doc.password_hash);
+  };
+  if (!(await reg.loginThrottle.check(login!.trim().toLowerCase(), req.ctx.clientIp, verified))) {
     throw new ApiError(401, "Invalid login or password!");
   }
   return found!;

@@ -8,7 +8,8 @@ import { constantTimeEqual, sha256Hex } from "../../lib/crypto.ts";
 import { smsFailureMessage } from "./errors.ts";
 import type { UserDoc } from "./model.ts";
 import type { SmsSender } from "./sms.ts";
-import { WindowCounter } from "./throttle.ts";
+import { FailureThrottle } from "../../lib/failure_throttle.ts";
+import { rateLimited } from "./throttle.ts";
 
 const TOTP_PURPOSE = "registry.totp";
 const MINUTE = 60_000;
@@ -33,9 +34,12 @@ export function twoFactorDetails(user: UserDoc) {
 
 export class TwoFactor {
   readonly #codes = new Map<string, SmsCode>();
-  readonly #wrong = new WindowCounter(15 * MINUTE);
-  readonly #requestsShort = new WindowCounter(30_000);
-  readonly #requestsHour = new WindowCounter(60 * MINUTE);
+  // Both are checked and counted without yielding in between: no attempt of theirs is ever in flight.
+  readonly #wrong = new FailureThrottle({ user: { limit: 10, windowMs: 15 * MINUTE } });
+  readonly #requests = new FailureThrottle({
+    short: { limit: 1, windowMs: 30_000 },
+    hour: { limit: 5, windowMs: 60 * MINUTE },
+  });
   readonly #codeTtlMs: number;
   readonly sender: SmsSender;
   readonly #seal: (plain: string, aad: string) => string;
@@ -90,12 +94,8 @@ export class TwoFactor {
     if (code === undefined || code === null || code === "") {
       throw new ApiError(406, "Two-factor authentication code required!", { details });
     }
-    const retry = this.#wrong.retryAfter(userKey, 10);
-    if (retry > 0) {
-      throw new ApiError(429, `Rate limit exceeded; retry in ${retry} s`, {
-        headers: { "Retry-After": String(retry) },
-      });
-    }
+    const retry = this.#wrong.blockedSeconds({ user: userKey });
+    if (retry > 0) throw rateLimited(retry);
     const text = typeof code === "number"
       ? String(code).padStart(6, "0")
       : typeof code === "string"
@@ -114,7 +114,7 @@ export class TwoFactor {
       sms.failures++;
       if (sms.failures >= 5 || sms.expiresAt <= Date.now()) this.#codes.delete(userKey);
     }
-    this.#wrong.add(userKey);
+    this.#wrong.record({ user: userKey });
     throw new ApiError(406, "Invalid or expired two-factor code!", { details });
   }
 
@@ -123,17 +123,9 @@ export class TwoFactor {
     if (!user.two_factor_enabled || !user.mobile) {
       throw new ApiError(422, "Two-factor authentication by SMS is not enabled for this user");
     }
-    const retry = Math.max(
-      this.#requestsShort.retryAfter(userKey, 1),
-      this.#requestsHour.retryAfter(userKey, 5),
-    );
-    if (retry > 0) {
-      throw new ApiError(429, `Rate limit exceeded; retry in ${retry} s`, {
-        headers: { "Retry-After": String(retry) },
-      });
-    }
-    this.#requestsShort.add(userKey);
-    this.#requestsHour.add(userKey);
+    const retry = this.#requests.blockedSeconds({ short: userKey, hour: userKey });
+    if (retry > 0) throw rateLimited(retry);
+    this.#requests.record({ short: userKey, hour: userKey });
     const code = randomDigits(6);
     this.#codes.set(userKey, { hash: sha256Hex(code), expiresAt: Date.now() + this.#codeTtlMs, failures: 0 });
     try {

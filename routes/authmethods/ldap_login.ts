@@ -1,0 +1,102 @@
+// The LDAP login (spec §7.2) behind POST /v1/auth-methods/{id}:authenticate: one throttle key per name as
+// the directory matches it, and one account per directory entry, keyed by the entry's DN.
+
+import type { RequestContext } from "../../lib/http.ts";
+import type { StoredDoc } from "../../lib/store/mod.ts";
+import {
+  type AuthRequest,
+  beginAttempt,
+  identityLocks,
+  issueAndDeliver,
+  recordFailure,
+  unableToAuthenticate,
+  upsertExternalAccount,
+} from "./authenticate.ts";
+import { ldapAuthenticate, type LdapMethodAttributes } from "./ldap_client.ts";
+import { derefAliasesOf, ldapLoginKey } from "./ldap_escape.ts";
+import { mapLdapAttributes } from "./ldap_profile.ts";
+import type { AuthService } from "./service.ts";
+import type { AccountDoc, MethodDoc } from "./state.ts";
+
+export async function ldapLogin(
+  svc: AuthService,
+  ctx: RequestContext,
+  req: AuthRequest,
+  loginName: string,
+  password: string,
+): Promise<Response> {
+  // Every spelling the directory takes for one entry shares one throttle key.
+  const login = ldapLoginKey(loginName);
+  const attempt = await beginAttempt(svc, ctx, req.id, login, loginName);
+  const attrs = ldapAttributesOf(svc, req.id, req.method);
+  const timeoutMs = svc.settings.ldapTimeoutMs;
+  const result = await attempt.check(
+    () =>
+      ldapAuthenticate(attrs, loginName.trim(), password, {
+        timeoutMs,
+        connections: svc.ldapPool.source(req.id, attrs, timeoutMs, derefAliasesOf(attrs.dereference_aliases)),
+      }),
+    (r) => r.ok,
+  );
+  if (!result.ok) {
+    svc.app.logger.info("ldap authentication failed", {
+      auth_method_id: req.id,
+      reason: result.reason,
+      detail: result.message,
+    });
+    await recordFailure(svc, ctx, req.id, loginName, result.reason);
+    throw unableToAuthenticate();
+  }
+  const mapped = mapLdapAttributes(req.method.attributes.account_attribute_maps, result.attributes);
+  const attributes: Record<string, unknown> = {
+    login_name: login,
+    dn: result.entryDn,
+    ...mapped,
+    ...(result.groups.length ? { member_of_groups: result.groups } : {}),
+  };
+  // Accounts made before were keyed by the lowercased login name: the first login since adopts the one
+  // its usual spelling made.
+  const legacyKey = login;
+  return await issueAndDeliver(
+    svc,
+    ctx,
+    req,
+    identityLocks(svc, req.id, result.entryDn, legacyKey),
+    () =>
+      upsertExternalAccount(
+        svc,
+        req,
+        result.entryDn,
+        attributes,
+        () => legacyAccount(svc, req.id, legacyKey, result.entryDn),
+      ),
+  );
+}
+
+/**
+ * The method's LDAP settings with secrets opened, once per method document: a method write stores a new
+ * document, so an entry never outlives the settings it was made from. Read-only to every login.
+ */
+const openedLdapAttributes = new WeakMap<MethodDoc, LdapMethodAttributes>();
+
+function ldapAttributesOf(svc: AuthService, id: string, method: MethodDoc): LdapMethodAttributes {
+  let attrs = openedLdapAttributes.get(method);
+  if (!attrs) {
+    attrs = svc.state.openAttributes(id, method) as unknown as LdapMethodAttributes;
+    openedLdapAttributes.set(method, attrs);
+  }
+  return attrs;
+}
+
+/** An account keyed by login name (before DN keys), when its `dn` names the same entry. */
+function legacyAccount(
+  svc: AuthService,
+  methodId: string,
+  legacyKey: string,
+  entryDn: string,
+): StoredDoc<AccountDoc> | undefined {
+  if (legacyKey === entryDn) return undefined;
+  const found = svc.state.accountByKey(methodId, legacyKey);
+  const dn = found?.doc.attributes.dn;
+  return typeof dn === "string" && dn.toLowerCase() === entryDn.toLowerCase() ? found : undefined;
+}
