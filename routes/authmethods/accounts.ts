@@ -137,16 +137,13 @@ export async function createAccount(svc: AuthService, ctx: RequestContext): Prom
     ? undefined
     : checkPassword(attrs.password, method.doc, "attributes.password", errors);
   errors.throwIfAny();
+  // Checked before hashing too: a duplicate gets its 400 at once, not a 503 when the hashing queue is full.
+  assertLoginNameFree(svc, methodId, loginName!);
   const passwordHash = password !== undefined ? await svc.hasher.hash(password) : undefined;
   const locks = [`auth/login/${methodId}/${loginName}`, lockKeys.method(methodId)];
   const created = await svc.state.store.transact(locks, () => {
     if (!svc.state.method(methodId)) throw notFound();
-    if (svc.state.accountByKey(methodId, loginName!)) {
-      throw fieldError({
-        name: "attributes.login_name",
-        description: "Login name is already in use in this auth method.",
-      });
-    }
+    assertLoginNameFree(svc, methodId, loginName!);
     const c = accountWithUser({
       methodId,
       scopeId: method.doc.scope_id,
@@ -161,6 +158,15 @@ export async function createAccount(svc: AuthService, ctx: RequestContext): Prom
   return json(
     renderAccount(svc.state, svc.state.get<AccountDoc>(collections.accounts, created.result)!, caller),
   );
+}
+
+function assertLoginNameFree(svc: AuthService, methodId: string, loginName: string): void {
+  if (svc.state.accountByKey(methodId, loginName)) {
+    throw fieldError({
+      name: "attributes.login_name",
+      description: "Login name is already in use in this auth method.",
+    });
+  }
 }
 
 export function listAccounts(svc: AuthService, ctx: RequestContext): Response {
@@ -259,14 +265,8 @@ export async function updateAccount(svc: AuthService, ctx: RequestContext): Prom
     id,
     version,
     (cur) => {
-      if (
-        newLogin !== undefined && newLogin !== cur.doc.key &&
-        svc.state.accountByKey(cur.doc.auth_method_id, newLogin)
-      ) {
-        throw fieldError({
-          name: "attributes.login_name",
-          description: "Login name is already in use in this auth method.",
-        });
+      if (newLogin !== undefined && newLogin !== cur.doc.key) {
+        assertLoginNameFree(svc, cur.doc.auth_method_id, newLogin);
       }
       const now = nowIso();
       const doc: AccountDoc = { ...next, updated_time: now };
@@ -329,6 +329,9 @@ export async function setPassword(svc: AuthService, ctx: RequestContext): Promis
     ? undefined
     : checkPassword(body.password, method, "password", errors);
   errors.throwIfAny();
+  // A stale version is refused before hashing (409 at once, not a 503 when the hashing queue is full);
+  // commitAccount compares again under the lock.
+  if (stored.version !== version) throw versionMismatch(version, stored.version);
   const hash = pw === undefined ? undefined : await svc.hasher.hash(pw);
   await commitAccount(
     svc,
@@ -364,6 +367,7 @@ export async function changePassword(svc: AuthService, ctx: RequestContext): Pro
     errors.add("new_password", "The new password must differ from the current one.");
   }
   errors.throwIfAny();
+  if (stored.version !== version) throw versionMismatch(version, stored.version);
   const attempt = await svc.throttle.begin(stored.doc.auth_method_id, stored.doc.key, ctx.clientIp);
   if (
     !await attempt.check(() => svc.hasher.verify(stored.doc.password_hash, body.current_password as string))

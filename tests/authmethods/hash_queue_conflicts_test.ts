@@ -1,0 +1,46 @@
+// A stale set-password or change-password answers 409 and a duplicate account create 400 even while the
+// password-hashing queue is full: they are refused before any hashing, not with the queue's 503.
+
+import { assertEquals } from "../helpers/assert.ts";
+import { withAuthServer } from "./helpers.ts";
+
+// Real (Boundary default) argon2 cost: two hashes at a time, 64 queued, so 150 at once overflow the queue.
+const realArgon2 = { WHARF_ARGON2_TIME: "3", WHARF_ARGON2_MEMORY_KIB: "65536" };
+const burst = 150;
+
+Deno.test("stale set-password and change-password and duplicate creates are answered 409/400 with the hash queue full", () =>
+  withAuthServer(async (f) => {
+    const created = await f.admin.post("/v1/accounts", {
+      auth_method_id: f.primaryMethodId,
+      attributes: { login_name: "carol", password: "carol-password-1" },
+    });
+    assertEquals(created.status, 200);
+    const id = created.body.id;
+    const stale = created.body.version + 1;
+    const answers = await Promise.all([
+      ...Array.from(
+        { length: burst },
+        () => f.admin.post(`/v1/accounts/${id}:set-password`, { version: stale, password: "new-password-1" }),
+      ),
+      ...Array.from({ length: burst }, () =>
+        f.admin.post(`/v1/accounts/${id}:change-password`, {
+          version: stale,
+          current_password: "carol-password-1",
+          new_password: "new-password-2",
+        })),
+      ...Array.from({ length: burst }, () =>
+        f.admin.post("/v1/accounts", {
+          auth_method_id: f.primaryMethodId,
+          attributes: { login_name: "carol", password: "other-password-1" },
+        })),
+    ]);
+    const statuses = (from: number) => {
+      const counts: Record<number, number> = {};
+      for (const a of answers.slice(from, from + burst)) counts[a.status] = (counts[a.status] ?? 0) + 1;
+      return counts;
+    };
+    assertEquals(statuses(0), { 409: burst }, "set-password");
+    assertEquals(statuses(burst), { 409: burst }, "change-password");
+    assertEquals(statuses(2 * burst), { 400: burst }, "duplicate create");
+    assertEquals(answers[2 * burst]!.body.details.request_fields[0].name, "attributes.login_name");
+  }, realArgon2));
