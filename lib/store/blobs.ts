@@ -25,6 +25,16 @@ export interface IngestOptions {
   mismatchMessage?: string | ((actualHex: string) => string);
   /** Digests to compute (sha256 and expect's algorithm are always added); default all five. */
   digests?: readonly DigestName[];
+  /**
+   * Called with the blob's name just before the file takes it: the caller holds the blob from then on, so an
+   * orphan collection never removes it between its rename and the caller's commit (see collectOrphans).
+   */
+  hold?: (sha256: string) => void;
+}
+
+/** What orphan collection asks, at the moment of each removal: is this blob referenced or held? */
+export interface BlobReferences {
+  has(sha256: string): boolean;
 }
 
 const blobName = /^[0-9a-f]{64}$/;
@@ -38,6 +48,8 @@ export class BlobStore {
   readonly dir: string;
   #tmpCounter = 0;
   readonly #hashing: HashPool;
+  /** Removals under way, by blob name: an ingest of the same content waits for one before its rename. */
+  readonly #removing = new Map<string, Promise<void>>();
 
   private constructor(dir: string, options: BlobStoreOptions) {
     this.dir = dir;
@@ -128,6 +140,10 @@ export class BlobStore {
       }
       const final = this.#path(digests.sha256);
       await ensureDir(`${this.dir}/${digests.sha256.slice(0, 2)}`);
+      options.hold?.(digests.sha256);
+      // A collection that decided to remove this name before the hold finishes first, then the rename places
+      // the new file: the order of these two is what keeps a concurrent upload of the same content.
+      await this.#removing.get(digests.sha256);
       await Deno.rename(tmp, final);
       await syncDir(`${this.dir}/${digests.sha256.slice(0, 2)}`);
       kept = true;
@@ -186,22 +202,39 @@ export class BlobStore {
     return new Response(fileStream(file, end - start + 1), { status: 206, headers: out });
   }
 
-  /** Removes blobs not in `referenced` and older than `graceMs` (so in-flight uploads survive). */
-  async collectOrphans(referenced: ReadonlySet<string>, graceMs = 60_000): Promise<number> {
+  /**
+   * Removes each named blob that `references` neither references nor holds when it is about to go (checked then,
+   * not before: an upload of the same content may have placed and held it meanwhile). Returns how many went.
+   */
+  async removeOrphans(names: Iterable<string>, references: BlobReferences): Promise<number> {
     let removed = 0;
+    for (const name of names) {
+      if (!blobName.test(name) || references.has(name) || this.#removing.has(name)) continue;
+      // Synchronously after the check: an ingest holding this name from now on waits for the removal.
+      const removal = Deno.remove(this.#path(name)).then(() => void removed++, () => {});
+      this.#removing.set(name, removal);
+      await removal;
+      this.#removing.delete(name);
+    }
+    return removed;
+  }
+
+  /**
+   * Every blob on disk that `references` disowns and that is older than `graceMs` (a full scan, for blobs left
+   * by a crash or an older version; live changes are collected by name with removeOrphans).
+   */
+  async collectOrphans(references: BlobReferences, graceMs = 60_000): Promise<number> {
+    const candidates: string[] = [];
     const now = Date.now();
     for await (const shard of Deno.readDir(this.dir)) {
       if (!shard.isDirectory || !/^[0-9a-f]{2}$/.test(shard.name)) continue;
       for await (const entry of Deno.readDir(`${this.dir}/${shard.name}`)) {
-        if (!blobName.test(entry.name) || referenced.has(entry.name)) continue;
-        const path = `${this.dir}/${shard.name}/${entry.name}`;
-        const info = await Deno.stat(path).catch(() => undefined);
-        if (!info || now - (info.mtime?.getTime() ?? 0) < graceMs) continue;
-        await Deno.remove(path).catch(() => {});
-        removed++;
+        if (!blobName.test(entry.name) || references.has(entry.name)) continue;
+        const info = await Deno.stat(`${this.dir}/${shard.name}/${entry.name}`).catch(() => undefined);
+        if (info && now - (info.mtime?.getTime() ?? 0) >= graceMs) candidates.push(entry.name);
       }
     }
-    return removed;
+    return await this.removeOrphans(candidates, references);
   }
 }
 

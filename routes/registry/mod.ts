@@ -117,9 +117,15 @@ export async function createRegistryApi(ctx: AppContext): Promise<ApiModule> {
   await bootstrapAdmin(reg);
   const uploads = new Uploads(reg);
   const limiter = new RateLimiter(settings.rateLimitRps, settings.rateLimitBurst);
-  const orphanTimer = setInterval(() => reg.scheduleOrphanCollection(), 60_000);
+  // Blobs that lose their last reference are collected right after the write; a full scan of the blob folder
+  // (what a crash or an older version left) runs at start and every 10 minutes.
+  let orphanTicks = 0;
+  const orphanTimer = setInterval(
+    () => reg.scheduleOrphanCollection({ fullScan: ++orphanTicks % 10 === 0 }),
+    60_000,
+  );
   Deno.unrefTimer(orphanTimer);
-  reg.scheduleOrphanCollection();
+  reg.scheduleOrphanCollection({ fullScan: true });
 
   const specs: RouteSpec[] = [
     { method: "POST", path: "/api/v1/authenticate", handler: createToken, login: true },

@@ -34,9 +34,14 @@ export class Registry {
     this.downloadGeneration++;
   }
   #collecting: Promise<void> | undefined;
-  readonly #ingests = new Map<number, number>();
-  #ingestCounter = 0;
+  /** Blobs that lost their last reference or hold since the last collection: looked at by name, not by a scan. */
+  readonly #orphanCandidates = new Set<string>();
+  #fullScanDue = false;
   #collectAgain = false;
+  /** Referenced by a provider or held by an upload, asked at the moment of each removal. */
+  readonly #blobInUse = {
+    has: (sha256: string) => this.#blobRefs.has(sha256) || this.pendingBlobs.has(sha256),
+  };
   #unwatch: () => void;
 
   constructor(
@@ -77,7 +82,10 @@ export class Registry {
         if (!p.blob) continue;
         const n = (this.#blobRefs.get(p.blob.sha256) ?? 0) + delta;
         if (n > 0) this.#blobRefs.set(p.blob.sha256, n);
-        else this.#blobRefs.delete(p.blob.sha256);
+        else {
+          this.#blobRefs.delete(p.blob.sha256);
+          this.#orphanCandidates.add(p.blob.sha256);
+        }
       }
     }
   }
@@ -138,13 +146,6 @@ export class Registry {
     }
   }
 
-  /** Marks an upload stream as started; call the returned function once its blob is held (or it failed). */
-  ingestStarted(): () => void {
-    const id = ++this.#ingestCounter;
-    this.#ingests.set(id, Date.now());
-    return () => this.#ingests.delete(id);
-  }
-
   holdBlob(sha256: string): void {
     this.pendingBlobs.set(sha256, (this.pendingBlobs.get(sha256) ?? 0) + 1);
   }
@@ -152,12 +153,21 @@ export class Registry {
   releaseBlob(sha256: string): void {
     const n = (this.pendingBlobs.get(sha256) ?? 0) - 1;
     if (n > 0) this.pendingBlobs.set(sha256, n);
-    else this.pendingBlobs.delete(sha256);
+    else {
+      this.pendingBlobs.delete(sha256);
+      this.#orphanCandidates.add(sha256);
+    }
     this.scheduleOrphanCollection();
   }
 
-  /** Deletes blobs no provider and no pending upload references (one sweep at a time). */
-  scheduleOrphanCollection(): void {
+  /**
+   * Deletes blobs that no provider references and no upload holds (one collection at a time): the blobs that
+   * lost their last reference since the last run, and with `fullScan` every blob on disk older than the grace
+   * (at start and every few minutes: what a crash or an older version left). Cheap when nothing changed.
+   */
+  scheduleOrphanCollection(options: { fullScan?: boolean } = {}): void {
+    if (options.fullScan) this.#fullScanDue = true;
+    if (!this.#fullScanDue && this.#orphanCandidates.size === 0) return;
     if (this.#collecting) {
       this.#collectAgain = true;
       return;
@@ -165,16 +175,14 @@ export class Registry {
     this.#collecting = (async () => {
       do {
         this.#collectAgain = false;
-        const referenced = new Set([...this.#blobRefs.keys(), ...this.pendingBlobs.keys()]);
-        // A blob renamed into place by an ingest still running (not yet held) is newer than that ingest's
-        // start: such files are spared whatever the configured grace.
-        const oldest = Math.min(...this.#ingests.values());
-        const grace = Number.isFinite(oldest)
-          ? Math.max(this.settings.orphanGraceMs, Date.now() - oldest + 1000)
-          : this.settings.orphanGraceMs;
-        await this.ctx.data.blobs.collectOrphans(referenced, grace).catch((err) => {
-          this.ctx.logger.warn("registry: orphan collection failed", { error: String(err) });
-        });
+        const fullScan = this.#fullScanDue;
+        this.#fullScanDue = false;
+        const candidates = [...this.#orphanCandidates];
+        this.#orphanCandidates.clear();
+        const blobs = this.ctx.data.blobs;
+        await blobs.removeOrphans(candidates, this.#blobInUse)
+          .then(() => fullScan ? blobs.collectOrphans(this.#blobInUse, this.settings.orphanGraceMs) : 0)
+          .catch((err) => this.ctx.logger.warn("registry: orphan collection failed", { error: String(err) }));
       } while (this.#collectAgain);
     })().finally(() => (this.#collecting = undefined));
   }

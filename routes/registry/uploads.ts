@@ -270,12 +270,18 @@ export function receiveUpload(uploads: Uploads) {
     const expect = provider.checksum && provider.checksum_type
       ? { algorithm: provider.checksum_type as DigestName, hex: provider.checksum }
       : undefined;
-    const ingestDone = req.reg.ingestStarted();
+    // Held from just before the blob takes its name until its commit: then the session (direct) or the provider
+    // (standard) references it durably, and orphan collection never sees it unreferenced in between.
+    let held: string | undefined;
     try {
       // Only SHA-256 (content address, metadata checksum) and the provider's own type are needed now.
       blob = await req.reg.ctx.data.blobs.ingest(req.ctx.request.body, {
         maxBytes: max,
         digests: ["sha256"],
+        hold: (sha256) => {
+          held = sha256;
+          req.reg.holdBlob(sha256);
+        },
         ...(expect
           ? {
             expect,
@@ -285,13 +291,10 @@ export function receiveUpload(uploads: Uploads) {
           : {}),
       });
     } catch (err) {
-      ingestDone();
+      if (held) req.reg.releaseBlob(held);
       uploads.setStreaming(hash, false);
       throw err instanceof ApiError ? err : new ApiError(400, "The upload was interrupted");
     }
-    // Held until its commit: then the session (direct) or the provider (standard) references it durably.
-    req.reg.holdBlob(blob.sha256);
-    ingestDone();
     try {
       if (blob.size === 0) throw new ApiError(422, "The uploaded file is empty");
       if (s.mode === "direct") {

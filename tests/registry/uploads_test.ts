@@ -275,3 +275,35 @@ uploadTest("uploads into a delinquent namespace are refused with 402 at every st
   await f.api.put("/api/v1/admin/users/alice", { delinquent: false }, { token: f.admin });
   assertEquals((await putBytes(upload_path, bytes(100))).status, 200);
 });
+
+uploadTest(
+  "a replaced file is collected right after the commit, and writes do not rescan the blob folder",
+  async (f, alice) => {
+    // The default grace (10 s) applies to the full scan only: a blob that just lost its reference goes at once.
+    const first = bytes(50_000, 3);
+    assertEquals((await putBytes((await prepare(f, alice)).upload_path, first)).status, 200);
+    const deno = Deno as unknown as { readDir: typeof Deno.readDir };
+    const realReadDir = deno.readDir;
+    let scans = 0;
+    deno.readDir = (path: string | URL) => {
+      if (String(path).startsWith(`${f.srv.dataDir}/blobs`)) scans++;
+      return realReadDir(path);
+    };
+    try {
+      assertEquals((await putBytes((await prepare(f, alice)).upload_path, bytes(40_000, 4))).status, 200);
+      for (let i = 0; i < 20; i++) {
+        const r = await f.api.put(`${V}`, { version: { description: `edit ${i}` } }, { token: alice });
+        assertEquals(r.status, 200, r.text);
+      }
+      let gone = false;
+      for (let i = 0; i < 20 && !gone; i++) {
+        gone = !(await f.srv.server.data.blobs.has(sha256Hex(first)));
+        if (!gone) await new Promise((r) => setTimeout(r, 50));
+      }
+      assert(gone, "the replaced file is still there after 1 s");
+    } finally {
+      deno.readDir = realReadDir;
+    }
+    assertEquals(scans, 0, "registry writes scanned the blob folder");
+  },
+);
