@@ -2,6 +2,7 @@
 
 export { PolicyError } from "./policy_error.ts";
 export {
+  type CapabilityRule,
   type LevelRule,
   type NamedRule,
   type NamespaceRule,

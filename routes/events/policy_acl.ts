@@ -35,10 +35,10 @@ export function mergePolicies(policies: readonly ParsedPolicy[]): MergedPolicies
     plugin: "",
   };
   for (const p of policies) {
-    for (const ns of p.Namespaces) {
+    for (const ns of p.Namespaces ?? []) {
       let caps = union.get(ns.Name);
       if (!caps) union.set(ns.Name, caps = new Set());
-      for (const cap of ns.Capabilities) caps.add(cap);
+      for (const cap of ns.Capabilities ?? []) caps.add(cap);
     }
     merged.node = strongerLevel(merged.node, p.Node?.Policy);
     merged.agent = strongerLevel(merged.agent, p.Agent?.Policy);

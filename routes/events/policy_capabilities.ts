@@ -1,4 +1,6 @@
-// Capability vocabularies of the policy language and the expansion of `policy = "…"` shorthands (spec §8).
+// Capability vocabularies of the policy language and the expansion of `policy = "…"` shorthands, as Nomad
+// (v1.11) defines them. Expansions append to the explicit list and keep duplicates, as Nomad's RulesJSON shows
+// them; merging into an ACL works on sets.
 
 const readCapabilities = [
   "list-jobs",
@@ -46,28 +48,59 @@ export const namespaceCapabilities: ReadonlySet<string> = new Set([
   "host-volume-register",
   "host-volume-write",
   "host-volume-delete",
+  // Fine-grained job, deployment and allocation capabilities (Nomad 1.10+).
+  "register-job",
+  "revert-job",
+  "deregister-job",
+  "purge-job",
+  "evaluate-job",
+  "plan-job",
+  "tag-job-version",
+  "stable-job",
+  "fail-deployment",
+  "pause-deployment",
+  "promote-deployment",
+  "unblock-deployment",
+  "cancel-deployment",
+  "set-alloc-health-deployment",
+  "gc-allocation",
+  "pause-allocation",
+  "force-periodic-job",
+  "delete-service-registration",
 ]);
 
-export const namespacePolicies: ReadonlySet<string> = new Set(["deny", "read", "write", "scale"]);
-/** node, agent, operator, quota. */
-export const levelPolicies: ReadonlySet<string> = new Set(["deny", "read", "write"]);
-export const pluginPolicies: ReadonlySet<string> = new Set(["deny", "list", "read"]);
+/** `policy` values of namespace, node pool, host volume, agent, node, operator and quota rules. */
+export const policyLevels: ReadonlySet<string> = new Set(["deny", "read", "write", "scale"]);
+export const pluginPolicies: ReadonlySet<string> = new Set(["deny", "read", "list", "write"]);
 export const variableCapabilities: ReadonlySet<string> = new Set([
-  "read",
   "write",
+  "read",
   "list",
   "destroy",
   "deny",
 ]);
 export const hostVolumeCapabilities: ReadonlySet<string> = new Set([
   "deny",
-  "mount",
   "mount-readonly",
   "mount-readwrite",
 ]);
-export const nodePoolCapabilities: ReadonlySet<string> = new Set(["deny", "read", "write", "delete"]);
+export const nodePoolCapabilities: ReadonlySet<string> = new Set(["delete", "read", "write", "deny"]);
+export const operatorCapabilities: ReadonlySet<string> = new Set([
+  "deny",
+  "snapshot-save",
+  "keyring-rotate",
+  "keyring-read",
+  "keyring-delete",
+  "license-read",
+]);
+export const sentinelCapabilities: ReadonlySet<string> = new Set([
+  "deny",
+  "sentinel-read",
+  "sentinel-submit",
+  "sentinel-delete",
+]);
 
-/** Capabilities a namespace `policy` value stands for. */
+/** Capabilities a namespace `policy` value stands for (none for an unknown value). */
 export function expandNamespacePolicy(policy: string): string[] {
   switch (policy) {
     case "deny":
@@ -83,7 +116,7 @@ export function expandNamespacePolicy(policy: string): string[] {
   }
 }
 
-/** Host-volume capabilities that imply weaker ones (as Nomad expands them). */
+/** Host-volume capabilities that imply weaker ones. */
 const impliedNamespaceCapabilities: Record<string, string[]> = {
   "host-volume-write": [
     "host-volume-register",
@@ -95,39 +128,53 @@ const impliedNamespaceCapabilities: Record<string, string[]> = {
   "host-volume-create": ["host-volume-read"],
 };
 
-/** Explicit capabilities, then the policy's expansion, then implied ones; duplicates dropped. */
-export function expandNamespaceCapabilities(policy: string, explicit: readonly string[]): string[] {
-  const out = [...explicit, ...expandNamespacePolicy(policy)];
-  for (const cap of [...out]) out.push(...(impliedNamespaceCapabilities[cap] ?? []));
-  return unique(out);
+/** The implied capabilities of `caps`, in order (appended after them by the caller). */
+export function impliedCapabilities(caps: readonly string[]): string[] {
+  return caps.flatMap((c) =>
+    Object.hasOwn(impliedNamespaceCapabilities, c) ? impliedNamespaceCapabilities[c]! : []
+  );
 }
 
-export function expandHostVolumeCapabilities(policy: string, explicit: readonly string[]): string[] {
-  const byPolicy: Record<string, string[]> = {
+type LevelExpansion = { deny: string[]; read: string[]; write: string[] };
+
+function byLevel(table: LevelExpansion, policy: string): string[] {
+  return policy === "deny" || policy === "read" || policy === "write" ? [...table[policy]] : [];
+}
+
+export function expandNodePoolPolicy(policy: string): string[] {
+  return byLevel({ deny: ["deny"], read: ["read"], write: ["delete", "read", "write"] }, policy);
+}
+
+export function expandHostVolumePolicy(policy: string): string[] {
+  return byLevel(
+    { deny: ["deny"], read: ["mount-readonly"], write: ["mount-readonly", "mount-readwrite"] },
+    policy,
+  );
+}
+
+export function expandOperatorPolicy(policy: string): string[] {
+  return byLevel({
     deny: ["deny"],
-    read: ["mount-readonly"],
-    write: ["mount-readonly", "mount-readwrite"],
-  };
-  return unique([...explicit, ...(byPolicy[policy] ?? [])]);
+    read: ["license-read", "keyring-read"],
+    write: ["snapshot-save", "license-read", "keyring-rotate", "keyring-read", "keyring-delete"],
+  }, policy);
 }
 
-export function expandNodePoolCapabilities(policy: string, explicit: readonly string[]): string[] {
-  const byPolicy: Record<string, string[]> = {
+export function expandSentinelPolicy(policy: string): string[] {
+  return byLevel({
     deny: ["deny"],
-    read: ["read"],
-    write: ["delete", "read", "write"],
-  };
-  return unique([...explicit, ...(byPolicy[policy] ?? [])]);
+    read: ["sentinel-read"],
+    write: ["sentinel-read", "sentinel-submit", "sentinel-delete"],
+  }, policy);
 }
 
-/** Variable path capabilities: deny alone wins; read implies list. */
-export function expandVariableCapabilities(explicit: readonly string[]): string[] {
-  if (explicit.includes("deny")) return ["deny"];
-  const out = unique(explicit);
-  if (out.includes("read") && !out.includes("list")) out.push("list");
-  return out;
-}
-
-export function unique(values: readonly string[]): string[] {
-  return [...new Set(values)];
+/**
+ * Variable path capabilities: `deny` anywhere leaves only deny; `read` without `list` adds `list`. Keeps
+ * null (no capabilities given) as null.
+ */
+export function expandVariableCapabilities(caps: readonly string[] | null): string[] | null {
+  if (caps === null) return null;
+  if (caps.includes("deny")) return ["deny"];
+  if (caps.includes("read") && !caps.includes("list")) return [...caps, "list"];
+  return [...caps];
 }

@@ -1,175 +1,639 @@
-// A tokenizer and parser for the HCL subset ACL policies use: blocks `name ["label"] { … }`, attributes
-// `key = "s"` and `key = ["a", "b",]`, comments `#`, `//`, `/* */`. It yields a schema-free tree.
+// The HCL front end of the policy language: a scanner and parser that accept what HashiCorp's HCL v1 (the
+// v1.0.1-nomad-1 fork Nomad pins) accepts, with its error texts and positions, producing the tree of
+// policy_ast.ts. Written for wharf from the behaviour of that library; notable behaviours it keeps:
+// attributes may be separated by commas, `key = value` at the end of input may lack its value, a list may
+// hold a nested list without a comma after it, and an error inside a block that ends at `}` is forgiven.
 
-import { PolicyError } from "./policy_error.ts";
+import {
+  GoPanic,
+  LimitError,
+  type ListType,
+  type LiteralType,
+  type Node,
+  type ObjectItem,
+  type ObjectList,
+  type ObjectType,
+  type Pos,
+  PosError,
+  type Token,
+  type TokenType,
+} from "./policy_ast.ts";
 
-/** An attribute value: a string or a list of strings (the only values policies use). */
-export type RuleValue = string | string[];
+/** Deeper nesting than this is refused (HCL itself has no limit; a JavaScript stack does). */
+export const maxNesting = 200;
 
-export interface RuleAttribute {
-  kind: "attribute";
-  name: string;
-  value: RuleValue;
+const EOF_RUNE = "";
+
+function isLetter(ch: string): boolean {
+  return /^[A-Za-z_]$/.test(ch) || (ch.codePointAt(0)! >= 0x80 && /^\p{L}$/u.test(ch));
 }
 
-export interface RuleBlock {
-  kind: "block";
-  name: string;
-  labels: string[];
-  body: RuleItem[];
+function isDigit(ch: string): boolean {
+  return /^[0-9]$/.test(ch) || (ch !== "" && ch.codePointAt(0)! >= 0x80 && /^\p{Nd}$/u.test(ch));
 }
 
-export type RuleItem = RuleAttribute | RuleBlock;
+function isDecimal(ch: string): boolean {
+  return ch.length === 1 && ch >= "0" && ch <= "9";
+}
 
-type TokenKind = "ident" | "string" | "{" | "}" | "[" | "]" | "=" | "," | "eof";
+function digitVal(ch: string): number {
+  if (/^[0-9]$/.test(ch)) return ch.charCodeAt(0) - 48;
+  if (/^[a-f]$/.test(ch)) return ch.charCodeAt(0) - 87;
+  if (/^[A-F]$/.test(ch)) return ch.charCodeAt(0) - 55;
+  return 16;
+}
 
-interface Token {
-  kind: TokenKind;
-  text: string;
+interface SrcPos {
   line: number;
   column: number;
+  offset: number;
 }
 
-/** Nomad prefixes every decoding failure with this; the position follows HCL's "At line:col:" form. */
-function syntaxError(line: number, column: number, message: string): PolicyError {
-  return new PolicyError(`Failed to parse ACL Policy: At ${line}:${column}: ${message}`);
-}
+/**
+ * A rune reader with the position bookkeeping of HCL's scanners (column counts runes, a newline moves to the
+ * next line at column 0, one rune can be pushed back). Shared by the HCL and JSON scanners.
+ */
+export class RuneReader {
+  readonly runes: string[];
+  pos: SrcPos = { line: 1, column: 0, offset: 0 };
+  prevPos: SrcPos = { line: 1, column: 0, offset: 0 };
+  lastCharLen = 0;
+  lastLineLen = 0;
+  #canUnread = false;
+  /** The last scanner error (HCL reports only the last). */
+  error: PosError | string | undefined;
 
-const escapes: Record<string, string> = { '"': '"', "\\": "\\", n: "\n", t: "\t", r: "\r", "/": "/" };
+  constructor(src: string, private readonly errorFormat: "hcl" | "json") {
+    this.runes = [...src];
+  }
 
-export function tokenize(source: string): Token[] {
-  const tokens: Token[] = [];
-  let pos = 0;
-  let line = 1;
-  let lineStart = 0;
-  const here = () => ({ line, column: pos - lineStart + 1 });
-  while (pos < source.length) {
-    const ch = source[pos]!;
+  next(): string {
+    if (this.pos.offset >= this.runes.length) {
+      this.pos = { ...this.pos, column: this.pos.column + 1 };
+      this.lastCharLen = 0;
+      this.#canUnread = false;
+      return EOF_RUNE;
+    }
+    const ch = this.runes[this.pos.offset]!;
+    this.prevPos = this.pos;
+    this.pos = { line: this.pos.line, column: this.pos.column + 1, offset: this.pos.offset + 1 };
+    this.lastCharLen = 1;
+    this.#canUnread = true;
     if (ch === "\n") {
-      pos++;
-      line++;
-      lineStart = pos;
-      continue;
+      this.lastLineLen = this.pos.column;
+      this.pos = { line: this.pos.line + 1, column: 0, offset: this.pos.offset };
     }
-    if (ch === " " || ch === "\t" || ch === "\r" || ch === "\uFEFF") {
-      pos++;
-      continue;
+    if (ch === "\u0000") {
+      // Go's scanners use rune 0 as their end-of-input marker; HCL's also reports it.
+      if (this.errorFormat === "hcl") this.err("unexpected null character (0x00)");
+      return EOF_RUNE;
     }
-    if (ch === "#" || (ch === "/" && source[pos + 1] === "/")) {
-      while (pos < source.length && source[pos] !== "\n") pos++;
-      continue;
+    if (this.errorFormat === "hcl" && ch === "\uE123") {
+      this.err("unicode code point U+E123 reserved for internal use");
+      return "\uFFFD";
     }
-    if (ch === "/" && source[pos + 1] === "*") {
-      const start = here();
-      const end = source.indexOf("*/", pos + 2);
-      if (end < 0) throw syntaxError(start.line, start.column, "comment not terminated");
-      for (let i = pos; i < end; i++) {
-        if (source[i] === "\n") {
-          line++;
-          lineStart = i + 1;
-        }
-      }
-      pos = end + 2;
-      continue;
-    }
-    const start = here();
-    if ("{}[]=,".includes(ch)) {
-      tokens.push({ kind: ch as TokenKind, text: ch, ...start });
-      pos++;
-      continue;
-    }
-    if (ch === '"') {
-      pos++;
-      let value = "";
-      for (;;) {
-        const c = source[pos];
-        if (c === undefined || c === "\n") {
-          throw syntaxError(start.line, start.column, "literal not terminated");
-        }
-        pos++;
-        if (c === '"') break;
-        if (c !== "\\") {
-          value += c;
-          continue;
-        }
-        const e = source[pos];
-        if (e === "u" && /^[0-9a-fA-F]{4}$/.test(source.slice(pos + 1, pos + 5))) {
-          value += String.fromCharCode(parseInt(source.slice(pos + 1, pos + 5), 16));
-          pos += 5;
-          continue;
-        }
-        const mapped = e === undefined ? undefined : escapes[e];
-        if (mapped === undefined) throw syntaxError(line, pos - lineStart, "unknown escape sequence");
-        value += mapped;
-        pos++;
-      }
-      tokens.push({ kind: "string", text: value, ...start });
-      continue;
-    }
-    if (/[A-Za-z_]/.test(ch)) {
-      let end = pos + 1;
-      while (end < source.length && /[A-Za-z0-9_.-]/.test(source[end]!)) end++;
-      tokens.push({ kind: "ident", text: source.slice(pos, end), ...start });
-      pos = end;
-      continue;
-    }
-    throw syntaxError(start.line, start.column, `illegal char ${JSON.stringify(ch)}`);
+    return ch;
   }
-  tokens.push({ kind: "eof", text: "", ...here() });
-  return tokens;
+
+  unread(): void {
+    if (!this.#canUnread) {
+      throw new GoPanic("bytes.Buffer: UnreadRune: previous operation was not a successful ReadRune");
+    }
+    this.#canUnread = false;
+    this.pos = this.prevPos;
+  }
+
+  peek(): string {
+    this.#canUnread = false;
+    return this.runes[this.pos.offset] ?? EOF_RUNE;
+  }
+
+  recentPosition(): Pos {
+    if (this.pos.column > 0) return { line: this.pos.line, column: this.pos.column };
+    if (this.lastLineLen > 0) return { line: this.pos.line - 1, column: this.lastLineLen };
+    return { line: 1, column: 1 };
+  }
+
+  err(msg: string): void {
+    const pos = this.recentPosition();
+    this.error = this.errorFormat === "hcl" ? new PosError(pos, msg) : `${pos.line}:${pos.column}: ${msg}`;
+  }
+
+  /** Start of the token whose first rune was just read. */
+  tokenStart(): { start: number; pos: Pos } {
+    const start = this.pos.offset - this.lastCharLen;
+    const pos = this.pos.column > 0
+      ? { line: this.pos.line, column: this.pos.column }
+      : { line: this.pos.line - 1, column: this.lastLineLen };
+    return { start, pos };
+  }
+
+  text(start: number): string {
+    return this.runes.slice(start, this.pos.offset).join("");
+  }
+
+  scanMantissa(ch: string): string {
+    let scanned = false;
+    while (isDecimal(ch)) {
+      ch = this.next();
+      scanned = true;
+    }
+    if (scanned && ch !== EOF_RUNE) this.unread();
+    return ch;
+  }
+
+  scanFraction(ch: string): string {
+    if (ch === ".") {
+      ch = this.peek();
+      ch = this.scanMantissa(ch);
+    }
+    return ch;
+  }
+
+  scanExponent(ch: string): string {
+    if (ch === "e" || ch === "E") {
+      ch = this.next();
+      if (ch === "-" || ch === "+") ch = this.next();
+      ch = this.scanMantissa(ch);
+    }
+    return ch;
+  }
 }
 
-/** Parses HCL text into items; throws PolicyError with HCL-style positions on syntax errors. */
-export function parseHcl(source: string): RuleItem[] {
-  const tokens = tokenize(source);
-  let at = 0;
-  const peek = () => tokens[at]!;
-  const next = () => tokens[at++]!;
-  const describe = (t: Token) => (t.kind === "eof" ? "end of input" : `${JSON.stringify(t.text)}`);
-  const unexpected = (t: Token, wanted: string) =>
-    syntaxError(t.line, t.column, `expected ${wanted}, got ${describe(t)}`);
+export { digitVal, EOF_RUNE, isDecimal, isDigit, isLetter };
 
-  function parseList(): string[] {
-    const values: string[] = [];
+class HclScanner {
+  readonly r: RuneReader;
+
+  constructor(src: string) {
+    this.r = new RuneReader(src, "hcl");
+  }
+
+  scan(): Token {
+    const r = this.r;
+    let ch = r.next();
+    while (ch === " " || ch === "\t" || ch === "\n" || ch === "\r") ch = r.next();
+    const { start, pos } = r.tokenStart();
+    let type: TokenType = "ILLEGAL";
+    if (isLetter(ch)) {
+      type = "IDENT";
+      const lit = this.scanIdentifier(start);
+      if (lit === "true" || lit === "false") type = "BOOL";
+    } else if (isDecimal(ch)) {
+      type = this.scanNumber(ch);
+    } else {
+      switch (ch) {
+        case EOF_RUNE:
+          type = "EOF";
+          break;
+        case '"':
+          type = "STRING";
+          this.scanString();
+          break;
+        case "#":
+        case "/":
+          type = "COMMENT";
+          this.scanComment(ch);
+          break;
+        case ".":
+          type = "PERIOD";
+          ch = r.peek();
+          if (isDecimal(ch)) {
+            type = "FLOAT";
+            ch = r.scanMantissa(ch);
+            ch = r.scanExponent(ch);
+          }
+          break;
+        case "<":
+          type = "HEREDOC";
+          this.scanHeredoc();
+          break;
+        case "[":
+          type = "LBRACK";
+          break;
+        case "]":
+          type = "RBRACK";
+          break;
+        case "{":
+          type = "LBRACE";
+          break;
+        case "}":
+          type = "RBRACE";
+          break;
+        case ",":
+          type = "COMMA";
+          break;
+        case "=":
+          type = "ASSIGN";
+          break;
+        case "+":
+          type = "ADD";
+          break;
+        case "-":
+          if (isDecimal(r.peek())) {
+            type = this.scanNumber(r.next());
+          } else type = "SUB";
+          break;
+        default:
+          r.err("illegal char");
+      }
+    }
+    return { type, pos, text: r.text(start) };
+  }
+
+  scanIdentifier(start: number): string {
+    const r = this.r;
+    let ch = r.next();
+    while (isLetter(ch) || isDigit(ch) || ch === "-" || ch === ".") ch = r.next();
+    if (ch !== EOF_RUNE) r.unread();
+    return r.runes.slice(start, r.pos.offset).join("");
+  }
+
+  scanComment(ch: string): void {
+    const r = this.r;
+    if (ch === "#" || (ch === "/" && r.peek() !== "*")) {
+      if (ch === "/" && r.peek() !== "/") {
+        r.err("expected '/' for comment");
+        return;
+      }
+      ch = r.next();
+      while (ch !== "\n" && ch !== EOF_RUNE) ch = r.next();
+      if (ch !== EOF_RUNE) r.unread();
+      return;
+    }
+    r.next();
+    ch = r.next();
     for (;;) {
-      const t = next();
-      if (t.kind === "]") return values;
-      if (t.kind !== "string") throw unexpected(t, "a string or ']'");
-      values.push(t.text);
-      const sep = next();
-      if (sep.kind === "]") return values;
-      if (sep.kind !== ",") throw unexpected(sep, "',' or ']'");
+      if (ch === EOF_RUNE) {
+        r.err("comment not terminated");
+        break;
+      }
+      const ch0 = ch;
+      ch = r.next();
+      if (ch0 === "*" && ch === "/") break;
     }
   }
 
-  function parseBody(depth: number, closing: "}" | "eof"): RuleItem[] {
-    if (depth > 16) throw syntaxError(peek().line, peek().column, "blocks nested too deeply");
-    const items: RuleItem[] = [];
+  scanNumber(ch: string): TokenType {
+    const r = this.r;
+    if (ch === "0") {
+      ch = r.next();
+      if (ch === "x" || ch === "X") {
+        ch = r.next();
+        let found = false;
+        while (digitVal(ch) < 16) {
+          ch = r.next();
+          found = true;
+        }
+        if (!found) r.err("illegal hexadecimal number");
+        if (ch !== EOF_RUNE) r.unread();
+        return "NUMBER";
+      }
+      let illegalOctal = false;
+      while (isDecimal(ch)) {
+        ch = r.next();
+        if (ch === "8" || ch === "9") illegalOctal = true;
+      }
+      if (ch === "e" || ch === "E") {
+        r.scanExponent(ch);
+        return "FLOAT";
+      }
+      if (ch === ".") {
+        ch = r.scanFraction(ch);
+        if (ch === "e" || ch === "E") {
+          ch = r.next();
+          r.scanExponent(ch);
+        }
+        return "FLOAT";
+      }
+      if (illegalOctal) r.err("illegal octal number");
+      if (ch !== EOF_RUNE) r.unread();
+      return "NUMBER";
+    }
+    r.scanMantissa(ch);
+    ch = r.next();
+    if (ch === "e" || ch === "E") {
+      r.scanExponent(ch);
+      return "FLOAT";
+    }
+    if (ch === ".") {
+      ch = r.scanFraction(ch);
+      if (ch === "e" || ch === "E") {
+        ch = r.next();
+        r.scanExponent(ch);
+      }
+      return "FLOAT";
+    }
+    if (ch !== EOF_RUNE) r.unread();
+    return "NUMBER";
+  }
+
+  scanHeredoc(): void {
+    const r = this.r;
+    if (r.next() !== "<") {
+      r.err("heredoc expected second '<', didn't see it");
+      return;
+    }
+    const anchorStart = r.pos.offset;
+    let ch = r.next();
+    if (ch === "-") ch = r.next();
+    while (isLetter(ch) || isDigit(ch)) ch = r.next();
+    if (ch === EOF_RUNE) {
+      r.err("heredoc not terminated");
+      return;
+    }
+    if (ch === "\r" && r.peek() === "\n") ch = r.next();
+    if (ch !== "\n") {
+      r.err("invalid characters in heredoc anchor");
+      return;
+    }
+    const anchor = r.runes.slice(anchorStart, r.pos.offset - r.lastCharLen).join("");
+    if (anchor === "" || anchor === "-") {
+      r.err("zero-length heredoc anchor");
+      return;
+    }
+    const name = anchor.startsWith("-") ? anchor.slice(1) : anchor;
+    const anchorBytes = new TextEncoder().encode(anchor).length;
+    const closes = (line: string) =>
+      new TextEncoder().encode(line).length >= anchorBytes &&
+      line.replace(/^[ \t\n\v\f\r]*/, "").replace(/\r*$/, "") === name;
+    let lineStart = r.pos.offset;
     for (;;) {
-      const t = next();
-      if (t.kind === closing) return items;
-      if (t.kind !== "ident" && t.kind !== "string") {
-        throw unexpected(t, closing === "}" ? "a key or '}'" : "a key");
+      const c = r.next();
+      if (c === "\n") {
+        if (closes(r.runes.slice(lineStart, r.pos.offset - r.lastCharLen).join(""))) break;
+        lineStart = r.pos.offset;
       }
-      const after = peek();
-      if (after.kind === "=") {
-        next();
-        const v = next();
-        if (v.kind === "string") items.push({ kind: "attribute", name: t.text, value: v.text });
-        else if (v.kind === "[") items.push({ kind: "attribute", name: t.text, value: parseList() });
-        // HCL also spells a block as an object assignment: `node = { policy = "read" }`.
-        else if (v.kind === "{") {
-          items.push({ kind: "block", name: t.text, labels: [], body: parseBody(depth + 1, "}") });
-        } else throw unexpected(v, "a string or a list of strings");
-        continue;
+      if (c === EOF_RUNE) {
+        r.err("heredoc not terminated");
+        return;
       }
-      const labels: string[] = [];
-      while (peek().kind === "string" || peek().kind === "ident") labels.push(next().text);
-      const open = next();
-      if (open.kind !== "{") throw unexpected(open, "'=' or '{'");
-      items.push({ kind: "block", name: t.text, labels, body: parseBody(depth + 1, "}") });
     }
   }
 
-  return parseBody(0, "eof");
+  scanString(): void {
+    const r = this.r;
+    let braces = 0;
+    for (;;) {
+      const ch = r.next();
+      if ((ch === "\n" && braces === 0) || ch === EOF_RUNE) {
+        r.err("literal not terminated");
+        return;
+      }
+      if (ch === '"' && braces === 0) break;
+      if (braces === 0 && ch === "$" && r.peek() === "{") {
+        braces++;
+        r.next();
+      } else if (braces > 0 && ch === "{") braces++;
+      if (braces > 0 && ch === "}") braces--;
+      if (ch === "\\") this.scanEscape();
+    }
+  }
+
+  scanEscape(): void {
+    const r = this.r;
+    const ch = r.next();
+    if ('abfnrtv\\"'.includes(ch) && ch !== "") return;
+    if (ch >= "0" && ch <= "7" && ch.length === 1) this.scanDigits(ch, 8, 3);
+    else if (ch === "x") this.scanDigits(r.next(), 16, 2);
+    else if (ch === "u") this.scanDigits(r.next(), 16, 4);
+    else if (ch === "U") this.scanDigits(r.next(), 16, 8);
+    else r.err("illegal char escape");
+  }
+
+  scanDigits(ch: string, base: number, n: number): void {
+    const r = this.r;
+    const start = n;
+    while (n > 0 && digitVal(ch) < base) {
+      ch = r.next();
+      if (ch === EOF_RUNE) break;
+      n--;
+    }
+    if (n > 0) r.err("illegal char escape");
+    if (n !== start && ch !== EOF_RUNE) r.unread();
+  }
+}
+
+/** The end of input while a key or value was expected: not always an error (see objectList). */
+class EndOfInput extends Error {}
+
+class HclParser {
+  readonly sc: HclScanner;
+  tok: Token = { type: "EOF", pos: { line: 0, column: 0 }, text: "" };
+  #buffered = false;
+  #depth = 0;
+
+  constructor(src: string) {
+    this.sc = new HclScanner(src);
+  }
+
+  /** The next token other than a comment (or the one pushed back). */
+  scan(): Token {
+    if (this.#buffered) {
+      this.#buffered = false;
+      return this.tok;
+    }
+    do this.tok = this.sc.scan(); while (this.tok.type === "COMMENT");
+    return this.tok;
+  }
+
+  unscan(): void {
+    this.#buffered = true;
+  }
+
+  nest<T>(f: () => T): T {
+    if (++this.#depth > maxNesting) throw new LimitError(`blocks or lists nested deeper than ${maxNesting}`);
+    try {
+      return f();
+    } finally {
+      this.#depth--;
+    }
+  }
+
+  objectList(inObject: boolean): { list: ObjectList; error?: Error } {
+    const list: ObjectList = { kind: "list", items: [] };
+    for (;;) {
+      if (inObject) {
+        const tok = this.scan();
+        this.unscan();
+        if (tok.type === "RBRACE") break;
+      }
+      let item: ObjectItem;
+      try {
+        item = this.objectItem();
+      } catch (err) {
+        if (err instanceof EndOfInput) break;
+        if (err instanceof PosError) return { list, error: err };
+        throw err;
+      }
+      list.items.push(item);
+      const tok = this.scan();
+      if (tok.type !== "COMMA") this.unscan();
+    }
+    return { list };
+  }
+
+  objectItem(): ObjectItem {
+    let keys: Token[];
+    let error: Error | undefined;
+    ({ keys, error } = this.objectKey());
+    if (keys.length > 0 && error instanceof EndOfInput) error = undefined;
+    if (keys.length > 0 && error && this.tok.type === "RBRACE") {
+      // HCL forgives keys without a value right before `}` here, and reports the missing value below.
+      error = undefined;
+      this.tok = { ...this.tok, type: "EOF" };
+    }
+    if (error) throw error;
+    let val: Node;
+    if (this.tok.type === "ASSIGN") val = this.object();
+    else if (this.tok.type === "LBRACE") val = this.objectType();
+    else {
+      throw new PosError(
+        this.tok.pos,
+        `key '${keys.map((k) => k.text).join(" ")}' expected start of object ('{') or assignment ('=')`,
+      );
+    }
+    this.scan();
+    this.unscan();
+    return { kind: "item", keys, val };
+  }
+
+  objectKey(): { keys: Token[]; error?: Error } {
+    const keys: Token[] = [];
+    for (;;) {
+      const tok = this.scan();
+      switch (tok.type) {
+        case "EOF":
+          return { keys, error: new EndOfInput() };
+        case "ASSIGN":
+          if (keys.length > 1) {
+            return { keys: [], error: new PosError(tok.pos, "nested object expected: LBRACE got: ASSIGN") };
+          }
+          if (keys.length === 0) return { keys: [], error: new PosError(tok.pos, "no object keys found!") };
+          return { keys };
+        case "LBRACE":
+          if (keys.length === 0) {
+            return { keys, error: new PosError(tok.pos, "expected: IDENT | STRING got: LBRACE") };
+          }
+          return { keys };
+        case "IDENT":
+        case "STRING":
+          keys.push(tok);
+          break;
+        case "ILLEGAL":
+          return { keys, error: new PosError(tok.pos, "illegal character") };
+        default:
+          return {
+            keys,
+            error: new PosError(tok.pos, `expected: IDENT | STRING | ASSIGN | LBRACE got: ${tok.type}`),
+          };
+      }
+    }
+  }
+
+  object(): Node {
+    const tok = this.scan();
+    switch (tok.type) {
+      case "NUMBER":
+      case "FLOAT":
+      case "BOOL":
+      case "STRING":
+      case "HEREDOC":
+        return this.literal();
+      case "LBRACE":
+        return this.objectType();
+      case "LBRACK":
+        return this.listType();
+      case "EOF":
+        throw new EndOfInput();
+    }
+    throw new PosError(tok.pos, `Unknown token: ${tok.pos.line}:${tok.pos.column} ${tok.type} ${tok.text}`);
+  }
+
+  objectType(): ObjectType {
+    return this.nest(() => {
+      const pos = this.tok.pos;
+      const { list, error } = this.objectList(true);
+      if (error && this.tok.type !== "RBRACE") throw error;
+      const tok = this.scan();
+      if (tok.type !== "RBRACE") {
+        throw new PosError(tok.pos, `object expected closing RBRACE got: ${tok.type}`);
+      }
+      return { kind: "object", pos, list };
+    });
+  }
+
+  listType(): ListType {
+    return this.nest(() => {
+      const list: ListType = { kind: "listtype", pos: this.tok.pos, list: [] };
+      let needComma = false;
+      for (;;) {
+        const tok = this.scan();
+        if (needComma && tok.type !== "COMMA" && tok.type !== "RBRACK") {
+          throw new PosError(tok.pos, `error parsing list, expected comma or list end, got: ${tok.type}`);
+        }
+        switch (tok.type) {
+          case "BOOL":
+          case "NUMBER":
+          case "FLOAT":
+          case "STRING":
+          case "HEREDOC":
+            list.list.push(this.literal());
+            needComma = true;
+            break;
+          case "COMMA":
+            this.scan();
+            this.unscan();
+            needComma = false;
+            break;
+          case "LBRACE":
+            try {
+              list.list.push(this.objectType());
+            } catch (err) {
+              if (!(err instanceof PosError)) throw err;
+              throw new PosError(tok.pos, `error while trying to parse object within list: ${err.message}`);
+            }
+            needComma = true;
+            break;
+          case "LBRACK":
+            try {
+              list.list.push(this.listType());
+            } catch (err) {
+              if (!(err instanceof PosError)) throw err;
+              throw new PosError(tok.pos, `error while trying to parse list within list: ${err.message}`);
+            }
+            break;
+          case "RBRACK":
+            return list;
+          default:
+            throw new PosError(tok.pos, `unexpected token while parsing list: ${tok.type}`);
+        }
+      }
+    });
+  }
+
+  literal(): LiteralType {
+    return { kind: "literal", token: this.tok };
+  }
+}
+
+/**
+ * Parses HCL policy text into the item tree. Throws PosError (a syntax error, or the last error the scanner
+ * met, which HCL reports in preference) or GoPanic.
+ */
+export function parseHcl(source: string): ObjectList {
+  const parser = new HclParser(source.replaceAll("\r\n", "\n"));
+  let result: { list: ObjectList; error?: Error };
+  try {
+    result = parser.objectList(false);
+  } catch (err) {
+    // A panic (GoPanic) wins over everything, as Go's recover sees it first; nesting too deep is ours.
+    if (!(err instanceof GoPanic) && !(err instanceof LimitError) && parser.sc.r.error instanceof PosError) {
+      throw parser.sc.r.error;
+    }
+    throw err;
+  }
+  if (parser.sc.r.error instanceof PosError) throw parser.sc.r.error;
+  if (result.error) throw result.error;
+  return result.list;
 }

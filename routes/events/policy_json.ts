@@ -1,81 +1,389 @@
-// Turns JSON policy rules (plain object form, or HCL-JSON's arrays of objects) into the same item tree as HCL.
+// The JSON front end of the policy language (rules starting with `{`): reads JSON the way HCL v1's JSON parser
+// does, which is more lenient than JSON itself (a trailing comma, text after the object, several keys before a
+// colon, booleans inside lists ignored), and then flattens nested objects into multi-key items as that parser
+// does, so `{"namespace":{"default":{…}}}` decodes like `namespace "default" {…}`. Written for wharf from
+// the behaviour of that library.
 
-import { PolicyError } from "./policy_error.ts";
-import type { RuleItem } from "./policy_hcl.ts";
+import {
+  LimitError,
+  type ListType,
+  type LiteralType,
+  type Node,
+  noPos,
+  type ObjectItem,
+  type ObjectList,
+  type ObjectType,
+  type Token,
+  type TokenType,
+} from "./policy_ast.ts";
+import { EOF_RUNE, isDecimal, isDigit, isLetter, maxNesting, RuneReader } from "./policy_hcl.ts";
 
-/** How many labels each known block takes, by the path of block names leading to it. */
-const labelCounts: ReadonlyMap<string, number> = new Map([
-  ["namespace", 1],
-  ["node_pool", 1],
-  ["host_volume", 1],
-  ["node", 0],
-  ["agent", 0],
-  ["operator", 0],
-  ["quota", 0],
-  ["plugin", 0],
-  ["namespace/variables", 0],
-  ["namespace/variables/path", 1],
-]);
-
-function fail(reason: string): PolicyError {
-  return new PolicyError(`Failed to parse ACL Policy: ${reason}`);
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
-/** Parses JSON rules; throws PolicyError on malformed JSON or shapes no policy can have. */
-export function parseJsonRules(source: string): RuleItem[] {
-  let root: unknown;
-  try {
-    root = JSON.parse(source);
-  } catch (err) {
-    throw fail((err as Error).message);
+/** A JSON syntax error; HCL's JSON parser prints these without the `At` prefix. */
+export class JsonSyntaxError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "JsonSyntaxError";
   }
-  if (!isObject(root)) throw fail("the policy must be a JSON object");
-  return bodyItems(root, "", 0);
 }
 
-function bodyItems(body: Record<string, unknown>, path: string, depth: number): RuleItem[] {
-  if (depth > 16) throw fail("objects nested too deeply");
-  const items: RuleItem[] = [];
-  for (const [key, value] of Object.entries(body)) {
-    const blockPath = (path ? `${path}/${key}` : key).toLowerCase();
-    const labels = labelCounts.get(blockPath);
-    if (typeof value === "string") {
-      items.push({ kind: "attribute", name: key, value });
-    } else if (Array.isArray(value) && value.every((v) => typeof v === "string")) {
-      if (labels !== undefined && value.length > 0) {
-        throw fail(`${key}: expected an object, got a list of strings`);
-      }
-      items.push({ kind: "attribute", name: key, value: value as string[] });
-    } else if (isObject(value) || Array.isArray(value)) {
-      for (const part of Array.isArray(value) ? value : [value]) {
-        if (!isObject(part)) throw fail(`${key}: expected an object`);
-        items.push(...blockItems(key, part, labels ?? 0, blockPath, depth + 1));
-      }
+class JsonScanner {
+  readonly r: RuneReader;
+
+  constructor(src: string) {
+    this.r = new RuneReader(src, "json");
+  }
+
+  scan(): Token {
+    const r = this.r;
+    let ch = r.next();
+    while (ch === " " || ch === "\t" || ch === "\n" || ch === "\r") ch = r.next();
+    const { start, pos } = r.tokenStart();
+    let type: TokenType = "ILLEGAL";
+    if (isLetter(ch)) {
+      let c = r.next();
+      while (isLetter(c) || isDigit(c) || c === "-") c = r.next();
+      if (c !== EOF_RUNE) r.unread();
+      const lit = r.text(start);
+      if (lit === "true" || lit === "false") type = "BOOL";
+      else if (lit === "null") type = "NULL";
+      else r.err("illegal char");
+    } else if (isDecimal(ch)) {
+      type = this.scanNumber(ch);
     } else {
-      throw fail(`${key}: expected a string, a list of strings or an object, got ${JSON.stringify(value)}`);
+      switch (ch) {
+        case EOF_RUNE:
+          type = "EOF";
+          break;
+        case '"':
+          type = "STRING";
+          this.scanString();
+          break;
+        case ".":
+          type = "PERIOD";
+          ch = r.peek();
+          if (isDecimal(ch)) {
+            type = "FLOAT";
+            ch = r.scanMantissa(ch);
+            ch = r.scanExponent(ch);
+          }
+          break;
+        case "[":
+          type = "LBRACK";
+          break;
+        case "]":
+          type = "RBRACK";
+          break;
+        case "{":
+          type = "LBRACE";
+          break;
+        case "}":
+          type = "RBRACE";
+          break;
+        case ",":
+          type = "COMMA";
+          break;
+        case ":":
+          type = "COLON";
+          break;
+        case "-":
+          if (isDecimal(r.peek())) type = this.scanNumber(r.next());
+          else r.err("illegal char");
+          break;
+        default:
+          r.err(`illegal char: ${ch}`);
+      }
+    }
+    return { type, pos, text: r.text(start) };
+  }
+
+  scanNumber(ch: string): TokenType {
+    const r = this.r;
+    const zero = ch === "0";
+    const before = r.pos.offset;
+    r.scanMantissa(ch);
+    ch = r.next();
+    if (ch === "e" || ch === "E") {
+      r.scanExponent(ch);
+      return "FLOAT";
+    }
+    if (ch === ".") {
+      ch = r.scanFraction(ch);
+      if (ch === "e" || ch === "E") {
+        ch = r.next();
+        r.scanExponent(ch);
+      }
+      return "FLOAT";
+    }
+    if (ch !== EOF_RUNE) r.unread();
+    if (zero && before !== r.pos.offset) r.err("numbers cannot start with 0");
+    return "NUMBER";
+  }
+
+  scanString(): void {
+    const r = this.r;
+    let braces = 0;
+    for (;;) {
+      const ch = r.next();
+      if (ch === "\n" || ch === EOF_RUNE) {
+        r.err("literal not terminated");
+        return;
+      }
+      if (ch === '"') break;
+      if (braces === 0 && ch === "$" && r.peek() === "{") {
+        braces++;
+        r.next();
+      } else if (braces > 0 && ch === "{") braces++;
+      if (braces > 0 && ch === "}") braces--;
+      if (ch === "\\") this.scanEscape();
     }
   }
-  return items;
+
+  scanEscape(): void {
+    const r = this.r;
+    const ch = r.next();
+    if (ch !== "" && 'abfnrtv\\"'.includes(ch)) return;
+    if (ch.length === 1 && ch >= "0" && ch <= "7") this.scanDigits(ch, 8, 3);
+    else if (ch === "x") this.scanDigits(r.next(), 16, 2);
+    else if (ch === "u") this.scanDigits(r.next(), 16, 4);
+    else if (ch === "U") this.scanDigits(r.next(), 16, 8);
+    else r.err("illegal char escape");
+  }
+
+  scanDigits(ch: string, base: number, n: number): void {
+    const r = this.r;
+    while (n > 0 && digitValue(ch) < base) {
+      ch = r.next();
+      n--;
+    }
+    if (n > 0) r.err("illegal char escape");
+    r.unread();
+  }
 }
 
-function blockItems(
-  name: string,
-  value: Record<string, unknown>,
-  labels: number,
-  path: string,
-  depth: number,
-): RuleItem[] {
-  if (labels === 0) return [{ kind: "block", name, labels: [], body: bodyItems(value, path, depth) }];
-  const items: RuleItem[] = [];
-  for (const [label, inner] of Object.entries(value)) {
-    for (const part of Array.isArray(inner) ? inner : [inner]) {
-      if (!isObject(part)) throw fail(`${name} ${JSON.stringify(label)}: expected an object`);
-      items.push({ kind: "block", name, labels: [label], body: bodyItems(part, path, depth + 1) });
+function digitValue(ch: string): number {
+  if (/^[0-9]$/.test(ch)) return ch.charCodeAt(0) - 48;
+  if (/^[a-f]$/.test(ch)) return ch.charCodeAt(0) - 87;
+  if (/^[A-F]$/.test(ch)) return ch.charCodeAt(0) - 55;
+  return 16;
+}
+
+class EndOfInput extends Error {}
+
+/** HCL's JSON parser keeps no positions on the tree it builds. */
+function hclToken(tok: Token): Token {
+  switch (tok.type) {
+    case "NULL":
+      return { type: "STRING", pos: noPos, text: "" };
+    case "STRING":
+      return { type: "STRING", pos: noPos, text: tok.text, json: true };
+    default:
+      return { type: tok.type, pos: noPos, text: tok.text };
+  }
+}
+
+class JsonParser {
+  readonly sc: JsonScanner;
+  tok: Token = { type: "EOF", pos: noPos, text: "" };
+  #depth = 0;
+
+  constructor(src: string) {
+    this.sc = new JsonScanner(src);
+  }
+
+  scan(): Token {
+    this.tok = this.sc.scan();
+    return this.tok;
+  }
+
+  nest<T>(f: () => T): T {
+    if (++this.#depth > maxNesting) throw new LimitError(`objects or lists nested deeper than ${maxNesting}`);
+    try {
+      return f();
+    } finally {
+      this.#depth--;
     }
   }
-  return items;
+
+  objectList(): { list: ObjectList; error?: Error } {
+    const list: ObjectList = { kind: "list", items: [] };
+    for (;;) {
+      let item: ObjectItem;
+      try {
+        item = this.objectItem();
+      } catch (err) {
+        if (err instanceof EndOfInput) break;
+        if (err instanceof JsonSyntaxError) return { list, error: err };
+        throw err;
+      }
+      list.items.push(item);
+      if (this.scan().type !== "COMMA") break;
+    }
+    return { list };
+  }
+
+  objectItem(): ObjectItem {
+    const keys = this.objectKey();
+    return { kind: "item", keys, val: this.objectValue() };
+  }
+
+  objectKey(): Token[] {
+    const keys: Token[] = [];
+    for (;;) {
+      const tok = this.scan();
+      switch (tok.type) {
+        case "EOF":
+          throw new EndOfInput();
+        case "STRING":
+          keys.push(hclToken(tok));
+          break;
+        case "COLON":
+          if (keys.length === 0) throw new JsonSyntaxError("expected: STRING got: COLON");
+          return keys;
+        case "ILLEGAL":
+          throw new JsonSyntaxError("illegal");
+        default:
+          throw new JsonSyntaxError(`expected: STRING got: ${tok.type}`);
+      }
+    }
+  }
+
+  objectValue(): Node {
+    const tok = this.scan();
+    switch (tok.type) {
+      case "NUMBER":
+      case "FLOAT":
+      case "BOOL":
+      case "NULL":
+      case "STRING":
+        return this.literal();
+      case "LBRACE":
+        return this.objectType();
+      case "LBRACK":
+        return this.listType();
+      case "EOF":
+        throw new EndOfInput();
+    }
+    throw new JsonSyntaxError(`Expected object value, got unknown token: ${describe(tok)}`);
+  }
+
+  object(): ObjectType {
+    const tok = this.scan();
+    if (tok.type === "LBRACE") return this.objectType();
+    if (tok.type === "EOF") throw new EndOfInput();
+    throw new JsonSyntaxError(`Expected object, got unknown token: ${describe(tok)}`);
+  }
+
+  objectType(): ObjectType {
+    return this.nest(() => {
+      const { list, error } = this.objectList();
+      if (error && this.tok.type !== "RBRACE") throw error;
+      return { kind: "object", pos: noPos, list };
+    });
+  }
+
+  listType(): ListType {
+    return this.nest(() => {
+      const list: ListType = { kind: "listtype", pos: noPos, list: [] };
+      for (;;) {
+        const tok = this.scan();
+        switch (tok.type) {
+          case "NUMBER":
+          case "FLOAT":
+          case "STRING":
+            list.list.push(this.literal());
+            break;
+          case "COMMA":
+          case "BOOL":
+          case "LBRACK":
+            break;
+          case "LBRACE":
+            list.list.push(this.objectType());
+            break;
+          case "RBRACK":
+            return list;
+          default:
+            throw new JsonSyntaxError(`unexpected token while parsing list: ${tok.type}`);
+        }
+      }
+    });
+  }
+
+  literal(): LiteralType {
+    return { kind: "literal", token: hclToken(this.tok) };
+  }
+}
+
+function describe(tok: Token): string {
+  return `${tok.pos.line}:${tok.pos.column} ${tok.type} ${tok.text}`;
+}
+
+/**
+ * Parses JSON policy rules into the item tree, flattened as HCL flattens JSON. Throws JsonSyntaxError (the
+ * scanner's last error wins, as in HCL), EndOfInput never (an empty input is an empty list).
+ */
+export function parseJsonRules(source: string): ObjectList {
+  const parser = new JsonParser(source);
+  let root: ObjectType | undefined;
+  let error: unknown;
+  try {
+    root = parser.object();
+  } catch (err) {
+    if (err instanceof EndOfInput) error = new JsonSyntaxError("EOF token found");
+    else error = err;
+  }
+  const scanError = parser.sc.r.error;
+  if (typeof scanError === "string" && (error === undefined || error instanceof JsonSyntaxError)) {
+    throw new JsonSyntaxError(scanError);
+  }
+  if (error !== undefined) throw error;
+  const list = root!.list;
+  flatten(list);
+  return list;
+}
+
+/** Walks the tree and flattens every object list in it, outermost first. */
+function flatten(node: Node): void {
+  switch (node.kind) {
+    case "list":
+      flattenList(node);
+      for (const item of node.items) flatten(item);
+      break;
+    case "item":
+      flatten(node.val);
+      break;
+    case "object":
+      flatten(node.list);
+      break;
+    case "listtype":
+      for (const n of node.list) flatten(n);
+      break;
+    case "literal":
+      break;
+  }
+}
+
+/**
+ * An item whose value is an object made only of objects becomes one item per inner key (keys joined), and one
+ * whose value is a list made only of objects becomes one item per element; repeated until neither applies.
+ */
+function flattenList(list: ObjectList): void {
+  const out: ObjectItem[] = [];
+  const pending = [...list.items];
+  while (pending.length > 0) {
+    const item = pending.pop()!;
+    const val = item.val;
+    if (
+      val.kind === "object" && val.list.items.length > 0 &&
+      val.list.items.every((s) => s.val.kind === "object")
+    ) {
+      for (const sub of val.list.items) {
+        pending.push({ kind: "item", keys: [...item.keys, ...sub.keys], val: sub.val });
+      }
+    } else if (val.kind === "listtype" && val.list.length > 0 && val.list.every((e) => e.kind === "object")) {
+      for (const elem of val.list) pending.push({ kind: "item", keys: item.keys, val: elem });
+    } else {
+      out.push(item);
+    }
+  }
+  list.items = out.reverse();
 }

@@ -1,290 +1,408 @@
-// Validates parsed policy rules against the block table of spec §8 and expands capabilities, in the order
-// and with the reason texts of Nomad's acl.Parse.
+// Parses and validates ACL policy rules as Nomad's `acl.Parse` does in strict mode (what its PUT runs): HCL
+// or JSON (when the first non-space character is `{`) decoded into Nomad's policy structure, the same checks
+// in the same order, the same reason texts, and capabilities expanded the same way (duplicates kept, an
+// explicit empty list kept as an empty list). Nomad's Go code is the reference for behaviour; this is
+// wharf's own implementation of it.
 
 import { PolicyError } from "./policy_error.ts";
-import { parseHcl, type RuleBlock, type RuleItem, type RuleValue } from "./policy_hcl.ts";
-import { parseJsonRules } from "./policy_json.ts";
+import { filterList, GoPanic, LimitError, type ObjectList, PosError } from "./policy_ast.ts";
+import { parseHcl } from "./policy_hcl.ts";
+import { JsonSyntaxError, parseJsonRules } from "./policy_json.ts";
+import { decodeRoot, type GoField, type GoType } from "./policy_decode.ts";
 import {
-  expandHostVolumeCapabilities,
-  expandNamespaceCapabilities,
-  expandNodePoolCapabilities,
+  expandHostVolumePolicy,
+  expandNamespacePolicy,
+  expandNodePoolPolicy,
+  expandOperatorPolicy,
+  expandSentinelPolicy,
   expandVariableCapabilities,
   hostVolumeCapabilities,
-  levelPolicies,
+  impliedCapabilities,
   namespaceCapabilities,
-  namespacePolicies,
   nodePoolCapabilities,
+  operatorCapabilities,
   pluginPolicies,
+  policyLevels,
+  sentinelCapabilities,
   variableCapabilities,
 } from "./policy_capabilities.ts";
 
 export interface VariablePathRule {
   PathSpec: string;
-  Capabilities: string[];
+  Capabilities: string[] | null;
 }
 
 export interface NamespaceRule {
   Name: string;
   Policy: string;
-  /** Expanded: explicit capabilities, the policy's expansion and implied ones. */
-  Capabilities: string[];
-  Variables: { Paths: VariablePathRule[] } | null;
+  /** Expanded: explicit capabilities, then the policy's, then implied ones (duplicates kept). */
+  Capabilities: string[] | null;
+  Variables: { Paths: VariablePathRule[] | null } | null;
 }
 
 export interface NamedRule {
   Name: string;
   Policy: string;
-  Capabilities: string[];
+  Capabilities: string[] | null;
 }
 
 export interface LevelRule {
   Policy: string;
 }
 
-/** A validated policy with capabilities expanded; plain data (JSON-safe). */
+export interface CapabilityRule {
+  Policy: string;
+  Capabilities: string[] | null;
+}
+
+/** A validated policy with capabilities expanded, shaped as Nomad's acl.Policy; plain JSON-safe data. */
 export interface ParsedPolicy {
-  Namespaces: NamespaceRule[];
-  NodePools: NamedRule[];
-  HostVolumes: NamedRule[];
+  Namespaces: NamespaceRule[] | null;
+  NodePools: NamedRule[] | null;
+  HostVolumes: NamedRule[] | null;
   Agent: LevelRule | null;
   Node: LevelRule | null;
-  Operator: LevelRule | null;
+  Operator: CapabilityRule | null;
+  /** Nomad Enterprise's Sentinel rule: accepted and validated as Nomad does, not shown in RulesJSON. */
+  Sentinel: CapabilityRule | null;
   Quota: LevelRule | null;
   Plugin: LevelRule | null;
 }
 
-const namePattern = /^[a-zA-Z0-9*-]{1,128}$/;
-const nodePoolNamePattern = /^[a-zA-Z0-9_*-]{1,128}$/;
-const levelBlocks = ["agent", "node", "operator", "quota", "plugin"] as const;
-const levelBlockNames: ReadonlySet<string> = new Set(levelBlocks);
-const labelledBlocks = ["namespace", "node_pool", "host_volume"] as const;
+// ---------------------------------------------------------------------------------------------------------
+// Nomad's policy structure, for the decoder
 
-/** Parses and validates policy rules (HCL, or JSON when they start with `{`); throws PolicyError only. */
-export function parsePolicy(rules: string): ParsedPolicy {
-  if (typeof rules !== "string") throw new PolicyError("Invalid policy: rules must be a string");
-  const items = rules.trimStart().startsWith("{") ? parseJsonRules(rules) : parseHcl(rules);
-  return validate(items.map(lowerCaseNames), rules);
+const str: GoType = { kind: "string" };
+const strs: GoType = { kind: "slice", elem: str };
+const ptrTo = (fields: GoField[]): GoType => ({ kind: "ptr", elem: { kind: "struct", fields } });
+const field = (name: string, tag: string, type: GoType): GoField => ({ name, tag, type });
+const policyField = field("Policy", "", str);
+const capsField = field("Capabilities", "", strs);
+
+const variablesPath = ptrTo([field("PathSpec", ",key", str), capsField]);
+const namespaceRule = ptrTo([
+  field("Name", ",key", str),
+  policyField,
+  capsField,
+  field("Variables", "variables", ptrTo([field("Paths", "path", { kind: "slice", elem: variablesPath })])),
+]);
+const namedRule = ptrTo([field("Name", ",key", str), policyField, capsField]);
+const levelRule = ptrTo([policyField]);
+const capabilityRule = ptrTo([policyField, capsField]);
+
+const policyType: GoType = {
+  kind: "struct",
+  fields: [
+    field("Namespaces", "namespace,expand", { kind: "slice", elem: namespaceRule }),
+    field("NodePools", "node_pool,expand", { kind: "slice", elem: namedRule }),
+    field("HostVolumes", "host_volume,expand", { kind: "slice", elem: namedRule }),
+    field("Agent", "agent", levelRule),
+    field("Node", "node", levelRule),
+    field("Operator", "operator", capabilityRule),
+    field("Sentinel", "sentinel", capabilityRule),
+    field("Quota", "quota", levelRule),
+    field("Plugin", "plugin", levelRule),
+    field("Raw", "-", str),
+    field("ExtraKeysHCL", ",unusedKeys", strs),
+  ],
+};
+
+type Decoded = ParsedPolicy & { ExtraKeysHCL: string[] | null };
+
+// ---------------------------------------------------------------------------------------------------------
+// Go-style formatting for reason texts (%q, %#v)
+
+function isPrintable(ch: string): boolean {
+  return ch === " " || /^[\p{L}\p{M}\p{N}\p{P}\p{S}]$/u.test(ch);
 }
 
-/** Keys match case-insensitively, as HCL's decoder matches struct fields. */
-function lowerCaseNames(item: RuleItem): RuleItem {
-  if (item.kind === "attribute") return { ...item, name: item.name.toLowerCase() };
-  return { ...item, name: item.name.toLowerCase(), body: item.body.map(lowerCaseNames) };
-}
-
-/** Collects keys that are unknown or repeated, reported together as Nomad does. */
-class KeyCheck {
-  readonly extra: string[] = [];
-  #seen = new Set<string>();
-  once(key: string): void {
-    if (this.#seen.has(key)) this.extra.push(key);
-    this.#seen.add(key);
+/** Go's strconv.Quote. */
+export function goQuote(s: string): string {
+  const named: Record<number, string> = {
+    7: "\\a",
+    8: "\\b",
+    12: "\\f",
+    10: "\\n",
+    13: "\\r",
+    9: "\\t",
+    11: "\\v",
+  };
+  let out = '"';
+  for (const ch of s) {
+    const cp = ch.codePointAt(0)!;
+    if (ch === '"' || ch === "\\") out += `\\${ch}`;
+    else if (isPrintable(ch)) out += ch;
+    else if (named[cp]) out += named[cp];
+    else if (cp < 0x80) out += `\\x${cp.toString(16).padStart(2, "0")}`;
+    else if (cp < 0x10000) out += `\\u${cp.toString(16).padStart(4, "0")}`;
+    else out += `\\U${cp.toString(16).padStart(8, "0")}`;
   }
+  return `${out}"`;
 }
 
-function fail(reason: string): PolicyError {
-  return new PolicyError(`Failed to parse ACL Policy: ${reason}`);
+function goStrings(values: readonly string[] | null): string {
+  return values === null ? "[]string(nil)" : `[]string{${values.map(goQuote).join(", ")}}`;
 }
 
-function stringAttr(name: string, value: RuleValue): string {
-  if (typeof value !== "string") throw fail(`${name}: expected a string, got a list`);
-  return value;
+function goNamespace(ns: NamespaceRule): string {
+  const vars = ns.Variables === null ? "(*acl.VariablesPolicy)(nil)" : "(*acl.VariablesPolicy)(0xc000…)";
+  return `&acl.NamespacePolicy{Name:${goQuote(ns.Name)}, Policy:${goQuote(ns.Policy)}, Capabilities:${
+    goStrings(ns.Capabilities)
+  }, Variables:${vars}}`;
 }
 
-function listAttr(name: string, value: RuleValue): string[] {
-  if (typeof value === "string") throw fail(`${name}: expected a list of strings, got a string`);
-  return value;
+function goHostVolume(hv: NamedRule): string {
+  return `&acl.HostVolumePolicy{Name:${goQuote(hv.Name)}, Policy:${goQuote(hv.Policy)}, Capabilities:${
+    goStrings(hv.Capabilities)
+  }}`;
 }
 
-function goString(s: string): string {
-  return JSON.stringify(s);
+function goLevel(type: string, rule: LevelRule): string {
+  return `&acl.${type}{Policy:${goQuote(rule.Policy)}}`;
 }
 
-function goList(values: readonly string[]): string {
-  return values.length === 0 ? "[]string(nil)" : `[]string{${values.map(goString).join(", ")}}`;
+function goCapabilityRule(type: string, rule: CapabilityRule): string {
+  return `&acl.${type}{Policy:${goQuote(rule.Policy)}, Capabilities:${goStrings(rule.Capabilities)}}`;
 }
 
-interface BlockAttrs {
-  policy: string;
-  capabilities: string[];
+// ---------------------------------------------------------------------------------------------------------
+
+function invalid(reason: string): PolicyError {
+  return new PolicyError(reason);
 }
 
-/** Reads `policy` / `capabilities` (whichever are allowed) and the sub-blocks named in `blocks`. */
-function readAttrs(
-  block: RuleBlock,
-  allowed: readonly ("policy" | "capabilities")[],
-  keys: KeyCheck,
-  blocks: readonly string[] = [],
-): BlockAttrs & { sub: RuleBlock[] } {
-  const out: BlockAttrs & { sub: RuleBlock[] } = { policy: "", capabilities: [], sub: [] };
-  const local = new KeyCheck();
-  for (const item of block.body) {
-    if (item.kind === "block") {
-      if (blocks.includes(item.name)) out.sub.push(item);
-      else keys.extra.push(item.name);
-      continue;
-    }
-    local.once(item.name);
-    if (item.name === "policy" && allowed.includes("policy")) out.policy = stringAttr(item.name, item.value);
-    else if (item.name === "capabilities" && allowed.includes("capabilities")) {
-      out.capabilities = listAttr(item.name, item.value);
-    } else keys.extra.push(item.name);
+/** Go's unicode.IsSpace. */
+function isGoSpace(ch: string): boolean {
+  return /^[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]$/.test(ch);
+}
+
+/** HCL picks its JSON parser when the first non-space character is `{`. */
+export function isJsonRules(rules: string): boolean {
+  for (const ch of rules) {
+    if (isGoSpace(ch)) continue;
+    return ch === "{";
   }
-  keys.extra.push(...local.extra);
-  return out;
+  return false;
 }
 
-function oneLabel(block: RuleBlock): string {
-  if (block.labels.length > 1) throw fail(`${block.name}: expected one label, got ${block.labels.length}`);
-  return block.labels[0] ?? "";
-}
-
-function validate(items: RuleItem[], raw: string): ParsedPolicy {
-  const keys = new KeyCheck();
-  const policy: ParsedPolicy = {
-    Namespaces: [],
-    NodePools: [],
-    HostVolumes: [],
+function emptyPolicy(): ParsedPolicy {
+  return {
+    Namespaces: null,
+    NodePools: null,
+    HostVolumes: null,
     Agent: null,
     Node: null,
     Operator: null,
+    Sentinel: null,
     Quota: null,
     Plugin: null,
   };
-  const levels = new Map<string, RuleBlock>();
-  const byName = new Map<string, RuleBlock[]>([...labelledBlocks].map((name) => [name, []]));
-  for (const item of items) {
-    if (item.kind === "attribute" || !(byName.has(item.name) || levelBlockNames.has(item.name))) {
-      keys.extra.push(item.name);
-      continue;
-    }
-    const labelled = byName.get(item.name);
-    if (labelled) {
-      labelled.push(item);
-      continue;
-    }
-    if (item.labels.length > 0) throw fail(`${item.name}: unexpected label ${goString(item.labels[0]!)}`);
-    keys.once(item.name);
-    levels.set(item.name, item);
-  }
-  if ([...byName.values()].every((blocks) => blocks.length === 0) && levels.size === 0) {
-    throw new PolicyError(`Invalid policy: ${raw}`);
-  }
-
-  // Nomad's order: namespaces, node pools, host volumes, unknown keys, then the level blocks.
-  for (const block of byName.get("namespace")!) policy.Namespaces.push(validateNamespace(block, keys));
-  for (const block of byName.get("node_pool")!) policy.NodePools.push(validateNodePool(block, keys));
-  for (const block of byName.get("host_volume")!) policy.HostVolumes.push(validateHostVolume(block, keys));
-  const levelRules = new Map<string, string>();
-  for (const [name, block] of levels) levelRules.set(name, readAttrs(block, ["policy"], keys).policy);
-  if (keys.extra.length > 0) {
-    throw new PolicyError(`Invalid or duplicate policy keys: ${keys.extra.join(", ")}`);
-  }
-
-  for (const name of levelBlocks) {
-    const p = levelRules.get(name);
-    if (p === undefined) continue;
-    const allowed = name === "plugin" ? pluginPolicies : levelPolicies;
-    const goType = `${name[0]!.toUpperCase()}${name.slice(1)}Policy`;
-    if (!allowed.has(p)) {
-      throw new PolicyError(`Invalid ${name} policy: &acl.${goType}{Policy:${goString(p)}}`);
-    }
-    const rule = { Policy: p };
-    if (name === "agent") policy.Agent = rule;
-    else if (name === "node") policy.Node = rule;
-    else if (name === "operator") policy.Operator = rule;
-    else if (name === "quota") policy.Quota = rule;
-    else policy.Plugin = rule;
-  }
-  return policy;
 }
 
-function validateNamespace(block: RuleBlock, keys: KeyCheck): NamespaceRule {
-  const name = oneLabel(block);
-  const { policy, capabilities, sub } = readAttrs(block, ["policy", "capabilities"], keys, ["variables"]);
-  const variablesRepr = sub.length > 0 ? "(*acl.VariablesPolicy)(…)" : "(*acl.VariablesPolicy)(nil)";
-  const repr = `&acl.NamespacePolicy{Name:${goString(name)}, Policy:${goString(policy)}, Capabilities:${
-    goList(capabilities)
-  }, Variables:${variablesRepr}}`;
-  if (!namePattern.test(name)) throw new PolicyError(`Invalid namespace name: ${repr}`);
-  if (policy !== "" && !namespacePolicies.has(policy)) {
-    throw new PolicyError(`Invalid namespace policy: ${repr}`);
-  }
-  for (const cap of capabilities) {
-    if (!namespaceCapabilities.has(cap)) {
-      throw new PolicyError(`Invalid namespace capability '${cap}': ${repr}`);
-    }
-  }
-  if (sub.length > 1) keys.extra.push("variables");
-  const rule: NamespaceRule = {
-    Name: name,
-    Policy: policy,
-    Capabilities: expandNamespaceCapabilities(policy, capabilities),
-    Variables: null,
+function syntaxTree(rules: string, json: boolean): ObjectList {
+  return json ? parseJsonRules(rules) : parseHcl(rules);
+}
+
+function indexOutOfRange(i: number, length: number): GoPanic {
+  return new GoPanic(`runtime error: index out of range [${i}] with length ${length}`);
+}
+
+/** HCL decoding plus Nomad's corrections for blocks written without a label. */
+function decodePolicy(rules: string): Decoded {
+  const json = isJsonRules(rules);
+  const p = decodeRoot(syntaxTree(rules, json), policyType) as unknown as Decoded;
+  const removeExtraKey = (key: string) => {
+    const at = p.ExtraKeysHCL?.indexOf(key) ?? -1;
+    if (at >= 0) p.ExtraKeysHCL!.splice(at, 1);
   };
-  const variables = sub[0];
-  if (variables) {
-    if (variables.labels.length > 0) {
-      throw new PolicyError(`Invalid variable policy: no variable paths in namespace ${name}`);
+  // Nomad parses the text a second time to find blocks without a label, whose name HCL fills with the next
+  // key, and sets their name to "" so validation reports them; it indexes the decoded lists by position.
+  const root = syntaxTree(rules, json);
+  const namespaceAt = (i: number) => {
+    const list = p.Namespaces ?? [];
+    if (i >= list.length) throw indexOutOfRange(i, list.length);
+    return list[i]!;
+  };
+  filterList(root, "namespace").items.forEach((nsObj, i) => {
+    if (nsObj.keys.length === 0) namespaceAt(i).Name = "";
+    if (i > 0) removeExtraKey("namespace");
+    if (nsObj.val.kind !== "object") return;
+    const vars = filterList(nsObj.val.list, "variables").items;
+    const varsObj = vars[0]?.val;
+    if (varsObj?.kind !== "object") return;
+    filterList(varsObj.list, "path").items.forEach((path, j) => {
+      if (path.keys.length > 0) return;
+      const variables = namespaceAt(i).Variables;
+      if (variables === null) {
+        throw new GoPanic("runtime error: invalid memory address or nil pointer dereference");
+      }
+      const paths = variables.Paths ?? [];
+      if (j >= paths.length) throw indexOutOfRange(j, paths.length);
+      paths[j]!.PathSpec = "";
+    });
+  });
+  for (const block of ["node_pool", "host_volume"] as const) {
+    const list = block === "node_pool" ? p.NodePools : p.HostVolumes;
+    filterList(root, block).items.forEach((obj, i) => {
+      if (obj.keys.length === 0) {
+        if (i >= (list?.length ?? 0)) throw indexOutOfRange(i, list?.length ?? 0);
+        list![i]!.Name = "";
+      }
+      if (i > 0) removeExtraKey(block);
+    });
+  }
+  return p;
+}
+
+const validNamespace = /^[a-zA-Z0-9*-]{1,128}$/;
+const validNodePool = /^[a-zA-Z0-9_*-]{1,128}$/;
+const validVolume = /^[a-zA-Z0-9*-]{1,128}$/;
+
+/** Parses and validates policy rules (strict, as a PUT); throws PolicyError only. */
+export function parsePolicy(rules: string): ParsedPolicy {
+  if (typeof rules !== "string") throw new PolicyError("Invalid policy: rules must be a string");
+  if (rules === "") return emptyPolicy();
+  let p: Decoded;
+  try {
+    p = decodePolicy(rules);
+  } catch (err) {
+    if (err instanceof GoPanic) {
+      throw invalid(`Failed to parse ACL Policy: invalid acl policy: ${err.message}`);
     }
-    const paths: VariablePathRule[] = [];
-    for (const item of variables.body) {
-      if (item.kind !== "block" || item.name !== "path") {
-        keys.extra.push(item.name);
-        continue;
+    if (err instanceof PosError || err instanceof JsonSyntaxError || err instanceof LimitError) {
+      throw invalid(`Failed to parse ACL Policy: ${err.message}`);
+    }
+    if (err instanceof RangeError) throw invalid("Failed to parse ACL Policy: nested too deeply");
+    throw err;
+  }
+  if (
+    !p.Namespaces?.length && !p.NodePools?.length && !p.HostVolumes?.length && !p.Agent && !p.Node &&
+    !p.Operator && !p.Sentinel && !p.Quota && !p.Plugin
+  ) {
+    throw invalid(`Invalid policy: ${rules}`);
+  }
+  const removeExtraKey = (key: string) => {
+    const at = p.ExtraKeysHCL?.indexOf(key) ?? -1;
+    if (at >= 0) p.ExtraKeysHCL!.splice(at, 1);
+  };
+
+  for (const ns of p.Namespaces ?? []) {
+    if (!validNamespace.test(ns.Name)) throw invalid(`Invalid namespace name: ${goNamespace(ns)}`);
+    if (ns.Policy !== "" && !policyLevels.has(ns.Policy)) {
+      throw invalid(`Invalid namespace policy: ${goNamespace(ns)}`);
+    }
+    for (const cap of ns.Capabilities ?? []) {
+      if (!namespaceCapabilities.has(cap)) {
+        throw invalid(`Invalid namespace capability '${cap}': ${goNamespace(ns)}`);
       }
-      const spec = oneLabel(item);
-      const { capabilities: caps } = readAttrs(item, ["capabilities"], keys);
-      if (spec === "") throw new PolicyError(`Invalid missing variable path in namespace ${name}`);
-      if (spec.startsWith("/")) {
-        throw new PolicyError(
-          `Invalid variable path ${goString(spec)} in namespace ${name}: cannot start with a leading '/'`,
-        );
+    }
+    if (ns.Policy !== "") ns.Capabilities = [...(ns.Capabilities ?? []), ...expandNamespacePolicy(ns.Policy)];
+    const implied = impliedCapabilities(ns.Capabilities ?? []);
+    if (implied.length > 0) ns.Capabilities = [...(ns.Capabilities ?? []), ...implied];
+    if (ns.Variables !== null) {
+      if (!ns.Variables.Paths?.length) {
+        throw invalid(`Invalid variable policy: no variable paths in namespace ${ns.Name}`);
       }
-      for (const cap of caps) {
-        if (!variableCapabilities.has(cap)) {
-          throw new PolicyError(`Invalid variable capability '${cap}' in namespace ${name}`);
+      for (const path of ns.Variables.Paths) {
+        if (path.PathSpec === "") throw invalid(`Invalid missing variable path in namespace ${ns.Name}`);
+        if (path.PathSpec.startsWith("/")) {
+          throw invalid(
+            `Invalid variable path ${
+              goQuote(path.PathSpec)
+            } in namespace ${ns.Name}: cannot start with a leading '/'\``,
+          );
         }
+        for (const cap of path.Capabilities ?? []) {
+          if (!variableCapabilities.has(cap)) {
+            throw invalid(`Invalid variable capability '${cap}' in namespace ${ns.Name}`);
+          }
+        }
+        path.Capabilities = expandVariableCapabilities(path.Capabilities);
       }
-      paths.push({ PathSpec: spec, Capabilities: expandVariableCapabilities(caps) });
     }
-    if (paths.length === 0) {
-      throw new PolicyError(`Invalid variable policy: no variable paths in namespace ${name}`);
-    }
-    rule.Variables = { Paths: paths };
+    removeExtraKey(ns.Name);
   }
-  return rule;
+
+  for (const np of p.NodePools ?? []) {
+    if (!validNodePool.test(np.Name)) throw invalid(`Invalid node pool name '${np.Name}'`);
+    if (np.Policy !== "" && !policyLevels.has(np.Policy)) {
+      throw invalid(`Invalid node pool policy '${np.Policy}' for '${np.Name}'`);
+    }
+    for (const cap of np.Capabilities ?? []) {
+      if (!nodePoolCapabilities.has(cap)) {
+        throw invalid(`Invalid node pool capability '${cap}' for '${np.Name}'`);
+      }
+    }
+    if (np.Policy !== "") np.Capabilities = appendCaps(np.Capabilities, expandNodePoolPolicy(np.Policy));
+    removeExtraKey(np.Name);
+  }
+
+  for (const hv of p.HostVolumes ?? []) {
+    if (!validVolume.test(hv.Name)) throw invalid(`Invalid host volume name: ${goHostVolume(hv)}`);
+    if (hv.Policy !== "" && !policyLevels.has(hv.Policy)) {
+      throw invalid(`Invalid host volume policy: ${goHostVolume(hv)}`);
+    }
+    for (const cap of hv.Capabilities ?? []) {
+      if (!hostVolumeCapabilities.has(cap)) {
+        throw invalid(`Invalid host volume capability '${cap}': ${goHostVolume(hv)}`);
+      }
+    }
+    if (hv.Policy !== "") hv.Capabilities = appendCaps(hv.Capabilities, expandHostVolumePolicy(hv.Policy));
+    removeExtraKey(hv.Name);
+  }
+
+  if (p.ExtraKeysHCL?.length) {
+    throw invalid(`Invalid or duplicate policy keys: ${p.ExtraKeysHCL.join(", ")}`);
+  }
+
+  if (p.Agent && !policyLevels.has(p.Agent.Policy)) {
+    throw invalid(`Invalid agent policy: ${goLevel("AgentPolicy", p.Agent)}`);
+  }
+  if (p.Node && !policyLevels.has(p.Node.Policy)) {
+    throw invalid(`Invalid node policy: ${goLevel("NodePolicy", p.Node)}`);
+  }
+  if (p.Operator) {
+    const op = p.Operator;
+    if (op.Policy !== "" && !policyLevels.has(op.Policy)) {
+      throw invalid(`Invalid operator policy: ${goCapabilityRule("OperatorPolicy", op)}`);
+    }
+    for (const cap of op.Capabilities ?? []) {
+      if (!operatorCapabilities.has(cap)) throw invalid(`Invalid operator capability '${cap}'`);
+    }
+    if (op.Policy !== "") op.Capabilities = appendCaps(op.Capabilities, expandOperatorPolicy(op.Policy));
+  }
+  if (p.Sentinel) {
+    const s = p.Sentinel;
+    if (s.Policy !== "" && !policyLevels.has(s.Policy)) {
+      throw invalid(`Invalid sentinel policy: ${goCapabilityRule("SentinelPolicy", s)}`);
+    }
+    for (const cap of s.Capabilities ?? []) {
+      if (!sentinelCapabilities.has(cap)) throw invalid(`Invalid sentinel capability '${cap}'`);
+    }
+    if (s.Policy !== "") s.Capabilities = appendCaps(s.Capabilities, expandSentinelPolicy(s.Policy));
+  }
+  if (p.Quota && !policyLevels.has(p.Quota.Policy)) {
+    throw invalid(`Invalid quota policy: ${goLevel("QuotaPolicy", p.Quota)}`);
+  }
+  if (p.Plugin && !pluginPolicies.has(p.Plugin.Policy)) {
+    throw invalid(`Invalid plugin policy: ${goLevel("PluginPolicy", p.Plugin)}`);
+  }
+
+  return {
+    Namespaces: p.Namespaces,
+    NodePools: p.NodePools,
+    HostVolumes: p.HostVolumes,
+    Agent: p.Agent,
+    Node: p.Node,
+    Operator: p.Operator,
+    Sentinel: p.Sentinel,
+    Quota: p.Quota,
+    Plugin: p.Plugin,
+  };
 }
 
-function validateNodePool(block: RuleBlock, keys: KeyCheck): NamedRule {
-  const name = oneLabel(block);
-  const { policy, capabilities } = readAttrs(block, ["policy", "capabilities"], keys);
-  if (!nodePoolNamePattern.test(name)) throw new PolicyError(`Invalid node pool name '${name}'`);
-  if (policy !== "" && !levelPolicies.has(policy)) {
-    throw new PolicyError(`Invalid node pool policy '${policy}' for '${name}'`);
-  }
-  for (const cap of capabilities) {
-    if (!nodePoolCapabilities.has(cap)) {
-      throw new PolicyError(`Invalid node pool capability '${cap}' for '${name}'`);
-    }
-  }
-  return { Name: name, Policy: policy, Capabilities: expandNodePoolCapabilities(policy, capabilities) };
-}
-
-function validateHostVolume(block: RuleBlock, keys: KeyCheck): NamedRule {
-  const name = oneLabel(block);
-  const { policy, capabilities } = readAttrs(block, ["policy", "capabilities"], keys);
-  const repr = `&acl.HostVolumePolicy{Name:${goString(name)}, Policy:${goString(policy)}, Capabilities:${
-    goList(capabilities)
-  }}`;
-  if (!namePattern.test(name)) throw new PolicyError(`Invalid host volume name: ${repr}`);
-  if (policy !== "" && !levelPolicies.has(policy)) {
-    throw new PolicyError(`Invalid host volume policy: ${repr}`);
-  }
-  for (const cap of capabilities) {
-    if (!hostVolumeCapabilities.has(cap)) {
-      throw new PolicyError(`Invalid host volume capability '${cap}': ${repr}`);
-    }
-  }
-  return { Name: name, Policy: policy, Capabilities: expandHostVolumeCapabilities(policy, capabilities) };
+/** Go's append: appending nothing to a nil list leaves it nil. */
+function appendCaps(caps: string[] | null, extra: readonly string[]): string[] | null {
+  if (extra.length === 0) return caps;
+  return [...(caps ?? []), ...extra];
 }

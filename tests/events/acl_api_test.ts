@@ -64,7 +64,8 @@ eventsServerTest(
     r = await put("p1", { Name: "p1", Rules: 'node { policy = "read" ' });
     assertEquals(r.status, 400);
     assert(r.text.startsWith("policy 0 invalid: "), r.text);
-    r = await put("p1", { Name: "p1", Rules: 'node { policy = "read" bogus = "x" }' });
+    // An unknown top-level key is refused (Nomad ignores unknown keys inside a block).
+    r = await put("p1", { Name: "p1", Rules: 'node { policy = "read" }\nbogus = "x"' });
     assertEquals(r.status, 400);
     r = await put("p1", { Name: "p1", Rules: 'node { policy = "admin" }' });
     assertEquals(r.status, 400);
