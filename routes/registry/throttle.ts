@@ -25,7 +25,7 @@ export class LoginThrottle {
   }
 
   /**
-   * Checks `password` with `verify` as one attempt on the login (lowercase, trimmed) and the IP: 429 while
+   * Checks a password with `verify` as one attempt on the login's key and the IP: 429 while
    * either is over its limit, counting the attempt from before the check; returns whether it passed.
    */
   async check(login: string, ip: string, verify: () => Promise<boolean>): Promise<boolean> {

@@ -28,13 +28,16 @@ export async function checkCredentials(req: Req, body: Record<string, unknown>, 
   const password = errors.required(user, "password", "Password", 1024);
   errors.throwIfAny();
   const reg = req.reg;
-  // The lookup runs inside the attempt: a throttled login costs no scan of the users.
+  // One throttle key per user, whichever of its names (username or email) the login gives.
+  const named = findByLogin(reg, login!);
+  const key = named ? `user:${named.id}` : `name:${login!.trim().toLowerCase()}`;
   let found: StoredDoc<UserDoc> | undefined;
   const verified = () => {
-    found = findByLogin(reg, login!);
+    // The user as it is once the attempt got its turn.
+    found = named && reg.user(named.id);
     return verifyPassword(password!, found?.doc.password_hash);
   };
-  if (!(await reg.loginThrottle.check(login!.trim().toLowerCase(), req.ctx.clientIp, verified))) {
+  if (!(await reg.loginThrottle.check(key, req.ctx.clientIp, verified))) {
     throw new ApiError(401, "Invalid login or password!");
   }
   return found!;

@@ -74,3 +74,14 @@ registryTest("concurrent wrong two-factor codes get at most ten 406s", async (f)
   );
   assertEquals(tally(answers), { 406: 10, 429: 20 });
 });
+
+registryTest("wrong passwords by username and by email count against one user", {
+  WHARF_REGISTRY_LOGIN_FAILURES: "4",
+}, async (f) => {
+  await createUser(f, "alice");
+  const names = ["alice", "alice@example.com", "ALICE", " Alice@Example.com "];
+  const statuses = [];
+  for (let i = 0; i < 8; i++) statuses.push((await login(f, names[i % names.length]!, `wrong-${i}`)).status);
+  assertEquals(statuses, [401, 401, 401, 401, 429, 429, 429, 429]);
+  assertEquals((await login(f, "alice@example.com", "alice-password")).status, 429);
+});
