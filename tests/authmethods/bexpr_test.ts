@@ -3,6 +3,7 @@
 import fc from "fast-check";
 import { evaluateFilter } from "../../routes/authmethods/bexpr/eval.ts";
 import { FilterParseError, parseFilter } from "../../routes/authmethods/bexpr/parse.ts";
+import { parseFilterParam } from "../../routes/authmethods/listing.ts";
 import { assert, assertEquals, assertMatch, assertThrows } from "../helpers/assert.ts";
 
 const oidc = {
@@ -108,6 +109,31 @@ Deno.test("filter parse errors say where and what", () => {
     assert(err instanceof FilterParseError, `${bad}: ${err}`);
     assertMatch(err.message, /^at position \d+: /);
   }
+});
+
+Deno.test("filter limits: length and nesting (deliberate: go-bexpr has none), parsing stays linear", () => {
+  const long = `item.name == "${"x".repeat(2048 - 15)}"`;
+  assertEquals(long.length, 2048);
+  parseFilter(long);
+  assertMatch((assertThrows(() => parseFilter(long + " ")) as Error).message, /longer than 2048 characters/);
+
+  const nested = (n: number) => "(".repeat(n) + `item.type == "oidc"` + ")".repeat(n);
+  const started = performance.now();
+  assert(matches(nested(64)), "64 levels parse (go-bexpr's parser would take exponential time here)");
+  assert(performance.now() - started < 1000);
+  assertMatch((assertThrows(() => parseFilter(nested(65))) as Error).message, /nested too deeply/);
+  // Parentheses inside strings do not count.
+  assert(!matches(`item.name == "${"(".repeat(100)}"`));
+  // Long and/or/not chains are not nesting.
+  assert(matches(Array(80).fill(`item.type == "oidc"`).join(" and ")));
+  assert(matches("not ".repeat(400) + `item.type == "oidc"`));
+});
+
+Deno.test("filter parameter: empty means no filter, whitespace alone is a filter that does not parse", () => {
+  assertEquals(parseFilterParam(new URL("http://wharf/v1/auth-methods?scope_id=global")), undefined);
+  assertEquals(parseFilterParam(new URL("http://wharf/v1/auth-methods?filter=")), undefined);
+  assertThrows(() => parseFilterParam(new URL("http://wharf/v1/auth-methods?filter=%20")));
+  assertThrows(() => parseFilterParam(new URL("http://wharf/v1/auth-methods?filter=%0A")));
 });
 
 // ---- property tests -------------------------------------------------------------------------------

@@ -226,8 +226,63 @@ export function compileRegex(pattern: string): NonNullable<MatchExpr["regex"]> {
     const re = RE2JS.compile(pattern);
     return { re: { test: (s: string) => re.test(s) } };
   } catch (err) {
-    return { error: (err as Error).message };
+    const message = (err as Error).message;
+    // Go takes a capture group name twice (`(?P<a>x)(?P<a>y)`); re2js refuses it. Names play no part in
+    // whether a pattern matches, so the groups are compiled as non-capturing ones.
+    if (message.includes("duplicate capture group name")) {
+      try {
+        const re = RE2JS.compile(withoutGroupNames(pattern));
+        return { re: { test: (s: string) => re.test(s) } };
+      } catch {
+        // fall through: report the original error
+      }
+    }
+    return { error: message };
   }
+}
+
+/** `(?P<name>` and `(?<name>` turned into `(?:`, outside escapes, `\Q…\E` and character classes. */
+function withoutGroupNames(p: string): string {
+  let out = "";
+  let i = 0;
+  let inClass = false;
+  while (i < p.length) {
+    if (p.startsWith("\\Q", i)) {
+      const end = p.indexOf("\\E", i + 2);
+      const stop = end < 0 ? p.length : end + 2;
+      out += p.slice(i, stop);
+      i = stop;
+      continue;
+    }
+    const c = p[i]!;
+    if (c === "\\") {
+      out += p.slice(i, i + 2);
+      i += 2;
+    } else if (inClass) {
+      const posix = p.startsWith("[:", i) ? p.indexOf(":]", i + 2) : -1;
+      const stop = posix >= 0 ? posix + 2 : i + 1;
+      if (posix < 0 && c === "]") inClass = false;
+      out += p.slice(i, stop);
+      i = stop;
+    } else if (c === "[") {
+      inClass = true;
+      let stop = i + 1;
+      if (p[stop] === "^") stop++;
+      if (p[stop] === "]") stop++; // a leading ] is literal
+      out += p.slice(i, stop);
+      i = stop;
+    } else {
+      const named = /^\(\?P?<[^>]*>/.exec(p.slice(i, i + 260));
+      if (named) {
+        out += "(?:";
+        i += named[0].length;
+      } else {
+        out += c;
+        i++;
+      }
+    }
+  }
+  return out;
 }
 
 function evaluateCollection(
