@@ -38,14 +38,19 @@ Deno.test("parsePolicy renders the spec example as RulesJSON with expanded capab
   );
 });
 
-Deno.test("parsePolicy accepts JSON rules in object and HCL-JSON array forms alike", () => {
+Deno.test("parsePolicy accepts JSON rules in object and HCL-JSON array forms as Nomad does", () => {
   const hcl = renderRulesJson(
     parsePolicy(`namespace "default" { policy = "read" }\nnode { policy = "read" }`),
   );
   const objectForm = `{"namespace":{"default":{"policy":"read"}},"node":{"policy":"read"}}`;
-  const arrayForm = `  {"namespace":[{"default":[{"policy":"read"}]}],"node":[{"policy":"read"}]}`;
+  const arrayForm = `  {"namespace":[{"default":{"policy":"read"}}],"node":[{"policy":"read"}]}`;
   assertEquals(renderRulesJson(parsePolicy(objectForm)), hcl);
   assertEquals(renderRulesJson(parsePolicy(arrayForm)), hcl);
+  // A list one level deeper leaves the namespace without its label in Nomad's decoder.
+  assertEquals(
+    reason(`{"namespace":{"default":[{"policy":"read"}]},"node":[{"policy":"read"}]}`),
+    `Invalid namespace name: &acl.NamespacePolicy{Name:"", Policy:"read", Capabilities:[]string(nil), Variables:(*acl.VariablesPolicy)(nil)}`,
+  );
 });
 
 Deno.test("parsePolicy handles comments, trailing commas, escapes and one-line blocks", () => {
@@ -59,40 +64,42 @@ Deno.test("parsePolicy handles comments, trailing commas, escapes and one-line b
     `namespace "esc" { policy = "r\\u0065ad" }`,
   ].join("\n");
   const p = parsePolicy(rules);
-  assertEquals(p.Namespaces.map((n) => n.Name), ["a-*", "esc"]);
-  assertEquals(p.Namespaces[0]!.Capabilities, ["read-job", "submit-job"]);
-  assertEquals(p.Namespaces[1]!.Policy, "read");
+  assertEquals(p.Namespaces?.map((n) => n.Name), ["a-*", "esc"]);
+  assertEquals(p.Namespaces![0]!.Capabilities, ["read-job", "submit-job"]);
+  assertEquals(p.Namespaces![1]!.Policy, "read");
   assertEquals(p.Agent, { Policy: "read" });
-  assertEquals(p.Operator, { Policy: "deny" });
+  assertEquals(p.Operator, { Policy: "deny", Capabilities: ["deny"] });
 });
 
 Deno.test("parsePolicy matches keys case-insensitively and accepts blocks written as object assignments", () => {
   const p = parsePolicy(`Namespace "web" { Policy = "write" }\nnode = { policy = "read" }`);
-  assertEquals(p.Namespaces[0]!.Policy, "write");
+  assertEquals(p.Namespaces![0]!.Policy, "write");
   assertEquals(p.Node, { Policy: "read" });
   const json = parsePolicy(
-    `{"Namespace": {"web": {"Variables": {"Path": {"a/*": {"Capabilities": ["read"]}}}}}}`,
+    `{"Namespace": {"web": {"Variables": [{"Path": {"a/*": {"Capabilities": ["read"]}}}]}}}`,
   );
-  assertEquals(json.Namespaces[0]!.Variables, {
+  assertEquals(json.Namespaces![0]!.Variables, {
     Paths: [{ PathSpec: "a/*", Capabilities: ["read", "list"] }],
   });
 });
 
-Deno.test("parsePolicy puts explicit capabilities first, then the policy's expansion, without duplicates", () => {
+Deno.test("parsePolicy puts explicit capabilities first, then the policy's expansion, duplicates kept", () => {
   const p = parsePolicy(`namespace "ops" {\n policy = "scale"\n capabilities = ["read-logs", "read-job"]\n}`);
-  assertEquals(p.Namespaces[0]!.Capabilities, [
+  assertEquals(p.Namespaces![0]!.Capabilities, [
     "read-logs",
     "read-job",
     "list-scaling-policies",
     "read-scaling-policy",
     "read-job-scaling",
     "scale-job",
+    "read-job",
     "submit-recommendation",
   ]);
   const deny = parsePolicy(`namespace "x" { policy = "deny" }`);
-  assertEquals(deny.Namespaces[0]!.Capabilities, ["deny"]);
-  const write = parsePolicy(`namespace "x" { policy = "write" }`).Namespaces[0]!.Capabilities;
-  assertEquals(write.length, 20);
+  assertEquals(deny.Namespaces![0]!.Capabilities, ["deny"]);
+  const write = parsePolicy(`namespace "x" { policy = "write" }`).Namespaces![0]!.Capabilities!;
+  // 20 from the policy, then host-volume-read implied by host-volume-create.
+  assertEquals(write.length, 21);
   assert(write.includes("submit-job") && write.includes("host-volume-create"));
 });
 
@@ -103,7 +110,7 @@ Deno.test("parsePolicy validates variables paths and expands read to list", () =
       path "secret/*" { capabilities = ["write", "deny"] }
     }
   }`);
-  assertEquals(p.Namespaces[0]!.Variables, {
+  assertEquals(p.Namespaces![0]!.Variables, {
     Paths: [
       { PathSpec: "nomad/jobs/*", Capabilities: ["read", "list"] },
       { PathSpec: "secret/*", Capabilities: ["deny"] },
@@ -113,9 +120,10 @@ Deno.test("parsePolicy validates variables paths and expands read to list", () =
     reason(`namespace "dev" { variables { } }`),
     "Invalid variable policy: no variable paths in namespace dev",
   );
+  // Nomad's text ends with a stray backtick.
   assertEquals(
     reason(`namespace "dev" { variables { path "/abs" { capabilities = ["read"] } } }`),
-    `Invalid variable path "/abs" in namespace dev: cannot start with a leading '/'`,
+    `Invalid variable path "/abs" in namespace dev: cannot start with a leading '/'\``,
   );
   assertEquals(
     reason(`namespace "dev" { variables { path "a" { capabilities = ["sudo"] } } }`),
@@ -141,17 +149,25 @@ Deno.test("parsePolicy accepts the level, plugin, host_volume and node_pool bloc
 });
 
 Deno.test("parsePolicy rejects malformed policies with Nomad's reasons", () => {
-  assertEquals(reason(""), "Invalid policy: ");
   assertEquals(reason("# only a comment\n"), "Invalid policy: # only a comment\n");
-  assertMatch(reason(`namespace "a" { policy = "read"`), /^Failed to parse ACL Policy: At 1:\d+: /);
-  assertMatch(reason(`namespace "a" { policy = read }`), /^Failed to parse ACL Policy: At 1:26: /);
-  assertMatch(
-    reason(`namespace "a" { policy = "unterminated }`),
-    /^Failed to parse ACL Policy: At 1:26: literal not terminated/,
+  assertEquals(
+    reason(`namespace "a" { policy = "read"`),
+    "Failed to parse ACL Policy: At 1:33: object expected closing RBRACE got: EOF",
   );
-  assertMatch(reason(`node { policy = "a\\qb" }`), /unknown escape sequence/);
-  assertMatch(reason(`/* never closed`), /comment not terminated/);
-  assertMatch(reason(`node { policy = "read" } $`), /illegal char/);
+  assertEquals(
+    reason(`namespace "a" { policy = read }`),
+    "Failed to parse ACL Policy: At 1:26: Unknown token: 1:26 IDENT read",
+  );
+  assertEquals(
+    reason(`namespace "a" { policy = "unterminated }`),
+    "Failed to parse ACL Policy: At 1:41: literal not terminated",
+  );
+  assertEquals(
+    reason(`node { policy = "a\\qb" }`),
+    "Failed to parse ACL Policy: At 1:20: illegal char escape",
+  );
+  assertEquals(reason(`/* never closed`), "Failed to parse ACL Policy: At 1:16: comment not terminated");
+  assertEquals(reason(`node { policy = "read" } $`), "Failed to parse ACL Policy: At 1:26: illegal char");
   assertEquals(
     reason(`namespace "x" { policy = "bogus" }`),
     `Invalid namespace policy: &acl.NamespacePolicy{Name:"x", Policy:"bogus", Capabilities:[]string(nil), Variables:(*acl.VariablesPolicy)(nil)}`,
@@ -159,14 +175,12 @@ Deno.test("parsePolicy rejects malformed policies with Nomad's reasons", () => {
   assertMatch(reason(`namespace "x" { capabilities = ["fly"] }`), /^Invalid namespace capability 'fly': /);
   assertMatch(reason(`namespace "bad name" { policy = "read" }`), /^Invalid namespace name: /);
   assertMatch(reason(`namespace { policy = "read" }`), /^Invalid namespace name: /);
-  assertEquals(reason(`node { policy = "scale" }`), `Invalid node policy: &acl.NodePolicy{Policy:"scale"}`);
   assertEquals(reason(`node { }`), `Invalid node policy: &acl.NodePolicy{Policy:""}`);
   assertEquals(
-    reason(`plugin { policy = "write" }`),
-    `Invalid plugin policy: &acl.PluginPolicy{Policy:"write"}`,
+    reason(`plugin { policy = "admin" }`),
+    `Invalid plugin policy: &acl.PluginPolicy{Policy:"admin"}`,
   );
   assertEquals(reason(`agent { policy = "list" }`), `Invalid agent policy: &acl.AgentPolicy{Policy:"list"}`);
-  assertEquals(reason(`namespace "a" { polcy = "read" }`), "Invalid or duplicate policy keys: polcy");
   assertEquals(
     reason(`node { policy = "read" }\nfoo { policy = "read" }`),
     "Invalid or duplicate policy keys: foo",
@@ -176,26 +190,26 @@ Deno.test("parsePolicy rejects malformed policies with Nomad's reasons", () => {
     "Invalid or duplicate policy keys: node",
   );
   assertEquals(
-    reason(`node { policy = "read"\n policy = "write" }`),
-    "Invalid or duplicate policy keys: policy",
+    reason(`node { policy = ["read"] }`),
+    "Failed to parse ACL Policy: At 1:17: root.node.Policy: unknown type for string *ast.ListType",
   );
   assertEquals(
-    reason(`node { policy = "read" capabilities = ["read"] }`),
-    "Invalid or duplicate policy keys: capabilities",
+    reason(`namespace "a" { capabilities = "read-job" }`),
+    "Failed to parse ACL Policy: At 1:32: unknown slice type: *ast.LiteralType",
   );
-  assertMatch(reason(`node { policy = ["read"] }`), /^Failed to parse ACL Policy: policy: expected a string/);
-  assertMatch(reason(`namespace "a" { capabilities = "read-job" }`), /expected a list of strings/);
   assertEquals(
     reason(`host_volume "v" { capabilities = ["fly"] }`).startsWith("Invalid host volume capability 'fly'"),
     true,
   );
-  assertEquals(reason(`node_pool "p" { policy = "scale" }`), "Invalid node pool policy 'scale' for 'p'");
   assertEquals(reason(`node_pool "a.b" { policy = "read" }`), "Invalid node pool name 'a.b'");
 });
 
 Deno.test("parsePolicy rejects malformed JSON rules with a reason", () => {
-  assertMatch(reason(`{"namespace": `), /^Failed to parse ACL Policy: /);
-  assertMatch(reason(`{"node": 5}`), /^Failed to parse ACL Policy: node: /);
+  assertEquals(reason(`{"namespace": `), `Invalid policy: {"namespace": `);
+  assertEquals(
+    reason(`{"node": 5}`),
+    "Failed to parse ACL Policy: At -: root.node: not an object type for struct (*ast.LiteralType)",
+  );
   assertEquals(
     reason(`{"node": {"policy": "read"}, "bogus": {"policy": "read"}}`),
     "Invalid or duplicate policy keys: bogus",
