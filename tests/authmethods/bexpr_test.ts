@@ -18,7 +18,7 @@ const oidc = {
     attributes: { state: "active-public", signing_algorithms: ["RS256", "ES256"], max_age: 0, claims: {} },
   },
 };
-const matches = (f: string, root: unknown = oidc) => evaluateFilter(parseFilter(f), root);
+const matches = (f: string, root: { item: unknown } = oidc) => evaluateFilter(parseFilter(f), root);
 
 Deno.test("filter spec examples match an active-public OIDC method in global", () => {
   assert(matches(`"/item/type" == "oidc"`));
