@@ -50,6 +50,8 @@ async function main(): Promise<number> {
   };
   Deno.addSignalListener("SIGINT", onSignal);
   Deno.addSignalListener("SIGTERM", onSignal);
+  // Settles only after a shutdown: lib/serve.ts retries accept errors (EMFILE) and serves on instead of rejecting,
+  // so connection pressure never ends the process.
   await server.finished;
   return 0;
 }
