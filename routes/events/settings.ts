@@ -13,6 +13,10 @@ export interface EventsSettings {
   heartbeatMs: number;
   queueBatches: number;
   queueBytes: number;
+  /** Concurrent streams on this node, all callers together (0 = no cap). */
+  maxStreams: number;
+  /** Concurrent streams per token; tokenless callers count per client IP (0 = no cap). */
+  maxStreamsPerToken: number;
 }
 
 export function loadEventsSettings(ctx: AppContext): EventsSettings {
@@ -29,6 +33,8 @@ export function loadEventsSettings(ctx: AppContext): EventsSettings {
     heartbeatMs: envInt(env, "WHARF_EVENTS_HEARTBEAT_MS", 30_000, 1),
     queueBatches: envInt(env, "WHARF_EVENTS_QUEUE_BATCHES", 64, 1),
     queueBytes: envInt(env, "WHARF_EVENTS_QUEUE_BYTES", 4 * 1024 * 1024, 1024),
+    maxStreams: envInt(env, "WHARF_EVENTS_MAX_STREAMS", 1000),
+    maxStreamsPerToken: envInt(env, "WHARF_EVENTS_MAX_STREAMS_PER_TOKEN", 100),
   };
   if (settings.tokenMinTtlMs > settings.tokenMaxTtlMs) {
     throw new ConfigError("WHARF_ACL_TOKEN_MIN_TTL must not exceed WHARF_ACL_TOKEN_MAX_TTL");

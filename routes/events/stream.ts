@@ -12,17 +12,21 @@ import { mayStream } from "./stream_auth.ts";
 import { compileMatcher, filterKey, matchesEverything } from "./stream_filter.ts";
 import { StreamHub } from "./stream_hub.ts";
 import { StreamSubscriber } from "./stream_subscriber.ts";
+import { streamOwnerKey, StreamSlots } from "./stream_limits.ts";
 import type { EventsSettings } from "./settings.ts";
 
 export interface EventStreamApi {
   routes: Route[];
   hub: StreamHub;
+  /** Open streams against WHARF_EVENTS_MAX_STREAMS and the per-token cap. */
+  slots: StreamSlots;
   close(): void;
 }
 
 export function createEventStream(ctx: AppContext, acl: AclState, settings: EventsSettings): EventStreamApi {
   const hub = new StreamHub(ctx.data.log);
   const open = new Set<StreamSubscriber>();
+  const slots = new StreamSlots(settings.maxStreams, settings.maxStreamsPerToken);
   const endAll = () => {
     for (const s of open) s.end();
   };
@@ -39,25 +43,33 @@ export function createEventStream(ctx: AppContext, acl: AclState, settings: Even
     }
     if (!mayStream(caller.acl, query)) throw permissionDenied();
     if (ctx.shutdownSignal.aborted) throw new ApiError(503, "server is shutting down");
+    // Checked after the ACL, so a caller without access learns nothing about the caps (403 first).
+    const releaseSlot = slots.acquire(streamOwnerKey(caller.accessorId, acl.enabled, req.clientIp));
 
     let expiresAt = caller.expiresAt;
     const accessorId = caller.accessorId;
-    const subscriber = new StreamSubscriber({
-      log: ctx.data.log,
-      hub,
-      startIndex: query.index,
-      matcher: compileMatcher(query),
-      everything: matchesEverything(query),
-      filterKey: filterKey(query),
-      heartbeatMs: settings.heartbeatMs,
-      queueBatches: settings.queueBatches,
-      queueBytes: settings.queueBytes,
-      expired: () => expiresAt !== undefined && expiresAt <= Date.now(),
-      onError: (err) => {
-        ctx.logger.error("event stream failed", { request_id: req.requestId, error: String(err) });
-      },
-      onClose: () => cleanup(),
-    });
+    let subscriber: StreamSubscriber;
+    try {
+      subscriber = new StreamSubscriber({
+        log: ctx.data.log,
+        hub,
+        startIndex: query.index,
+        matcher: compileMatcher(query),
+        everything: matchesEverything(query),
+        filterKey: filterKey(query),
+        heartbeatMs: settings.heartbeatMs,
+        queueBatches: settings.queueBatches,
+        queueBytes: settings.queueBytes,
+        expired: () => expiresAt !== undefined && expiresAt <= Date.now(),
+        onError: (err) => {
+          ctx.logger.error("event stream failed", { request_id: req.requestId, error: String(err) });
+        },
+        onClose: () => cleanup(),
+      });
+    } catch (err) {
+      releaseSlot();
+      throw err;
+    }
     open.add(subscriber);
     // Changes are reported synchronously at commit, before the log hands the same batch to the hub,
     // so a revoked stream never sends a frame at or above the revoking Index.
@@ -75,6 +87,7 @@ export function createEventStream(ctx: AppContext, acl: AclState, settings: Even
     function cleanup() {
       stopWatching();
       open.delete(subscriber);
+      releaseSlot();
     }
     return new Response(subscriber.body, {
       status: 200,
@@ -89,6 +102,7 @@ export function createEventStream(ctx: AppContext, acl: AclState, settings: Even
   return {
     routes: [{ method: "GET", path: "/v1/event/stream", handler: stream }],
     hub,
+    slots,
     close() {
       endAll();
       hub.close();

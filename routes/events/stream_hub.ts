@@ -7,6 +7,12 @@ import type { EventMatcher } from "./stream_filter.ts";
 const encoder = new TextEncoder();
 
 /**
+ * The most bytes a stream hands the HTTP layer at once. A stalled reader's response buffers (and the ReadableStream
+ * queue) then hold a few small pieces, never a whole multi-megabyte frame; see docs/events.md "Stream limits".
+ */
+export const streamChunkBytes = 16 * 1024;
+
+/**
  * A batch ready to stream: only Index + Events, token secrets blanked. Event JSON, the full frame and its
  * bytes are computed on first use and then shared by every subscriber that needs them.
  */
@@ -15,7 +21,7 @@ export class PreparedBatch {
   readonly events: readonly StreamEvent[];
   #eventJson: string[] | undefined;
   #frame: string | undefined;
-  #frameBytes: Uint8Array | undefined;
+  #framePieces: readonly Uint8Array[] | undefined;
   #bytes: number | undefined;
   #framesByFilter: Map<string, "all" | string | undefined> | undefined;
 
@@ -57,10 +63,25 @@ export class PreparedBatch {
     return frame;
   }
 
-  /** The full frame line, newline included, encoded once for all subscribers. */
-  get fullFrameBytes(): Uint8Array {
-    return this.#frameBytes ??= encoder.encode(this.fullFrame + "\n");
+  /**
+   * The full frame line, newline included, encoded once for all subscribers and cut into pieces of at most
+   * streamChunkBytes, each its own buffer: a reader stalled inside a big frame keeps only the pieces it was
+   * handed alive, not the whole frame.
+   */
+  get fullFramePieces(): readonly Uint8Array[] {
+    return this.#framePieces ??= splitBytes(encoder.encode(this.fullFrame + "\n"), true);
   }
+}
+
+/** `bytes` cut into pieces of at most streamChunkBytes: copies (`copy`, each piece its own buffer) or views. */
+export function splitBytes(bytes: Uint8Array, copy: boolean): Uint8Array[] {
+  if (bytes.length <= streamChunkBytes) return [bytes];
+  const pieces: Uint8Array[] = [];
+  for (let at = 0; at < bytes.length; at += streamChunkBytes) {
+    const end = Math.min(at + streamChunkBytes, bytes.length);
+    pieces.push(copy ? bytes.slice(at, end) : bytes.subarray(at, end));
+  }
+  return pieces;
 }
 
 /** The stream never carries a token secret, whatever a producer wrote. */

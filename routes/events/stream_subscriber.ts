@@ -1,10 +1,18 @@
 // One stream connection: `{}`, then the backlog from disk, then live batches from a bounded queue; on overflow
-// it falls back to reading the log from its cursor and rejoins live when caught up. The body is pull-based.
+// it falls back to reading the log from its cursor and rejoins live when caught up. The body is pull-based and
+// hands out pieces of at most streamChunkBytes, so a reader that stops reading holds little (docs/events.md).
 
 import type { EventLog } from "../../lib/store/mod.ts";
 import type { LogCursor } from "../../lib/store/eventlog.ts";
 import type { EventMatcher } from "./stream_filter.ts";
-import { frameFor, type PreparedBatch, prepareLine, type StreamHub } from "./stream_hub.ts";
+import {
+  frameFor,
+  type PreparedBatch,
+  prepareLine,
+  splitBytes,
+  streamChunkBytes,
+  type StreamHub,
+} from "./stream_hub.ts";
 
 export interface SubscriberOptions {
   log: EventLog;
@@ -27,21 +35,32 @@ export interface SubscriberOptions {
 
 const encoder = new TextEncoder();
 const heartbeatBytes = () => encoder.encode("{}\n");
-/** Frames available at once are sent together up to this size (one socket write instead of many). */
-const coalesceBytes = 256 * 1024;
-const diskChunkBytes = 256 * 1024;
+/** Read size of the disk reader of a lagging subscriber (its buffer lives as long as the reader). */
+const diskChunkBytes = 64 * 1024;
+/** A lagging subscriber whose body has not been pulled for this long closes its disk reader (buffer, file). */
+const idleReaderMs = 1000;
 
 export class StreamSubscriber {
   readonly body: ReadableStream<Uint8Array>;
   readonly #o: SubscriberOptions;
   /** The next Index this connection may deliver: everything below it was handled. */
   #cursor: number;
-  /** The queue holds every live batch >= liveFrom (reset on overflow). */
+  /**
+   * Live batches >= liveFrom come from the queue; below it, from the log. While the cursor is below liveFrom the
+   * subscriber lags: it queues nothing and only moves liveFrom, until the disk reader catches up.
+   */
   #liveFrom: number;
   #queue: PreparedBatch[] = [];
   #queueHead = 0;
   #queueBytes = 0;
   #reader: AsyncGenerator<{ index: number; line: string }> | undefined;
+  /** Whether the current disk reader has yielded anything (a fresh one that yields nothing means the log ended). */
+  #readerYielded = false;
+  #readerTimer: ReturnType<typeof setTimeout> | undefined;
+  #lastPull = 0;
+  /** The rest of a frame bigger than one chunk: shared pieces of a live batch, or views of this reader's bytes. */
+  #carry: readonly Uint8Array[] | undefined;
+  #carryNext = 0;
   #pin: LogCursor;
   #removeSink: () => void;
   #helloSent = false;
@@ -62,13 +81,15 @@ export class StreamSubscriber {
     else this.#cursor = Math.max(options.startIndex, log.firstIndex, 1);
     this.#removeSink = options.hub.add((b) => this.#offer(b));
     this.#pin = log.openCursor(this.#cursor);
+    // highWaterMark 0: nothing is produced ahead of the HTTP layer asking for it, so a reader that stops
+    // reading leaves no chunk waiting in this stream's queue.
     this.body = new ReadableStream<Uint8Array>({
       start: (controller) => {
         this.#controller = controller;
       },
       pull: (controller) => this.#pull(controller),
       cancel: () => this.#finish(),
-    }, { highWaterMark: 1 });
+    }, { highWaterMark: 0 });
   }
 
   /** Ends the body after the current frame (shutdown, revoked token). */
@@ -76,7 +97,8 @@ export class StreamSubscriber {
     if (this.#ending) return;
     this.#ending = true;
     if (this.#pulling) this.#wake?.();
-    else this.#closeBody();
+    else if (this.#carry === undefined) this.#closeBody();
+    // else: the frame being sent is completed by the next pulls, then the body ends.
   }
 
   get cursor(): number {
@@ -85,6 +107,11 @@ export class StreamSubscriber {
 
   #offer(batch: PreparedBatch): void {
     if (this.#finished || batch.index < this.#cursor) return;
+    if (this.#cursor < this.#liveFrom) {
+      // Lagging: the log has this batch; the reader gets there from disk.
+      this.#liveFrom = batch.index + 1;
+      return;
+    }
     this.#queue.push(batch);
     this.#queueBytes += batch.bytes;
     const queued = this.#queue.length - this.#queueHead;
@@ -100,8 +127,9 @@ export class StreamSubscriber {
 
   async #pull(controller: ReadableStreamDefaultController<Uint8Array>): Promise<void> {
     this.#pulling = true;
+    this.#lastPull = Date.now();
     try {
-      const chunk = await this.#produce();
+      const chunk = this.#nextPiece() ?? await this.#produce();
       if (this.#finished) return; // cancelled by the client meanwhile
       if (chunk === undefined) this.#closeBody();
       else controller.enqueue(chunk);
@@ -113,7 +141,26 @@ export class StreamSubscriber {
     }
   }
 
-  /** The next bytes to send (one or more complete lines), or undefined to end the body. */
+  /** The next piece of a frame in progress, if any. */
+  #nextPiece(): Uint8Array | undefined {
+    const carry = this.#carry;
+    if (carry === undefined) return undefined;
+    const piece = carry[this.#carryNext++]!;
+    if (this.#carryNext >= carry.length) {
+      this.#carry = undefined;
+      this.#carryNext = 0;
+    }
+    return piece;
+  }
+
+  /** Sends `pieces` (one frame) from the next pull on; returns the first when nothing else is pending. */
+  #startCarry(pieces: readonly Uint8Array[], parts: Array<string | Uint8Array>): Uint8Array | undefined {
+    this.#carry = pieces;
+    this.#carryNext = 0;
+    return parts.length ? joinParts(parts) : this.#nextPiece();
+  }
+
+  /** The next bytes to send (one or more complete lines, or the first piece of a big one), or undefined to end. */
   async #produce(): Promise<Uint8Array | undefined> {
     if (!this.#helloSent) {
       this.#helloSent = true;
@@ -136,17 +183,33 @@ export class StreamSubscriber {
             this.#ending = true;
             return joinParts(parts);
           }
-          // A live batch's full frame is encoded once for every subscriber; a batch read from disk is this
-          // subscriber's alone, so its text is joined with its neighbours and encoded once per chunk.
-          const part = frame !== "all"
-            ? frame + "\n"
-            : batch.shared
-            ? batch.fullFrameBytes
-            : batch.fullFrame + "\n";
-          parts.push(part);
-          size += part.length;
           this.#lastWrite = Date.now();
-          if (size >= coalesceBytes) return joinParts(parts);
+          if (frame === "all" && batch.shared) {
+            // A live batch's full frame is encoded (and cut) once for every subscriber.
+            const pieces = batch.fullFramePieces;
+            const only = pieces.length === 1 ? pieces[0]! : undefined;
+            if (only === undefined || size + only.length > streamChunkBytes) {
+              return this.#startCarry(pieces, parts);
+            }
+            parts.push(only);
+            size += only.length;
+          } else {
+            // This subscriber's own text (a filtered frame, or a batch read from disk): joined with its
+            // neighbours and encoded once per chunk; a frame too big for one chunk goes out in pieces.
+            const text = (frame === "all" ? batch.fullFrame : frame) + "\n";
+            if (size + text.length > streamChunkBytes) {
+              const bytes = encoder.encode(text);
+              if (size + bytes.length > streamChunkBytes) {
+                return this.#startCarry(splitBytes(bytes, false), parts);
+              }
+              parts.push(bytes);
+              size += bytes.length;
+            } else {
+              parts.push(text);
+              size += text.length;
+            }
+          }
+          if (size >= streamChunkBytes) return joinParts(parts);
         }
         if (parts.length === 0 && Date.now() - this.#lastWrite >= this.#o.heartbeatMs) return this.#tick();
         continue;
@@ -169,20 +232,28 @@ export class StreamSubscriber {
 
   /** The next batch at or above the cursor, from disk or the live queue; undefined when none is ready. */
   async #nextBatch(): Promise<PreparedBatch | undefined> {
-    if (this.#cursor < this.#liveFrom) {
-      this.#reader ??= this.#o.log.read(this.#cursor, diskChunkBytes);
+    while (this.#cursor < this.#liveFrom) {
+      if (this.#reader === undefined) {
+        this.#reader = this.#o.log.read(this.#cursor, diskChunkBytes);
+        this.#readerYielded = false;
+        this.#readerTimer ??= setTimeout(() => this.#closeIdleReader(), idleReaderMs);
+      }
       const item = await this.#reader.next();
+      if (this.#finished) return undefined;
       if (!item.done) {
+        this.#readerYielded = true;
         this.#advance(item.value.index + 1);
         return prepareLine(item.value.index, item.value.line);
       }
+      const yielded = this.#readerYielded;
       this.#reader = undefined;
-      // The log ended below liveFrom only if retention removed what was left: move on (§10).
-      if (this.#cursor < this.#liveFrom) this.#advance(this.#liveFrom);
-    } else if (this.#reader) {
-      await this.#reader.return(undefined);
-      this.#reader = undefined;
+      // A reader ends at the newest batch it saw; one committed since is read by a new reader. A fresh reader
+      // that finds nothing below liveFrom means retention removed what was left: move on (§10).
+      if (!yielded || this.#cursor > this.#o.log.lastIndex) {
+        this.#advance(Math.max(this.#cursor, this.#liveFrom));
+      }
     }
+    if (this.#reader) await this.#closeReader();
     while (this.#queueHead < this.#queue.length) {
       const b = this.#queue[this.#queueHead]!;
       this.#queue[this.#queueHead++] = undefined as unknown as PreparedBatch;
@@ -196,6 +267,29 @@ export class StreamSubscriber {
       return b;
     }
     return undefined;
+  }
+
+  /** Closes the disk reader of a subscriber whose body is not being read (its buffer and open file go). */
+  #closeIdleReader(): void {
+    this.#readerTimer = undefined;
+    if (this.#reader === undefined || this.#finished) return;
+    const idle = Date.now() - this.#lastPull;
+    if (this.#pulling || idle < idleReaderMs) {
+      this.#readerTimer = setTimeout(
+        () => this.#closeIdleReader(),
+        idleReaderMs - (this.#pulling ? 0 : idle),
+      );
+      return;
+    }
+    this.#closeReader().catch(() => {});
+  }
+
+  async #closeReader(): Promise<void> {
+    const reader = this.#reader;
+    this.#reader = undefined;
+    clearTimeout(this.#readerTimer);
+    this.#readerTimer = undefined;
+    await reader?.return(undefined);
   }
 
   #advance(next: number): void {
@@ -233,10 +327,9 @@ export class StreamSubscriber {
     this.#pin.release();
     this.#queue = [];
     this.#queueHead = 0;
+    this.#carry = undefined;
     this.#wake?.();
-    const reader = this.#reader;
-    this.#reader = undefined;
-    reader?.return(undefined).catch(() => {});
+    this.#closeReader().catch(() => {});
     this.#o.onClose();
   }
 }
