@@ -40,6 +40,8 @@ export interface Token {
   text: string;
   /** A string from JSON rules: unquoted by Go's rules rather than HCL's. */
   json?: boolean;
+  /** The decoded value (or the panic decoding it), computed once. */
+  value?: string | GoPanic;
 }
 
 export interface ObjectList {
@@ -139,6 +141,22 @@ function foldRune(c: string): string {
 /** Case-insensitive equality rune by rune, as Go's `strings.EqualFold` (simple folding). */
 export function equalFold(a: string, b: string): boolean {
   if (a === b) return true;
+  let ascii = true;
+  for (let i = 0; i < a.length && ascii; i++) if (a.charCodeAt(i) >= 0x80) ascii = false;
+  for (let i = 0; i < b.length && ascii; i++) if (b.charCodeAt(i) >= 0x80) ascii = false;
+  if (ascii) {
+    if (a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) {
+      const x = a.charCodeAt(i);
+      const y = b.charCodeAt(i);
+      if (x === y) continue;
+      const lx = x >= 65 && x <= 90 ? x + 32 : x;
+      const ly = y >= 65 && y <= 90 ? y + 32 : y;
+      if (lx !== ly) return false;
+    }
+    return true;
+  }
+  // Beyond ASCII: simple folds such as the Kelvin sign or the long s.
   const ra = [...a];
   const rb = [...b];
   if (ra.length !== rb.length) return false;
@@ -177,6 +195,21 @@ export function elems(list: ObjectList): ObjectList {
 
 /** The string value of a key or string token; throws GoPanic where HCL's Token.Value panics. */
 export function tokenString(token: Token): string {
+  let value = token.value;
+  if (value === undefined) {
+    try {
+      value = computeTokenString(token);
+    } catch (err) {
+      if (!(err instanceof GoPanic)) throw err;
+      value = err;
+    }
+    token.value = value;
+  }
+  if (value instanceof GoPanic) throw value;
+  return value;
+}
+
+function computeTokenString(token: Token): string {
   switch (token.type) {
     case "IDENT":
       return token.text;
@@ -248,6 +281,7 @@ export function unquoteGo(text: string): string | undefined {
   if (text.length < 2 || text[0] !== '"' || text[text.length - 1] !== '"') return undefined;
   const s = text.slice(1, -1);
   if (s.includes("\n")) return undefined;
+  if (!s.includes("\\") && !s.includes('"')) return s;
   const bytes: number[] = [];
   let i = 0;
   while (i < s.length) {
@@ -273,6 +307,7 @@ export function unquoteHcl(text: string): string | undefined {
   if (text.length < 2 || text[0] !== '"' || text[text.length - 1] !== '"') return undefined;
   let s = text.slice(1, -1);
   if (!s.includes("$") && !s.includes("{") && s.includes("\n")) return undefined;
+  if (!s.includes("\\") && !s.includes('"') && !s.includes("$")) return s;
   const bytes: number[] = [];
   while (s.length > 0) {
     if (s.startsWith("${")) {

@@ -133,14 +133,21 @@ function removeFold(keys: string[], key: string): string[] {
   return at < 0 ? keys : [...keys.slice(0, at), ...keys.slice(at + 1)];
 }
 
+/** A UTF-16 code unit mapped so that comparing mapped units orders strings by code point (= UTF-8 bytes). */
+function orderUnit(u: number): number {
+  if (u < 0xd800) return u;
+  return u <= 0xdfff ? u + 0x2000 : u - 0x800;
+}
+
 /** Bytewise (UTF-8) order, as Go's sort.Strings. */
 export function compareBytes(a: string, b: string): number {
-  const ea = new TextEncoder().encode(a);
-  const eb = new TextEncoder().encode(b);
-  for (let i = 0; i < Math.min(ea.length, eb.length); i++) {
-    if (ea[i] !== eb[i]) return ea[i]! - eb[i]!;
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x !== y) return orderUnit(x) - orderUnit(y);
   }
-  return ea.length - eb.length;
+  return a.length - b.length;
 }
 
 function decodeStruct(name: string, node: Node, out: GoStruct, type: GoType & { kind: "struct" }): void {

@@ -25,11 +25,17 @@ export const maxNesting = 200;
 const EOF_RUNE = "";
 
 function isLetter(ch: string): boolean {
-  return /^[A-Za-z_]$/.test(ch) || (ch.codePointAt(0)! >= 0x80 && /^\p{L}$/u.test(ch));
+  if (ch === "") return false;
+  const c = ch.charCodeAt(0);
+  if (c < 0x80) return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || c === 95;
+  return /^\p{L}$/u.test(ch);
 }
 
 function isDigit(ch: string): boolean {
-  return /^[0-9]$/.test(ch) || (ch !== "" && ch.codePointAt(0)! >= 0x80 && /^\p{Nd}$/u.test(ch));
+  if (ch === "") return false;
+  const c = ch.charCodeAt(0);
+  if (c < 0x80) return c >= 48 && c <= 57;
+  return /^\p{Nd}$/u.test(ch);
 }
 
 function isDecimal(ch: string): boolean {
@@ -37,16 +43,12 @@ function isDecimal(ch: string): boolean {
 }
 
 function digitVal(ch: string): number {
-  if (/^[0-9]$/.test(ch)) return ch.charCodeAt(0) - 48;
-  if (/^[a-f]$/.test(ch)) return ch.charCodeAt(0) - 87;
-  if (/^[A-F]$/.test(ch)) return ch.charCodeAt(0) - 55;
+  if (ch.length !== 1) return 16;
+  const c = ch.charCodeAt(0);
+  if (c >= 48 && c <= 57) return c - 48;
+  if (c >= 97 && c <= 102) return c - 87;
+  if (c >= 65 && c <= 70) return c - 55;
   return 16;
-}
-
-interface SrcPos {
-  line: number;
-  column: number;
-  offset: number;
 }
 
 /**
@@ -54,41 +56,54 @@ interface SrcPos {
  * next line at column 0, one rune can be pushed back). Shared by the HCL and JSON scanners.
  */
 export class RuneReader {
-  readonly runes: string[];
-  pos: SrcPos = { line: 1, column: 0, offset: 0 };
-  prevPos: SrcPos = { line: 1, column: 0, offset: 0 };
+  line = 1;
+  column = 0;
+  offset = 0;
+  #prevLine = 1;
+  #prevColumn = 0;
+  #prevOffset = 0;
   lastCharLen = 0;
   lastLineLen = 0;
   #canUnread = false;
   /** The last scanner error (HCL reports only the last). */
   error: PosError | string | undefined;
 
-  constructor(src: string, private readonly errorFormat: "hcl" | "json") {
-    this.runes = [...src];
+  /** Offsets count UTF-16 units; columns count runes, as Go's do. */
+  constructor(readonly src: string, private readonly errorFormat: "hcl" | "json") {}
+
+  #runeAt(offset: number): string {
+    const c = this.src.charCodeAt(offset);
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const d = this.src.charCodeAt(offset + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) return this.src.slice(offset, offset + 2);
+    }
+    return this.src[offset]!;
   }
 
   next(): string {
-    if (this.pos.offset >= this.runes.length) {
-      this.pos = { ...this.pos, column: this.pos.column + 1 };
+    if (this.offset >= this.src.length) {
+      this.column++;
       this.lastCharLen = 0;
       this.#canUnread = false;
       return EOF_RUNE;
     }
-    const ch = this.runes[this.pos.offset]!;
-    this.prevPos = this.pos;
-    this.pos = { line: this.pos.line, column: this.pos.column + 1, offset: this.pos.offset + 1 };
-    this.lastCharLen = 1;
+    const ch = this.#runeAt(this.offset);
+    this.#prevLine = this.line;
+    this.#prevColumn = this.column;
+    this.#prevOffset = this.offset;
+    this.column++;
+    this.offset += ch.length;
+    this.lastCharLen = ch.length;
     this.#canUnread = true;
     if (ch === "\n") {
-      this.lastLineLen = this.pos.column;
-      this.pos = { line: this.pos.line + 1, column: 0, offset: this.pos.offset };
-    }
-    if (ch === "\u0000") {
+      this.lastLineLen = this.column;
+      this.line++;
+      this.column = 0;
+    } else if (ch === "\u0000") {
       // Go's scanners use rune 0 as their end-of-input marker; HCL's also reports it.
       if (this.errorFormat === "hcl") this.err("unexpected null character (0x00)");
       return EOF_RUNE;
-    }
-    if (this.errorFormat === "hcl" && ch === "\uE123") {
+    } else if (ch === "\uE123" && this.errorFormat === "hcl") {
       this.err("unicode code point U+E123 reserved for internal use");
       return "\uFFFD";
     }
@@ -100,17 +115,19 @@ export class RuneReader {
       throw new GoPanic("bytes.Buffer: UnreadRune: previous operation was not a successful ReadRune");
     }
     this.#canUnread = false;
-    this.pos = this.prevPos;
+    this.line = this.#prevLine;
+    this.column = this.#prevColumn;
+    this.offset = this.#prevOffset;
   }
 
   peek(): string {
     this.#canUnread = false;
-    return this.runes[this.pos.offset] ?? EOF_RUNE;
+    return this.offset < this.src.length ? this.#runeAt(this.offset) : EOF_RUNE;
   }
 
   recentPosition(): Pos {
-    if (this.pos.column > 0) return { line: this.pos.line, column: this.pos.column };
-    if (this.lastLineLen > 0) return { line: this.pos.line - 1, column: this.lastLineLen };
+    if (this.column > 0) return { line: this.line, column: this.column };
+    if (this.lastLineLen > 0) return { line: this.line - 1, column: this.lastLineLen };
     return { line: 1, column: 1 };
   }
 
@@ -121,15 +138,15 @@ export class RuneReader {
 
   /** Start of the token whose first rune was just read. */
   tokenStart(): { start: number; pos: Pos } {
-    const start = this.pos.offset - this.lastCharLen;
-    const pos = this.pos.column > 0
-      ? { line: this.pos.line, column: this.pos.column }
-      : { line: this.pos.line - 1, column: this.lastLineLen };
+    const start = this.offset - this.lastCharLen;
+    const pos = this.column > 0
+      ? { line: this.line, column: this.column }
+      : { line: this.line - 1, column: this.lastLineLen };
     return { start, pos };
   }
 
   text(start: number): string {
-    return this.runes.slice(start, this.pos.offset).join("");
+    return this.src.slice(start, this.offset);
   }
 
   scanMantissa(ch: string): string {
@@ -246,7 +263,7 @@ class HclScanner {
     let ch = r.next();
     while (isLetter(ch) || isDigit(ch) || ch === "-" || ch === ".") ch = r.next();
     if (ch !== EOF_RUNE) r.unread();
-    return r.runes.slice(start, r.pos.offset).join("");
+    return r.src.slice(start, r.offset);
   }
 
   scanComment(ch: string): void {
@@ -334,7 +351,7 @@ class HclScanner {
       r.err("heredoc expected second '<', didn't see it");
       return;
     }
-    const anchorStart = r.pos.offset;
+    const anchorStart = r.offset;
     let ch = r.next();
     if (ch === "-") ch = r.next();
     while (isLetter(ch) || isDigit(ch)) ch = r.next();
@@ -347,7 +364,7 @@ class HclScanner {
       r.err("invalid characters in heredoc anchor");
       return;
     }
-    const anchor = r.runes.slice(anchorStart, r.pos.offset - r.lastCharLen).join("");
+    const anchor = r.src.slice(anchorStart, r.offset - r.lastCharLen);
     if (anchor === "" || anchor === "-") {
       r.err("zero-length heredoc anchor");
       return;
@@ -357,12 +374,12 @@ class HclScanner {
     const closes = (line: string) =>
       new TextEncoder().encode(line).length >= anchorBytes &&
       line.replace(/^[ \t\n\v\f\r]*/, "").replace(/\r*$/, "") === name;
-    let lineStart = r.pos.offset;
+    let lineStart = r.offset;
     for (;;) {
       const c = r.next();
       if (c === "\n") {
-        if (closes(r.runes.slice(lineStart, r.pos.offset - r.lastCharLen).join(""))) break;
-        lineStart = r.pos.offset;
+        if (closes(r.src.slice(lineStart, r.offset - r.lastCharLen))) break;
+        lineStart = r.offset;
       }
       if (c === EOF_RUNE) {
         r.err("heredoc not terminated");

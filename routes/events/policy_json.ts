@@ -16,7 +16,7 @@ import {
   type Token,
   type TokenType,
 } from "./policy_ast.ts";
-import { EOF_RUNE, isDecimal, isDigit, isLetter, maxNesting, RuneReader } from "./policy_hcl.ts";
+import { digitVal, EOF_RUNE, isDecimal, isDigit, isLetter, maxNesting, RuneReader } from "./policy_hcl.ts";
 
 /** A JSON syntax error; HCL's JSON parser prints these without the `At` prefix. */
 export class JsonSyntaxError extends Error {
@@ -99,7 +99,7 @@ class JsonScanner {
   scanNumber(ch: string): TokenType {
     const r = this.r;
     const zero = ch === "0";
-    const before = r.pos.offset;
+    const before = r.offset;
     r.scanMantissa(ch);
     ch = r.next();
     if (ch === "e" || ch === "E") {
@@ -115,7 +115,7 @@ class JsonScanner {
       return "FLOAT";
     }
     if (ch !== EOF_RUNE) r.unread();
-    if (zero && before !== r.pos.offset) r.err("numbers cannot start with 0");
+    if (zero && before !== r.offset) r.err("numbers cannot start with 0");
     return "NUMBER";
   }
 
@@ -151,20 +151,13 @@ class JsonScanner {
 
   scanDigits(ch: string, base: number, n: number): void {
     const r = this.r;
-    while (n > 0 && digitValue(ch) < base) {
+    while (n > 0 && digitVal(ch) < base) {
       ch = r.next();
       n--;
     }
     if (n > 0) r.err("illegal char escape");
     r.unread();
   }
-}
-
-function digitValue(ch: string): number {
-  if (/^[0-9]$/.test(ch)) return ch.charCodeAt(0) - 48;
-  if (/^[a-f]$/.test(ch)) return ch.charCodeAt(0) - 87;
-  if (/^[A-F]$/.test(ch)) return ch.charCodeAt(0) - 55;
-  return 16;
 }
 
 class EndOfInput extends Error {}

@@ -5,7 +5,15 @@
 // wharf's own implementation of it.
 
 import { PolicyError } from "./policy_error.ts";
-import { filterList, GoPanic, LimitError, type ObjectList, PosError } from "./policy_ast.ts";
+import {
+  filterList,
+  GoPanic,
+  LimitError,
+  type Node,
+  type ObjectItem,
+  type ObjectList,
+  PosError,
+} from "./policy_ast.ts";
 import { parseHcl } from "./policy_hcl.ts";
 import { JsonSyntaxError, parseJsonRules } from "./policy_json.ts";
 import { decodeRoot, type GoField, type GoType } from "./policy_decode.ts";
@@ -107,7 +115,25 @@ const policyType: GoType = {
   ],
 };
 
-type Decoded = ParsedPolicy & { ExtraKeysHCL: string[] | null };
+type Decoded = ParsedPolicy & { ExtraKeysHCL: string[] | null; removedKeys: Map<string, number> };
+
+/**
+ * Nomad removes one occurrence of a key from the unused-key list at a time (O(n²) on big policies). Removals
+ * are counted instead and applied once: removing the first occurrence k times is removing the first k.
+ */
+function removeExtraKey(p: Decoded, key: string): void {
+  p.removedKeys.set(key, (p.removedKeys.get(key) ?? 0) + 1);
+}
+
+function remainingExtraKeys(p: Decoded): string[] {
+  const pending = new Map(p.removedKeys);
+  return (p.ExtraKeysHCL ?? []).filter((key) => {
+    const n = pending.get(key) ?? 0;
+    if (n === 0) return true;
+    pending.set(key, n - 1);
+    return false;
+  });
+}
 
 // ---------------------------------------------------------------------------------------------------------
 // Go-style formatting for reason texts (%q, %#v)
@@ -203,6 +229,25 @@ function syntaxTree(rules: string, json: boolean): ObjectList {
   return json ? parseJsonRules(rules) : parseHcl(rules);
 }
 
+function cloneNode(node: Node): Node {
+  switch (node.kind) {
+    case "list":
+      return cloneList(node);
+    case "item":
+      return { kind: "item", keys: [...node.keys], val: cloneNode(node.val) };
+    case "object":
+      return { kind: "object", pos: node.pos, list: cloneList(node.list) };
+    case "listtype":
+      return { kind: "listtype", pos: node.pos, list: node.list.map(cloneNode) };
+    case "literal":
+      return node;
+  }
+}
+
+function cloneList(list: ObjectList): ObjectList {
+  return { kind: "list", items: list.items.map((item) => cloneNode(item) as ObjectItem) };
+}
+
 function indexOutOfRange(i: number, length: number): GoPanic {
   return new GoPanic(`runtime error: index out of range [${i}] with length ${length}`);
 }
@@ -210,14 +255,14 @@ function indexOutOfRange(i: number, length: number): GoPanic {
 /** HCL decoding plus Nomad's corrections for blocks written without a label. */
 function decodePolicy(rules: string): Decoded {
   const json = isJsonRules(rules);
-  const p = decodeRoot(syntaxTree(rules, json), policyType) as unknown as Decoded;
-  const removeExtraKey = (key: string) => {
-    const at = p.ExtraKeysHCL?.indexOf(key) ?? -1;
-    if (at >= 0) p.ExtraKeysHCL!.splice(at, 1);
-  };
-  // Nomad parses the text a second time to find blocks without a label, whose name HCL fills with the next
-  // key, and sets their name to "" so validation reports them; it indexes the decoded lists by position.
-  const root = syntaxTree(rules, json);
+  const tree = syntaxTree(rules, json);
+  // Nomad parses the text a second time for the corrections below; a copy made before decoding (which
+  // rewrites some items in place) is the same tree.
+  const root = cloneList(tree);
+  const p = decodeRoot(tree, policyType) as unknown as Decoded;
+  p.removedKeys = new Map();
+  // Blocks without a label get their name from the next key in HCL's decoder; Nomad finds them in the tree
+  // and sets their name to "" so validation reports them, indexing the decoded lists by position.
   const namespaceAt = (i: number) => {
     const list = p.Namespaces ?? [];
     if (i >= list.length) throw indexOutOfRange(i, list.length);
@@ -225,7 +270,7 @@ function decodePolicy(rules: string): Decoded {
   };
   filterList(root, "namespace").items.forEach((nsObj, i) => {
     if (nsObj.keys.length === 0) namespaceAt(i).Name = "";
-    if (i > 0) removeExtraKey("namespace");
+    if (i > 0) removeExtraKey(p, "namespace");
     if (nsObj.val.kind !== "object") return;
     const vars = filterList(nsObj.val.list, "variables").items;
     const varsObj = vars[0]?.val;
@@ -248,7 +293,7 @@ function decodePolicy(rules: string): Decoded {
         if (i >= (list?.length ?? 0)) throw indexOutOfRange(i, list?.length ?? 0);
         list![i]!.Name = "";
       }
-      if (i > 0) removeExtraKey(block);
+      if (i > 0) removeExtraKey(p, block);
     });
   }
   return p;
@@ -262,6 +307,8 @@ const validVolume = /^[a-zA-Z0-9*-]{1,128}$/;
 export function parsePolicy(rules: string): ParsedPolicy {
   if (typeof rules !== "string") throw new PolicyError("Invalid policy: rules must be a string");
   if (rules === "") return emptyPolicy();
+  // Go holds the text as UTF-8: a lone surrogate (possible in a JavaScript string) is U+FFFD there.
+  rules = rules.replace(/\p{Cs}/gu, "\uFFFD");
   let p: Decoded;
   try {
     p = decodePolicy(rules);
@@ -281,10 +328,6 @@ export function parsePolicy(rules: string): ParsedPolicy {
   ) {
     throw invalid(`Invalid policy: ${rules}`);
   }
-  const removeExtraKey = (key: string) => {
-    const at = p.ExtraKeysHCL?.indexOf(key) ?? -1;
-    if (at >= 0) p.ExtraKeysHCL!.splice(at, 1);
-  };
 
   for (const ns of p.Namespaces ?? []) {
     if (!validNamespace.test(ns.Name)) throw invalid(`Invalid namespace name: ${goNamespace(ns)}`);
@@ -320,7 +363,7 @@ export function parsePolicy(rules: string): ParsedPolicy {
         path.Capabilities = expandVariableCapabilities(path.Capabilities);
       }
     }
-    removeExtraKey(ns.Name);
+    removeExtraKey(p, ns.Name);
   }
 
   for (const np of p.NodePools ?? []) {
@@ -334,7 +377,7 @@ export function parsePolicy(rules: string): ParsedPolicy {
       }
     }
     if (np.Policy !== "") np.Capabilities = appendCaps(np.Capabilities, expandNodePoolPolicy(np.Policy));
-    removeExtraKey(np.Name);
+    removeExtraKey(p, np.Name);
   }
 
   for (const hv of p.HostVolumes ?? []) {
@@ -348,11 +391,12 @@ export function parsePolicy(rules: string): ParsedPolicy {
       }
     }
     if (hv.Policy !== "") hv.Capabilities = appendCaps(hv.Capabilities, expandHostVolumePolicy(hv.Policy));
-    removeExtraKey(hv.Name);
+    removeExtraKey(p, hv.Name);
   }
 
-  if (p.ExtraKeysHCL?.length) {
-    throw invalid(`Invalid or duplicate policy keys: ${p.ExtraKeysHCL.join(", ")}`);
+  const extraKeys = remainingExtraKeys(p);
+  if (extraKeys.length > 0) {
+    throw invalid(`Invalid or duplicate policy keys: ${extraKeys.join(", ")}`);
   }
 
   if (p.Agent && !policyLevels.has(p.Agent.Policy)) {
