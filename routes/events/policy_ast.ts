@@ -227,7 +227,50 @@ function computeTokenString(token: Token): string {
 }
 
 const utf8 = new TextEncoder();
-const utf8Lossy = new TextDecoder("utf-8", { fatal: false });
+
+/**
+ * Decodes bytes as Go reads a string: valid UTF-8 sequences become their characters, every other byte b stays
+ * a byte, held as the lone surrogate U+DC00+b (it cannot come from the text itself, whose lone surrogates
+ * are U+FFFD by then). `goQuote` prints such a byte as Go does (`\xff`); `goBytesToText` turns each into
+ * U+FFFD, as Go's JSON encoder and a UTF-8 reader of Go's output do.
+ */
+export function decodeGoBytes(b: Uint8Array | readonly number[]): string {
+  let out = "";
+  let i = 0;
+  while (i < b.length) {
+    const c = b[i]!;
+    if (c < 0x80) {
+      out += String.fromCharCode(c);
+      i++;
+      continue;
+    }
+    const need = c >= 0xc2 && c <= 0xdf ? 1 : c >= 0xe0 && c <= 0xef ? 2 : c >= 0xf0 && c <= 0xf4 ? 3 : 0;
+    let cp = need === 1 ? c & 0x1f : need === 2 ? c & 0x0f : c & 0x07;
+    let ok = need > 0;
+    for (let k = 1; ok && k <= need; k++) {
+      const d = b[i + k];
+      if (d === undefined || (d & 0xc0) !== 0x80) ok = false;
+      else cp = (cp << 6) | (d & 0x3f);
+    }
+    if (ok) {
+      const min = need === 1 ? 0x80 : need === 2 ? 0x800 : 0x10000;
+      if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) ok = false;
+    }
+    if (ok) {
+      out += String.fromCodePoint(cp);
+      i += need + 1;
+    } else {
+      out += String.fromCharCode(0xdc00 + c);
+      i++;
+    }
+  }
+  return out;
+}
+
+/** Text as a UTF-8 reader sees Go's string: each byte that is not UTF-8 becomes U+FFFD. */
+export function goBytesToText(s: string): string {
+  return s.replace(/\p{Cs}/gu, "\uFFFD");
+}
 
 function hexValue(s: string): number | undefined {
   return /^[0-9a-fA-F]+$/.test(s) ? parseInt(s, 16) : undefined;
@@ -299,7 +342,7 @@ export function unquoteGo(text: string): string | undefined {
     bytes.push(...e.bytes);
     i = e.next;
   }
-  return utf8Lossy.decode(new Uint8Array(bytes));
+  return decodeGoBytes(bytes);
 }
 
 /** HCL's own unquote: Go's rules plus `${…}` sections kept verbatim. */
@@ -337,7 +380,7 @@ export function unquoteHcl(text: string): string | undefined {
     bytes.push(...e.bytes);
     s = s.slice(e.next);
   }
-  return utf8Lossy.decode(new Uint8Array(bytes));
+  return decodeGoBytes(bytes);
 }
 
 /** A heredoc's value: the lines between the anchors, `<<-` removing their common indentation. */
@@ -350,7 +393,7 @@ function unindentHeredoc(text: string): string {
     if (to < from || to > b.length) {
       throw new GoPanic(`runtime error: slice bounds out of range [${from}:${to}]`);
     }
-    return utf8Lossy.decode(b.subarray(from, to));
+    return decodeGoBytes(b.subarray(from, to));
   };
   if (b[2] !== 45 /* - */) return slice(idx + 1, b.length - idx + 1);
   const lines = slice(idx + 1, b.length - idx + 2).split("\n");

@@ -7,6 +7,7 @@
 import { PolicyError } from "./policy_error.ts";
 import {
   filterList,
+  goBytesToText,
   GoPanic,
   LimitError,
   type Node,
@@ -156,7 +157,8 @@ export function goQuote(s: string): string {
   let out = '"';
   for (const ch of s) {
     const cp = ch.codePointAt(0)!;
-    if (ch === '"' || ch === "\\") out += `\\${ch}`;
+    if (cp >= 0xdc80 && cp <= 0xdcff) out += `\\x${(cp - 0xdc00).toString(16)}`; // a byte that is not UTF-8
+    else if (ch === '"' || ch === "\\") out += `\\${ch}`;
     else if (isPrintable(ch)) out += ch;
     else if (named[cp]) out += named[cp];
     else if (cp < 0x80) out += `\\x${cp.toString(16).padStart(2, "0")}`;
@@ -194,7 +196,17 @@ function goCapabilityRule(type: string, rule: CapabilityRule): string {
 // ---------------------------------------------------------------------------------------------------------
 
 function invalid(reason: string): PolicyError {
-  return new PolicyError(reason);
+  return new PolicyError(goBytesToText(reason));
+}
+
+/** The decoded policy with Go's stray bytes as U+FFFD, as Nomad's RulesJSON shows them. */
+function textOnly<T>(value: T): T {
+  if (typeof value === "string") return goBytesToText(value) as T;
+  if (Array.isArray(value)) return value.map(textOnly) as T;
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, textOnly(v)])) as T;
+  }
+  return value;
 }
 
 /** Go's unicode.IsSpace. */
@@ -432,7 +444,7 @@ export function parsePolicy(rules: string): ParsedPolicy {
     throw invalid(`Invalid plugin policy: ${goLevel("PluginPolicy", p.Plugin)}`);
   }
 
-  return {
+  return textOnly({
     Namespaces: p.Namespaces,
     NodePools: p.NodePools,
     HostVolumes: p.HostVolumes,
@@ -442,7 +454,7 @@ export function parsePolicy(rules: string): ParsedPolicy {
     Sentinel: p.Sentinel,
     Quota: p.Quota,
     Plugin: p.Plugin,
-  };
+  });
 }
 
 /** Go's append: appending nothing to a nil list leaves it nil. */

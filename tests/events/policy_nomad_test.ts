@@ -193,6 +193,21 @@ Deno.test("Nomad: empty text, sentinel blocks and the reasons of refused syntax"
   ]);
 });
 
+Deno.test("Nomad: escapes that make bytes which are not UTF-8 read as Go reads them", () => {
+  check([
+    [
+      `namespace "defau\\xfflt" { policy = "read" }`,
+      `Invalid namespace name: &acl.NamespacePolicy{Name:"defau\\xfflt", Policy:"read", Capabilities:[]string(nil), Variables:(*acl.VariablesPolicy)(nil)}`,
+    ],
+    [`namespace "d" { variables { path "a\\xffb" { capabilities = ["read"] } } }`, {
+      Namespaces: [ns("d", "", null, { Paths: [{ PathSpec: "a\ufffdb", Capabilities: ["read", "list"] }] })],
+    }],
+    [`namespace "d" { variables { path "a\\xc3\\xa9b" { capabilities = ["read"] } } }`, {
+      Namespaces: [ns("d", "", null, { Paths: [{ PathSpec: "a\u00e9b", Capabilities: ["read", "list"] }] })],
+    }],
+  ]);
+});
+
 Deno.test("nesting deeper than wharf's limit is refused with a reason (Nomad has no limit)", () => {
   const deep = `node { policy = ${"[".repeat(1000)}${"]".repeat(1000)} }`;
   assertEquals(outcome(deep), "Failed to parse ACL Policy: blocks or lists nested deeper than 200");
