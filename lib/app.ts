@@ -6,7 +6,7 @@ import type { Config } from "./config.ts";
 import { type Logger } from "./log.ts";
 import { type Route, Router } from "./router.ts";
 import { DataDir } from "./store/mod.ts";
-import { envDurationMs, envInt } from "./config.ts";
+import { envBool, envDurationMs, envInt } from "./config.ts";
 import { defaultMaxConnections, serve, type Serving } from "./serve.ts";
 import { createRegistryApi } from "../routes/registry/mod.ts";
 import { createAuthMethodsApi } from "../routes/authmethods/mod.ts";
@@ -116,6 +116,7 @@ export async function startServer(
       bodyTimeoutMs: envDurationMs(env, "WHARF_BODY_TIMEOUT", 60_000),
       idleTimeoutMs: envDurationMs(env, "WHARF_IDLE_TIMEOUT", 75_000),
       maxConnections: envInt(env, "WHARF_MAX_CONNECTIONS", defaultMaxConnections(), 1),
+      connectionLimits: envBool(env, "WHARF_CONNECTION_LIMITS", true),
       onError: (err) => {
         logger.error("unhandled server error", { error: String(err) });
         return new Response("Internal error", { status: 500 });

@@ -35,6 +35,11 @@ export interface ServeOptions extends ServeLimits {
   port: number;
   logger: Logger;
   onError: (error: unknown) => Response | Promise<Response>;
+  /**
+   * false: plain Deno.serve, served again after accept errors, without timeouts or cap (for a reverse proxy that
+   * enforces its own; it saves the per-request cost of the connection bookkeeping).
+   */
+  connectionLimits?: boolean;
 }
 
 export type ServeHandler = (
@@ -97,6 +102,7 @@ export function defaultMaxConnections(): number {
 
 /** Serves `handler` on hostname:port with the given limits. Throws what Deno.listen throws (AddrInUse, ...). */
 export function serve(options: ServeOptions, handler: ServeHandler): Serving {
+  if (options.connectionLimits === false) return serveWithDenoServe(options, handler);
   const serveOn = serveOnConnection();
   if (serveOn) return new ConnectionsServer(options, handler, serveOn).serving();
   options.logger.warn(
@@ -455,12 +461,15 @@ function timedStream(body: ReadableStream<Uint8Array>, state: GuardState): Reada
 function serveWithDenoServe(options: ServeOptions, handler: ServeHandler): Serving {
   let stopping = false;
   let port = options.port;
+  // Every server started: one that stopped accepting may still be answering its open connections.
+  const servers = new Set<Deno.HttpServer<Deno.NetAddr>>();
   const start = () => {
     const server = Deno.serve(
       { hostname: options.hostname, port, onListen() {}, onError: options.onError },
       handler,
     );
     port = server.addr.port;
+    servers.add(server);
     return server;
   };
   let server = start();
@@ -469,6 +478,7 @@ function serveWithDenoServe(options: ServeOptions, handler: ServeHandler): Servi
   const finished = (async () => {
     let backoff = 0;
     for (;;) {
+      const started = performance.now();
       try {
         await server.finished;
         if (stopping) return;
@@ -476,6 +486,7 @@ function serveWithDenoServe(options: ServeOptions, handler: ServeHandler): Servi
         if (stopping) return;
         failed.note({ error: err instanceof Error ? err.message : String(err) });
       }
+      if (performance.now() - started > 10_000) backoff = 0;
       for (;;) {
         backoff = Math.min(1000, backoff ? backoff * 2 : 10);
         await new Promise((r) => setTimeout(r, backoff));
@@ -484,7 +495,7 @@ function serveWithDenoServe(options: ServeOptions, handler: ServeHandler): Servi
           server = start();
           break;
         } catch (err) {
-          failed.note({ error: String(err) });
+          failed.note({ error: err instanceof Error ? err.message : String(err) });
         }
       }
     }
@@ -495,7 +506,7 @@ function serveWithDenoServe(options: ServeOptions, handler: ServeHandler): Servi
     connections: () => 0,
     shutdown: async () => {
       stopping = true;
-      await server.shutdown();
+      await Promise.all([...servers].map((s) => s.shutdown().catch(() => {})));
       await finished;
     },
     closeAll: () => {},
