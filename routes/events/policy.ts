@@ -1,4 +1,7 @@
 // The ACL policy language: parse + validate rules, render RulesJSON, merge policies into an Acl.
+// Rules are read as Nomad's acl.Parse reads them: policy_hcl.ts / policy_json.ts build HCL v1's item tree
+// (policy_ast.ts), policy_decode.ts fills Nomad's policy structure as hcl.Decode does, policy_parse.ts runs
+// Nomad's checks and expansions (policy_capabilities.ts), policy_rules_json.ts renders RulesJSON.
 
 export { PolicyError } from "./policy_error.ts";
 export {

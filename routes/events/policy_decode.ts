@@ -12,6 +12,7 @@ import {
   goNodeType,
   type Node,
   nodePos,
+  noPos,
   type ObjectItem,
   type ObjectList,
   PosError,
@@ -90,8 +91,7 @@ function decodePtr(name: string, node: Node, cell: Cell, elem: GoType): void {
   if (existing !== null && existing !== undefined) {
     return decode(name, node, { get: () => existing, set: () => {} }, elem);
   }
-  const fresh = zeroValue(elem);
-  let value = fresh;
+  let value = zeroValue(elem);
   decode(name, node, { get: () => value, set: (v) => (value = v) }, elem);
   cell.set(value);
 }
@@ -124,7 +124,7 @@ function unfold(node: Node, elem: GoType): Node {
   return {
     kind: "item",
     keys: [first],
-    val: { kind: "object", pos: { line: 0, column: 0 }, list: { kind: "list", items: [node] } },
+    val: { kind: "object", pos: noPos, list: { kind: "list", items: [node] } },
   };
 }
 
