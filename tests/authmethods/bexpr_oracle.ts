@@ -17,9 +17,9 @@ const itemsFile = await Deno.makeTempFile({ suffix: ".json" });
 await Deno.writeTextFile(itemsFile, JSON.stringify(items));
 const child = new Deno.Command(bin, { args: ["-items", itemsFile], stdin: "piped", stdout: "piped" }).spawn();
 const writer = child.stdin.getWriter();
-await writer.write(new TextEncoder().encode(cases.map((c) => JSON.stringify({ expr: c.f }) + "\n").join("")));
-await writer.close();
-const out = await child.output();
+const input = new TextEncoder().encode(cases.map((c) => JSON.stringify({ expr: c.f }) + "\n").join(""));
+// Read while writing: the evaluator answers line by line and would block on a full pipe.
+const [, out] = await Promise.all([writer.write(input).then(() => writer.close()), child.output()]);
 await Deno.remove(itemsFile);
 const lines = new TextDecoder().decode(out.stdout).split("\n").filter((l) => l !== "");
 if (lines.length !== cases.length) throw new Error(`bexpr-eval answered ${lines.length} of ${cases.length}`);
