@@ -168,6 +168,11 @@ export const cases: Case[] = [
   { about: "any/all", f: 'any item.urls as i, u { i == 1 and u == "ldap://y" }', match: ["a"] },
   { about: "any/all", f: "any item.urls as i, _ { i == 0x1 }", rejects: true },
   { about: "any/all", f: 'any item.urls as _, u { u == "ldap://y" }', match: ["a"] },
+  { about: "any/all", f: "any item.urls as i,_ { i == 1 }", match: ["a"] },
+  { about: "any/all", f: 'any item.urls as _,u { u == "ldap://y" }', match: ["a"] },
+  { about: "any/all", f: 'any item.urls as i,u { i == 0 and u == "ldaps://x" }', match: ["a"] },
+  { about: "any/all", f: 'any item.urls as i ,\tu { u == "ldap://y" }', match: ["a"] },
+  { about: "any/all", f: 'any item.urls as i,uu { uu == "ldap://y" }', match: ["a"] },
   { about: "any/all", f: 'any item.urls as u, u { u == "x" }', match: [] },
   { about: "any/all", f: 'any item.attributes as k { k == "state" }', match: ["a"] },
   {

@@ -63,7 +63,7 @@ function evaluate(e: Expr, root: { item: unknown }, env: Local[]): boolean {
 }
 
 /** The value at `path`, `notPresent` for a key missing from an object at the last step, else an EvalError. */
-export function resolve(root: { item: unknown }, path: Selector, env: readonly Local[] = []): unknown {
+function resolve(root: { item: unknown }, path: Selector, env: readonly Local[] = []): unknown {
   if (path.length > 0) {
     for (let i = env.length - 1; i >= 0; i--) {
       const lv = env[i]!;
@@ -220,7 +220,7 @@ function matches(e: MatchExpr, field: unknown): boolean {
 }
 
 /** RE2 syntax as Go's regexp.Compile takes it (Perl classes and flags, Unicode groups, UTF-8 patterns only). */
-export function compileRegex(pattern: string): NonNullable<MatchExpr["regex"]> {
+function compileRegex(pattern: string): NonNullable<MatchExpr["regex"]> {
   if (hasInvalidBytes(pattern)) return { error: "error parsing regexp: invalid UTF-8" };
   try {
     const re = RE2JS.compile(pattern);

@@ -291,7 +291,7 @@ class Parser {
     if (first) {
       const comma = this.#lit(this.#ws(first.end), ",");
       if (comma >= 0) {
-        const at = this.#ws(comma + 1);
+        const at = this.#ws(comma);
         const second = this.#identifier(at);
         if (second) {
           return {
@@ -306,7 +306,7 @@ class Parser {
     const underscore = this.#lit(p, "_");
     if (underscore >= 0) {
       const comma = this.#lit(this.#ws(underscore), ",");
-      const second = comma >= 0 ? this.#identifier(this.#ws(comma + 1)) : undefined;
+      const second = comma >= 0 ? this.#identifier(this.#ws(comma)) : undefined;
       if (second) return { end: second.end, value: { mode: "value", value: second.value } };
     }
     if (first) return { end: first.end, value: { mode: "default", default: first.value } };
