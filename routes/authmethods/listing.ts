@@ -4,7 +4,7 @@
 import { constantTimeEqual, sha256Hex } from "../../lib/crypto.ts";
 import type { Keyring } from "../../lib/crypto.ts";
 import type { StoredDoc } from "../../lib/store/mod.ts";
-import { type Expr, FilterParseError, parseFilter } from "./bexpr/parse.ts";
+import { type Expr, filterParam, FilterParseError, parseFilter } from "./bexpr/parse.ts";
 import { evaluateFilter } from "./bexpr/eval.ts";
 import { fieldError, invalidListToken } from "./errors.ts";
 import { json } from "../../lib/http.ts";
@@ -95,10 +95,10 @@ const chainMaxMs = 30 * 86_400_000;
 
 /** Parses query parameters common to lists: filter (400 on `filter`) and page_size (truncated). */
 export function parseFilterParam(url: URL): Expr | undefined {
-  const raw = url.searchParams.get("filter");
-  // Boundary: an empty filter matches everything; whitespace alone is a filter that does not parse.
-  if (raw === null || raw === "") return undefined;
   try {
+    const raw = filterParam(url);
+    // Boundary: an empty filter matches everything; whitespace alone is a filter that does not parse.
+    if (raw === null || raw === "") return undefined;
     return parseFilter(raw);
   } catch (err) {
     if (!(err instanceof FilterParseError)) throw err;

@@ -134,6 +134,17 @@ Deno.test("filter parameter: empty means no filter, whitespace alone is a filter
   assertEquals(parseFilterParam(new URL("http://wharf/v1/auth-methods?filter=")), undefined);
   assertThrows(() => parseFilterParam(new URL("http://wharf/v1/auth-methods?filter=%20")));
   assertThrows(() => parseFilterParam(new URL("http://wharf/v1/auth-methods?filter=%0A")));
+  // go-bexpr refuses bytes that are not UTF-8; U+FFFD written as such is an ordinary character.
+  const ok = parseFilterParam(
+    new URL("http://wharf/v1/auth-methods?filter=item.name+%3D%3D+%22%EF%BF%BD%22"),
+  );
+  assert(ok !== undefined);
+  assertThrows(() =>
+    parseFilterParam(new URL("http://wharf/v1/auth-methods?filter=item.name+%3D%3D+%22%FF%22"))
+  );
+  assertThrows(() =>
+    parseFilterParam(new URL("http://wharf/v1/auth-methods?x=1&filter=%22%ED%A0%80%22+in+item"))
+  );
 });
 
 // ---- property tests -------------------------------------------------------------------------------

@@ -65,6 +65,46 @@ export class FilterParseError extends Error {
 export const maxFilterLength = 2048;
 export const maxFilterDepth = 64;
 
+/**
+ * The `filter` query parameter (null when absent). Percent-encoded bytes that are not UTF-8 are refused, as
+ * go-bexpr refuses invalid UTF-8 (URLSearchParams would quietly turn them into U+FFFD).
+ */
+export function filterParam(url: URL): string | null {
+  const value = url.searchParams.get("filter");
+  if (value === null || !value.includes("\uFFFD")) return value;
+  for (const part of url.search.slice(1).split("&")) {
+    const eq = part.indexOf("=");
+    const name = eq < 0 ? part : part.slice(0, eq);
+    if (decodeQueryPart(name) !== "filter") continue;
+    const bytes = percentDecode(eq < 0 ? "" : part.slice(eq + 1));
+    try {
+      new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    } catch {
+      throw new FilterParseError(0, "the filter is not valid UTF-8");
+    }
+    return value; // the first occurrence is the one URLSearchParams returned
+  }
+  return value;
+}
+
+function percentDecode(s: string): Uint8Array {
+  const out: number[] = [];
+  const utf8 = new TextEncoder();
+  for (let i = 0; i < s.length; i++) {
+    const c = s[i]!;
+    if (c === "%" && /^[0-9A-Fa-f]{2}$/.test(s.slice(i + 1, i + 3))) {
+      out.push(parseInt(s.slice(i + 1, i + 3), 16));
+      i += 2;
+    } else if (c === "+") out.push(0x20);
+    else out.push(...utf8.encode(c));
+  }
+  return Uint8Array.from(out);
+}
+
+function decodeQueryPart(s: string): string {
+  return new TextDecoder().decode(percentDecode(s));
+}
+
 /** Parses a filter; throws FilterParseError saying where and what went wrong. */
 export function parseFilter(src: string): Expr {
   if (src.length > maxFilterLength) {
