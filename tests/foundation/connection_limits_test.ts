@@ -4,6 +4,7 @@
 
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import { startTestServer, type TestServer, withTimeout } from "../helpers/server.ts";
+import { createUser, startRegistry } from "../registry/helpers.ts";
 
 const mainPath = new URL("../../main.ts", import.meta.url).pathname;
 const encoder = new TextEncoder();
@@ -329,6 +330,45 @@ Deno.test({
       stop.stop = true;
       closeAll(conns);
       await server.stop();
+    }
+  },
+});
+
+Deno.test({
+  name: "a download read slowly outlasts every timeout",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const f = await startRegistry(timeouts);
+    try {
+      const token = await createUser(f, "alice");
+      await f.api.post("/api/v1/boxes", { name: "devbox", is_private: false }, { token });
+      const V = "/api/v1/box/alice/devbox/version/1.0.0";
+      await f.api.post("/api/v1/box/alice/devbox/versions", { version: { version: "1.0.0" } }, { token });
+      await f.api.post(`${V}/providers`, { provider: { name: "virtualbox" } }, { token });
+      const { upload_path } = (await f.api.get(`${V}/provider/virtualbox/upload`, { token })).body;
+      // 24 MiB: more than the socket buffers hold, so the server waits on the slow reader for the whole test.
+      const file = new Uint8Array(24 * 1024 * 1024).map((_, i) => i & 0xff);
+      const put = await fetch(upload_path, { method: "PUT", body: file });
+      await put.body?.cancel();
+      assertEquals(put.status, 200);
+      assertEquals((await f.api.put(`${V}/release`, undefined, { token })).status, 200);
+
+      const res = await fetch(`${f.srv.url}/alice/boxes/devbox/versions/1.0.0/providers/virtualbox.box`);
+      assertEquals(res.status, 200);
+      const reader = res.body!.getReader();
+      const started = Date.now();
+      let bytes = 0;
+      while (Date.now() - started < 4000) {
+        const { value, done } = await withTimeout(reader.read(), 2000, "the download stalled");
+        assert(!done, `the download ended after ${bytes} bytes, ${Date.now() - started} ms`);
+        bytes += value.length;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      assert(bytes < file.length, "the download was still moving when the test stopped reading");
+      await reader.cancel();
+    } finally {
+      await f.stop();
     }
   },
 });
