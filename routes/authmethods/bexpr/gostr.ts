@@ -210,6 +210,7 @@ function underscoreOK(s: string): boolean {
 }
 
 const maxInt64 = (1n << 63n) - 1n;
+const maxUint64 = (1n << 64n) - 1n;
 
 /** strconv.ParseInt(s, 0, 64): sign, 0x/0o/0b or leading-0 octal prefix, `_` separators. */
 export function goParseInt(s: string): bigint {
@@ -240,9 +241,11 @@ export function goParseInt(s: string): bigint {
       underscores = true;
       continue;
     }
-    const d = parseInt(c, 36);
-    if (Number.isNaN(d) || d >= base || !/[0-9a-zA-Z]/.test(c)) throw new GoNumError("syntax", s0);
+    const d = /^[0-9a-zA-Z]$/.test(c) ? parseInt(c, 36) : NaN;
+    if (Number.isNaN(d) || d >= base) throw new GoNumError("syntax", s0);
     n = n * BigInt(base) + BigInt(d);
+    // As Go: an overflow of 64 bits is reported as soon as it happens, whatever follows.
+    if (n > maxUint64) throw new GoNumError("range", s0);
   }
   if (underscores && !underscoreOK(u)) throw new GoNumError("syntax", s0);
   if (neg ? n > maxInt64 + 1n : n > maxInt64) throw new GoNumError("range", s0);
