@@ -263,7 +263,7 @@ class ConnectionsServer {
     const { headerTimeoutMs, bodyTimeoutMs } = this.#options;
     const remote = conn.remoteAddr.hostname;
     const c = new Connection(
-      headerTimeoutMs > 0 ? this.#now + headerTimeoutMs + this.#periodMs : Infinity,
+      headerTimeoutMs > 0 ? performance.now() + headerTimeoutMs + this.#periodMs : Infinity,
       remote,
       (c) => this.#requestDone(c),
     );
