@@ -134,6 +134,7 @@ function checkNesting(src: string): void {
 }
 
 type Res<T> = { end: number; value: T } | undefined;
+type Rule = "or" | "and" | "not" | "paren" | "collection" | "match" | "selector" | "value" | "string";
 
 const isWs = (c: string | undefined) => c === " " || c === "\t" || c === "\r" || c === "\n";
 const isLetter = (c: string | undefined) =>
@@ -154,7 +155,8 @@ const matchOpsWithValue: Array<[readonly string[], MatchOp, boolean]> = [
 
 class Parser {
   readonly #src: string;
-  readonly #memo = new Map<string, Res<unknown>>();
+  /** Results by rule, then by position (a missing entry: not tried yet). */
+  readonly #memo = new Map<Rule, Map<number, Res<unknown>>>();
   /** Errors raised while trying alternatives: any of them fails the parse (as in go-bexpr's parser). */
   readonly #errors: FilterParseError[] = [];
   /** The farthest position a terminal failed at, for the "no match" message. */
@@ -228,11 +230,12 @@ class Parser {
     this.#errors.push(new FilterParseError(p, message));
   }
 
-  #memoized<T>(rule: string, p: number, f: () => Res<T>): Res<T> {
-    const key = `${rule}${p}`;
-    if (this.#memo.has(key)) return this.#memo.get(key) as Res<T>;
+  #memoized<T>(rule: Rule, p: number, f: () => Res<T>): Res<T> {
+    let byPos = this.#memo.get(rule);
+    if (!byPos) this.#memo.set(rule, byPos = new Map());
+    if (byPos.has(p)) return byPos.get(p) as Res<T>;
     const r = f();
-    this.#memo.set(key, r);
+    byPos.set(p, r);
     return r;
   }
 
