@@ -24,8 +24,9 @@ export class PreparedBatch {
   #framePieces: readonly Uint8Array[] | undefined;
   #bytes: number | undefined;
   #framesByFilter: Map<string, "all" | string | undefined> | undefined;
+  #piecesByFilter: Map<string, readonly Uint8Array[]> | undefined;
 
-  /** Whether many subscribers see this object (a live batch from the hub) rather than one (read from disk). */
+  /** Whether many subscribers may see this object (live from the hub, or shared by readers of the log). */
   readonly shared: boolean;
 
   constructor(index: number, events: readonly StreamEvent[], verbatimFrame?: string, shared = false) {
@@ -61,6 +62,17 @@ export class PreparedBatch {
     const frame = compute();
     this.#framesByFilter.set(filterKey, frame);
     return frame;
+  }
+
+  /** A filtered frame line (newline included), encoded and cut once for every subscriber with that filter. */
+  framePiecesForFilter(filterKey: string, line: string): readonly Uint8Array[] {
+    this.#piecesByFilter ??= new Map();
+    let pieces = this.#piecesByFilter.get(filterKey);
+    if (pieces === undefined) {
+      pieces = splitBytes(encoder.encode(line), true);
+      this.#piecesByFilter.set(filterKey, pieces);
+    }
+    return pieces;
   }
 
   /**
@@ -100,12 +112,12 @@ function withoutSecrets(events: readonly StreamEvent[]): readonly StreamEvent[] 
 }
 
 /** Parses one raw log line into a prepared batch (Docs and recovery members are dropped here). */
-export function prepareLine(index: number, line: string): PreparedBatch {
+export function prepareLine(index: number, line: string, shared = false): PreparedBatch {
   const record = JSON.parse(line) as Record<string, unknown> & { Events?: StreamEvent[] };
   const events = Array.isArray(record.Events) ? record.Events : [];
   // A line holding nothing but Index and Events is already the frame.
   const onlyStreamMembers = Object.keys(record).length === 2;
-  return new PreparedBatch(index, events, onlyStreamMembers ? line : undefined);
+  return new PreparedBatch(index, events, onlyStreamMembers ? line : undefined, shared);
 }
 
 /**
@@ -138,6 +150,15 @@ export class StreamHub {
   readonly #log: EventLog;
   #sinks = new Set<BatchSink>();
   #unsubscribe: (() => void) | undefined;
+  /**
+   * Batches still alive somewhere (a live batch in a queue, or one a lagging reader prepared from the log), by
+   * Index: lagging readers at about the same place share one copy, and its frame pieces, instead of each
+   * holding its own. Weak: this map keeps nothing alive.
+   */
+  #alive = new Map<number, WeakRef<PreparedBatch>>();
+  #forget = new FinalizationRegistry<number>((index) => {
+    if (this.#alive.get(index)?.deref() === undefined) this.#alive.delete(index);
+  });
 
   constructor(log: EventLog) {
     this.#log = log;
@@ -160,11 +181,27 @@ export class StreamHub {
     this.#unsubscribe?.();
     this.#unsubscribe = undefined;
     this.#sinks.clear();
+    this.#alive.clear();
+  }
+
+  /** The batch at `index` as read from the log by a lagging reader: the copy already in memory, if any. */
+  fromLog(index: number, line: string): PreparedBatch {
+    const known = this.#alive.get(index)?.deref();
+    if (known) return known;
+    const batch = prepareLine(index, line, true);
+    this.#remember(batch);
+    return batch;
+  }
+
+  #remember(batch: PreparedBatch): void {
+    this.#alive.set(batch.index, new WeakRef(batch));
+    this.#forget.register(batch, batch.index);
   }
 
   #dispatch(batch: CommittedBatch): void {
     if (this.#sinks.size === 0) return;
     const prepared = new PreparedBatch(batch.index, batch.record.Events, undefined, true);
+    this.#remember(prepared);
     for (const sink of this.#sinks) sink(prepared);
   }
 }

@@ -5,14 +5,7 @@
 import type { EventLog } from "../../lib/store/mod.ts";
 import type { LogCursor } from "../../lib/store/eventlog.ts";
 import type { EventMatcher } from "./stream_filter.ts";
-import {
-  frameFor,
-  type PreparedBatch,
-  prepareLine,
-  splitBytes,
-  streamChunkBytes,
-  type StreamHub,
-} from "./stream_hub.ts";
+import { frameFor, type PreparedBatch, splitBytes, streamChunkBytes, type StreamHub } from "./stream_hub.ts";
 
 export interface SubscriberOptions {
   log: EventLog;
@@ -58,8 +51,11 @@ export class StreamSubscriber {
   #readerYielded = false;
   #readerTimer: ReturnType<typeof setTimeout> | undefined;
   #lastPull = 0;
-  /** The rest of a frame bigger than one chunk: shared pieces of a live batch, or views of this reader's bytes. */
-  #carry: readonly Uint8Array[] | undefined;
+  /**
+   * The rest of a frame bigger than one chunk (shared pieces of a batch, or views of this reader's bytes); a
+   * private list whose sent entries are cleared, so a reader stalled inside a frame keeps only what it still owes.
+   */
+  #carry: Array<Uint8Array | undefined> | undefined;
   #carryNext = 0;
   #pin: LogCursor;
   #removeSink: () => void;
@@ -145,7 +141,8 @@ export class StreamSubscriber {
   #nextPiece(): Uint8Array | undefined {
     const carry = this.#carry;
     if (carry === undefined) return undefined;
-    const piece = carry[this.#carryNext++]!;
+    const piece = carry[this.#carryNext]!;
+    carry[this.#carryNext++] = undefined;
     if (this.#carryNext >= carry.length) {
       this.#carry = undefined;
       this.#carryNext = 0;
@@ -155,7 +152,7 @@ export class StreamSubscriber {
 
   /** Sends `pieces` (one frame) from the next pull on; returns the first when nothing else is pending. */
   #startCarry(pieces: readonly Uint8Array[], parts: Array<string | Uint8Array>): Uint8Array | undefined {
-    this.#carry = pieces;
+    this.#carry = [...pieces];
     this.#carryNext = 0;
     return parts.length ? joinParts(parts) : this.#nextPiece();
   }
@@ -185,7 +182,7 @@ export class StreamSubscriber {
           }
           this.#lastWrite = Date.now();
           if (frame === "all" && batch.shared) {
-            // A live batch's full frame is encoded (and cut) once for every subscriber.
+            // A shared batch's full frame is encoded (and cut) once for every subscriber.
             const pieces = batch.fullFramePieces;
             const only = pieces.length === 1 ? pieces[0]! : undefined;
             if (only === undefined || size + only.length > streamChunkBytes) {
@@ -194,10 +191,13 @@ export class StreamSubscriber {
             parts.push(only);
             size += only.length;
           } else {
-            // This subscriber's own text (a filtered frame, or a batch read from disk): joined with its
-            // neighbours and encoded once per chunk; a frame too big for one chunk goes out in pieces.
+            // Text of this filter: joined with its neighbours and encoded once per chunk. A frame too big for one
+            // chunk goes out in pieces, shared by the subscribers with the same filter when the batch is shared.
             const text = (frame === "all" ? batch.fullFrame : frame) + "\n";
             if (size + text.length > streamChunkBytes) {
+              if (batch.shared && filterKey !== undefined && text.length > streamChunkBytes) {
+                return this.#startCarry(batch.framePiecesForFilter(filterKey, text), parts);
+              }
               const bytes = encoder.encode(text);
               if (size + bytes.length > streamChunkBytes) {
                 return this.#startCarry(splitBytes(bytes, false), parts);
@@ -243,7 +243,7 @@ export class StreamSubscriber {
       if (!item.done) {
         this.#readerYielded = true;
         this.#advance(item.value.index + 1);
-        return prepareLine(item.value.index, item.value.line);
+        return this.#o.hub.fromLog(item.value.index, item.value.line);
       }
       const yielded = this.#readerYielded;
       this.#reader = undefined;
