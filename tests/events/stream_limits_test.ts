@@ -1,0 +1,238 @@
+// Issue #13 defect 6: stalled stream readers hold little memory each, and concurrent streams are capped per token
+// (tokenless callers per client address) and in total, with a text/plain 429 beyond; an ended stream frees its slot.
+
+import { assert, assertEquals } from "../helpers/assert.ts";
+import { memoryKib, resetPeakMemory } from "../helpers/memory.ts";
+import { spawnServer, startTestServer, type TestServer, withTimeout } from "../helpers/server.ts";
+import {
+  call,
+  createToken,
+  openStream,
+  publish,
+  type PublishedEvent,
+  putPolicy,
+  rootSecret,
+  startEventsServer,
+  type StreamReader,
+  subscribe,
+} from "./stream_helpers.ts";
+
+/** Opens a stream expecting a refusal: its status, body and content type. */
+async function refused(url: string, token: string | null, headers: Record<string, string> = {}) {
+  const s = await openStream(url, "topic=Node&index=-1", token, headers);
+  const type = s.response.headers.get("Content-Type") ?? "";
+  if (s.response.status === 200) {
+    await s.close();
+    return { status: 200, text: "", type };
+  }
+  return { status: s.response.status, text: await s.response.text(), type };
+}
+
+/** Retries opening a stream until it is accepted: a slot comes back once the server has seen the stream end. */
+async function subscribeWhenFree(url: string, token: string | null, headers: Record<string, string> = {}) {
+  const deadline = Date.now() + 5_000;
+  while (true) {
+    const s = await openStream(url, "topic=Node&index=-1", token, headers);
+    if (s.response.status === 200) return s;
+    await s.response.body?.cancel();
+    assert(Date.now() < deadline, `no slot came back (last status ${s.response.status})`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function closeAll(streams: StreamReader[]): Promise<void> {
+  for (const s of streams) await s.close();
+}
+
+Deno.test("streams beyond the per-token cap or the server cap get 429 text/plain; an ended stream frees its slot", async () => {
+  const server = await startEventsServer({
+    WHARF_EVENTS_MAX_STREAMS: "4",
+    WHARF_EVENTS_MAX_STREAMS_PER_TOKEN: "2",
+  });
+  const streams: StreamReader[] = [];
+  try {
+    await putPolicy(server.url, "nodes", `node { policy = "read" }`);
+    const reader = await createToken(server.url, ["nodes"]);
+    const other = await createToken(server.url, ["nodes"]);
+
+    streams.push(await subscribe(server.url, "topic=Node", rootSecret));
+    streams.push(await subscribe(server.url, "topic=Node", rootSecret));
+    const third = await refused(server.url, rootSecret);
+    assertEquals(third.status, 429);
+    assert(third.type.startsWith("text/plain"), third.type);
+    assertEquals(third.text, "Too many event streams: 2 are already open for this token");
+
+    // The caps come after the ACL: a caller without access still gets 403.
+    assertEquals((await refused(server.url, "00000000-0000-4000-8000-000000000000")).status, 403);
+
+    // Another token has its own budget, until the server's cap is reached.
+    streams.push(await subscribe(server.url, "topic=Node", reader.SecretID));
+    const readerStream = await subscribe(server.url, "topic=Node", reader.SecretID);
+    const full = await refused(server.url, other.SecretID);
+    assertEquals(full.status, 429);
+    assertEquals(full.text, "Too many event streams: the server's limit of 4 is reached");
+
+    // A client disconnect gives its slot back.
+    await streams.shift()!.close();
+    streams.push(await subscribeWhenFree(server.url, other.SecretID));
+
+    // So does a stream the server ends because its token was deleted.
+    const del = await call(server.url, "DELETE", `/v1/acl/token/${reader.AccessorID}`, { token: rootSecret });
+    assertEquals(del.status, 200);
+    await readerStream.readToEnd(5_000);
+    streams.push(await subscribeWhenFree(server.url, other.SecretID));
+  } finally {
+    await closeAll(streams);
+    await server.stop();
+  }
+});
+
+Deno.test("tokenless streams count per client address, with ACLs off too", async () => {
+  const server: TestServer = await startTestServer({
+    WHARF_ACL_ENABLED: "false",
+    WHARF_TRUST_PROXY: "true",
+    WHARF_EVENTS_HEARTBEAT_MS: "50",
+    WHARF_EVENTS_MAX_STREAMS_PER_TOKEN: "1",
+  });
+  const streams: StreamReader[] = [];
+  try {
+    const a = { "X-Forwarded-For": "192.0.2.1" };
+    const b = { "X-Forwarded-For": "192.0.2.2" };
+    streams.push(await subscribeWhenFree(server.url, null, a));
+    const again = await refused(server.url, null, a);
+    assertEquals(again.status, 429);
+    assertEquals(again.text, "Too many event streams: 1 are already open for this client address");
+    // A token is ignored with ACLs off: it does not buy a second budget.
+    assertEquals((await refused(server.url, rootSecret, a)).status, 429);
+    streams.push(await subscribeWhenFree(server.url, null, b));
+  } finally {
+    await closeAll(streams);
+    await server.stop();
+  }
+});
+
+Deno.test("shutdown ends capped streams cleanly", async () => {
+  const server = await startEventsServer({ WHARF_EVENTS_MAX_STREAMS: "1" });
+  const stream = await subscribe(server.url, "topic=Node", rootSecret);
+  try {
+    assertEquals((await refused(server.url, rootSecret)).status, 429);
+  } finally {
+    const stopping = server.stop();
+    await stream.readToEnd(5_000); // ends after a complete line (StreamReader checks)
+    await stopping;
+  }
+});
+
+// ---- memory ----
+
+const stalled = 500;
+/** Batches of 50 small events (~10 KB frames): readers replaying them join several into each chunk. */
+const perBatch = 50;
+const padding = "x".repeat(100);
+/** The log every new subscriber replays (no `index`: from the oldest retained batch), ~3x what a stalled socket absorbs. */
+const backlogBytes = 12_000_000;
+/**
+ * Per stalled subscriber, everything included. Deno's HTTP layer alone keeps ~130-200 KiB for a streaming
+ * response whose socket is full, whatever the server streams (docs/events.md "Stream limits"); wharf's own share
+ * is a few 16 KiB pieces. The old code held ~0.5 MiB more: a 256 KiB disk read buffer (and an open file) per
+ * reader stalled mid-replay, plus 256 KiB chunks of its own in the stream queue and the HTTP layer.
+ */
+const boundKib = 384;
+
+/** CPU time (user + system) of a process, in clock ticks. */
+async function cpuTicks(pid: number): Promise<number> {
+  const fields = (await Deno.readTextFile(`/proc/${pid}/stat`)).split(") ")[1]!.split(" ");
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+/** Waits until the server has stopped working for the stalled readers (under 5% of a core for a second). */
+async function settle(pid: number): Promise<void> {
+  const deadline = Date.now() + 240_000;
+  let last = await cpuTicks(pid);
+  while (Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 1000));
+    const now = await cpuTicks(pid);
+    if (now - last <= 5) return;
+    last = now;
+  }
+  throw new Error("the server kept working for the stalled readers for 4 minutes");
+}
+
+Deno.test("RSS bound for 500 stalled subscribers replaying the log: each holds a bounded amount", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "wharf-events-stalled-" });
+  const server = await spawnServer(dir, {
+    WHARF_ACL_BOOTSTRAP_SECRET: rootSecret,
+    WHARF_EVENTS_HEARTBEAT_MS: "60000",
+    WHARF_EVENTS_MAX_STREAMS_PER_TOKEN: "0",
+  });
+  const conns: Deno.Conn[] = [];
+  try {
+    const pid = server.process.pid;
+    const url = new URL(server.url);
+    let seq = 0;
+    const batch = (): PublishedEvent[] =>
+      Array.from({ length: perBatch }, () => ({
+        Topic: "Node",
+        Type: "NodeEvent",
+        Key: `k${seq++}`,
+        Payload: { Node: { Pad: padding } },
+      }));
+    const batchBytes = JSON.stringify(batch()).length;
+    for (let sent = 0; sent < backlogBytes; sent += batchBytes) await publish(server.url, batch());
+
+    // Raw TCP clients: send the request (no index: replay everything), never read a byte.
+    const request = new TextEncoder().encode(
+      `GET /v1/event/stream?topic=Node HTTP/1.1\r\nHost: ${url.host}\r\nX-Nomad-Token: ${rootSecret}\r\n\r\n`,
+    );
+    const stall = async (n: number) => {
+      for (let i = 0; i < n; i++) {
+        const conn = await Deno.connect({ hostname: url.hostname, port: Number(url.port) });
+        conns.push(conn);
+        await conn.write(request);
+      }
+    };
+    // A first group of stalled readers lets the JS heap and the HTTP layer reach their steady size; what the
+    // other 400 add is then what a stalled subscriber costs.
+    const first = stalled / 5;
+    const started = Date.now();
+    await stall(first);
+    await settle(pid);
+    const before = await memoryKib(pid, "VmRSS");
+    await resetPeakMemory(pid);
+    await stall(stalled - first);
+    await settle(pid);
+    const peak = await memoryKib(pid, "VmHWM");
+    const perSubscriber = (peak - before) / (stalled - first);
+    console.log(
+      `${stalled} stalled subscribers replaying ${(backlogBytes / 1e6).toFixed(0)} MB: RSS ${
+        (before / 1024).toFixed(0)
+      } MiB with ${first} -> peak ${(peak / 1024).toFixed(0)} MiB with ${stalled}, ${
+        perSubscriber.toFixed(0)
+      } KiB per subscriber; the server was busy with them for ${
+        ((Date.now() - started) / 1000).toFixed(0)
+      } s`,
+    );
+    assert(
+      perSubscriber <= boundKib,
+      `${perSubscriber.toFixed(0)} KiB per stalled subscriber (bound ${boundKib})`,
+    );
+
+    // The server still answers, and a reading subscriber still gets new events at once.
+    const live = await subscribe(server.url, "topic=Node&index=-1");
+    const index = await publish(server.url, batch());
+    const frame = await withTimeout(live.nextData(), 10_000, "no frame for a reading subscriber");
+    assertEquals(frame?.Index, index);
+    await live.close();
+  } finally {
+    for (const c of conns) {
+      try {
+        c.close();
+      } catch {
+        // already closed
+      }
+    }
+    server.kill("SIGTERM");
+    await server.status;
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+});
