@@ -35,14 +35,11 @@ export class StreamSlots {
   acquire(owner: string): () => void {
     const mine = this.#byOwner.get(owner) ?? 0;
     if (this.#maxPerOwner > 0 && mine >= this.#maxPerOwner) {
-      throw tooManyStreams(
-        `Too many event streams: ${this.#maxPerOwner} are already open for this ${
-          owner.startsWith("ip:") ? "client address" : "token"
-        }`,
-      );
+      const who = owner.startsWith("ip:") ? "client address" : "token";
+      throw tooManyStreams(`Too many event streams for this ${who} (limit ${this.#maxPerOwner})`);
     }
     if (this.#maxTotal > 0 && this.#total >= this.#maxTotal) {
-      throw tooManyStreams(`Too many event streams: the server's limit of ${this.#maxTotal} is reached`);
+      throw tooManyStreams(`Too many event streams on this server (limit ${this.#maxTotal})`);
     }
     this.#byOwner.set(owner, mine + 1);
     this.#total++;

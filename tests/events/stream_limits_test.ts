@@ -60,7 +60,7 @@ Deno.test("streams beyond the per-token cap or the server cap get 429 text/plain
     const third = await refused(server.url, rootSecret);
     assertEquals(third.status, 429);
     assert(third.type.startsWith("text/plain"), third.type);
-    assertEquals(third.text, "Too many event streams: 2 are already open for this token");
+    assertEquals(third.text, "Too many event streams for this token (limit 2)");
 
     // The caps come after the ACL: a caller without access still gets 403.
     assertEquals((await refused(server.url, "00000000-0000-4000-8000-000000000000")).status, 403);
@@ -70,7 +70,7 @@ Deno.test("streams beyond the per-token cap or the server cap get 429 text/plain
     const readerStream = await subscribe(server.url, "topic=Node", reader.SecretID);
     const full = await refused(server.url, other.SecretID);
     assertEquals(full.status, 429);
-    assertEquals(full.text, "Too many event streams: the server's limit of 4 is reached");
+    assertEquals(full.text, "Too many event streams on this server (limit 4)");
 
     // A client disconnect gives its slot back.
     await streams.shift()!.close();
@@ -101,7 +101,7 @@ Deno.test("tokenless streams count per client address, with ACLs off too", async
     streams.push(await subscribeWhenFree(server.url, null, a));
     const again = await refused(server.url, null, a);
     assertEquals(again.status, 429);
-    assertEquals(again.text, "Too many event streams: 1 are already open for this client address");
+    assertEquals(again.text, "Too many event streams for this client address (limit 1)");
     // A token is ignored with ACLs off: it does not buy a second budget.
     assertEquals((await refused(server.url, rootSecret, a)).status, 429);
     streams.push(await subscribeWhenFree(server.url, null, b));
@@ -134,7 +134,7 @@ const backlogBytes = 12_000_000;
 /**
  * Per stalled subscriber, everything included. Deno's HTTP layer alone keeps ~130-200 KiB for a streaming
  * response whose socket is full, whatever the server streams (docs/events.md "Stream limits"); wharf's own share
- * is a few 16 KiB pieces. The old code held ~0.5 MiB more: a 256 KiB disk read buffer (and an open file) per
+ * is a few 16 KiB pieces. The old code measured ~1.7 MiB here: a 256 KiB disk read buffer (and an open file) per
  * reader stalled mid-replay, plus 256 KiB chunks of its own in the stream queue and the HTTP layer.
  */
 const boundKib = 384;
