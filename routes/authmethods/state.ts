@@ -44,7 +44,7 @@ export interface AccountDoc {
   name?: string;
   description?: string;
   attributes: Attrs;
-  /** Lookup key within the method: login name (password), lowercased login (LDAP), issuer + sub (OIDC). */
+  /** Lookup key within the method: login name (password), the entry's DN as the directory returns it (LDAP), issuer + sub (OIDC). */
   key: string;
   password_hash?: string;
   user_id: string;
