@@ -9,7 +9,7 @@
 import { Client } from "ldapts";
 import { numberedUser, peopleDn, slapdSkipReason, startSlapd } from "../tests/fixtures/slapd.ts";
 import { callApi, startAuthServer } from "../tests/fixtures/wharf_auth.ts";
-import { ldapAuthenticate } from "../routes/authmethods/ldap_client.ts";
+import { ldapAuthenticate } from "../routes/authmethods/login/ldap_client.ts";
 import { type Figure, formatFigures } from "./lib.ts";
 
 function flag(name: string, fallback: number): number {

@@ -92,3 +92,6 @@ export function omitZero(obj: Record<string, unknown>): Record<string, unknown> 
   }
   return out;
 }
+
+/** An auth method's attributes object (methods/attrs_*.ts read and write it; state.ts stores it). */
+export type Attrs = Record<string, unknown>;

@@ -11,18 +11,18 @@ import {
   removeAccount,
   setPassword,
   updateAccount,
-} from "./accounts.ts";
-import { authenticate } from "./authenticate.ts";
-import { callbackRoute } from "./authenticate_oidc.ts";
-import { deleteAuthToken, readAuthToken } from "./authtokens.ts";
-import { bootstrapIfEmpty } from "./bootstrap.ts";
-import { createMethod, listMethods, readMethod, removeMethod } from "./methods.ts";
-import { changeState, updateMethod } from "./methods_update.ts";
-import { buildAuthUrl, exchangeCode, validateDiscoveredConfig } from "./oidc_client.ts";
-import { completionPage, errorPage } from "./pages.ts";
-import { createScope, deleteScope, listScopes, readScope, updateScope } from "./scopes.ts";
+} from "./principals/accounts.ts";
+import { authenticate } from "./login/authenticate.ts";
+import { callbackRoute } from "./login/authenticate_oidc.ts";
+import { deleteAuthToken, readAuthToken } from "./principals/authtokens.ts";
+import { bootstrapIfEmpty } from "./principals/bootstrap.ts";
+import { createMethod, listMethods, readMethod, removeMethod } from "./methods/methods.ts";
+import { changeState, updateMethod } from "./methods/methods_update.ts";
+import { buildAuthUrl, exchangeCode, validateDiscoveredConfig } from "./login/oidc_client.ts";
+import { completionPage, errorPage } from "./login/pages.ts";
+import { createScope, deleteScope, listScopes, readScope, updateScope } from "./scopes/scopes.ts";
 import { AuthService } from "./service.ts";
-import { listUsers, readUser, updateUser } from "./users.ts";
+import { listUsers, readUser, updateUser } from "./principals/users.ts";
 
 const id = ":id([^/:]+)";
 

@@ -122,7 +122,7 @@ export async function readObjectBody(ctx: RequestContext, required = true): Prom
   return body;
 }
 
-/** The OIDC protocol pieces (routes/authmethods/oidc_client.ts), injected so handlers stay testable. */
+/** The OIDC protocol pieces (routes/authmethods/login/oidc_client.ts), injected so handlers stay testable. */
 export interface OidcProtocol {
   validateDiscoveredConfig(attrs: Record<string, unknown>, options: { timeoutMs: number }): Promise<string[]>;
   buildAuthUrl(

@@ -5,10 +5,8 @@ import { createHmac, hkdfSync } from "node:crypto";
 import { Buffer } from "node:buffer";
 import type { AppContext } from "../../lib/app.ts";
 import type { DocChange, DocWrite, EventInput, StoredDoc } from "../../lib/store/mod.ts";
-import type { ListCache } from "./listing.ts";
 import { ChangeLog } from "./change_log.ts";
-import { collections, type MethodType } from "./common.ts";
-import type { Attrs } from "./attrs_common.ts";
+import { type Attrs, collections, type MethodType } from "./common.ts";
 
 export interface ScopeDoc {
   [k: string]: unknown;
@@ -100,6 +98,18 @@ export const sealPurpose = "auth.method-secrets";
 export const tombstoneTtlMs = 30 * 86_400_000;
 /** A cached listing more changes behind than this is rebuilt rather than patched change by change. */
 const maxPatchedChanges = 4096;
+
+/** Full initial-phase listings by query and caller (lists/listing.ts), valid while the generation is unchanged. */
+export interface ListSnapshot {
+  generation: number;
+  /** Entries keyed time + NUL + id, newest first. */
+  sorted: { key: string; item: Record<string, unknown> }[];
+  /** id → key of its entry in `sorted`. */
+  keys: Map<string, string>;
+  estimate: number;
+}
+/** Each service keeps its own cache (several servers may share a process in tests). */
+export type ListCache = Map<string, ListSnapshot>;
 
 export class AuthState {
   readonly app: AppContext;

@@ -1,9 +1,9 @@
 // Unit and property tests of the go-bexpr filter parser and evaluator (no HTTP).
 
 import fc from "fast-check";
-import { evaluateFilter } from "../../routes/authmethods/bexpr/eval.ts";
-import { FilterParseError, parseFilter } from "../../routes/authmethods/bexpr/parse.ts";
-import { parseFilterParam } from "../../routes/authmethods/listing.ts";
+import { evaluateFilter } from "../../routes/authmethods/lists/bexpr/eval.ts";
+import { FilterParseError, parseFilter } from "../../routes/authmethods/lists/bexpr/parse.ts";
+import { parseFilterParam } from "../../routes/authmethods/lists/listing.ts";
 import { assert, assertEquals, assertMatch, assertThrows } from "../helpers/assert.ts";
 
 const oidc = {

@@ -5,7 +5,7 @@ import {
   ldapAuthenticate,
   type LdapAuthResult,
   type LdapMethodAttributes,
-} from "../../routes/authmethods/ldap_client.ts";
+} from "../../routes/authmethods/login/ldap_client.ts";
 import {
   aliasesDn,
   baseDn,

@@ -7,7 +7,7 @@ import {
   type OidcMethodAttributes,
   pkceChallenge,
   validateDiscoveredConfig,
-} from "../../routes/authmethods/oidc_client.ts";
+} from "../../routes/authmethods/login/oidc_client.ts";
 import { type OidcProviderFixture, oidcUsers, startOidcProvider } from "../fixtures/oidc_provider.ts";
 import { completeProviderLogin } from "../fixtures/oidc_browser.ts";
 import { opensslAvailable } from "../fixtures/tls_certs.ts";

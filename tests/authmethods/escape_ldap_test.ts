@@ -8,7 +8,7 @@ import {
   escapeFilterValue,
   renderFilterTemplate,
   sidToString,
-} from "../../routes/authmethods/ldap_escape.ts";
+} from "../../routes/authmethods/login/ldap_escape.ts";
 
 Deno.test("escapeFilterValue escapes the RFC 4515 metacharacters when a login name contains them", () => {
   assertEquals(escapeFilterValue("a*b(c)d\\e\0"), "a\\2ab\\28c\\29d\\5ce\\00");

@@ -4,7 +4,7 @@
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { peopleDn, serviceAccount, slapdSkipReason, startSlapd, users } from "../fixtures/slapd.ts";
 import { type AuthServer, callApi, startAuthServer } from "../fixtures/wharf_auth.ts";
-import { ldapAuthenticate } from "../../routes/authmethods/ldap_client.ts";
+import { ldapAuthenticate } from "../../routes/authmethods/login/ldap_client.ts";
 import { LdapConnectionPool } from "../../routes/authmethods/ldap_pool.ts";
 
 const ignore = slapdSkipReason !== undefined;

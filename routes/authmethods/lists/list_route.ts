@@ -1,12 +1,11 @@
 // Shared GET list handler body: one resource's documents and tombstones under one parent, paged and filtered.
 
-import type { RequestContext } from "../../lib/http.ts";
-import type { StoredDoc } from "../../lib/store/mod.ts";
-import { collections } from "./common.ts";
+import type { RequestContext } from "../../../lib/http.ts";
+import type { StoredDoc } from "../../../lib/store/mod.ts";
+import { collections } from "../common.ts";
 import { listResponse, parseFilterParam, runList } from "./listing.ts";
-import { filterIter } from "./methods.ts";
-import { type AuthService, listEnvironment } from "./service.ts";
-import type { ActorCaller, TombstoneDoc } from "./state.ts";
+import { type AuthService, listEnvironment } from "../service.ts";
+import type { ActorCaller, TombstoneDoc } from "../state.ts";
 
 export interface ChildListSpec<T extends { created_time: string; updated_time: string }> {
   resource: string;
@@ -38,4 +37,8 @@ export function respondWithChildList<T extends { created_time: string; updated_t
     queryKey: JSON.stringify([...spec.queryParts, ctx.url.searchParams.get("filter") ?? ""]),
     ...listEnvironment(svc, ctx.url),
   }, parseFilterParam(ctx.url)));
+}
+
+export function* filterIter<T>(it: Iterable<T>, keep: (x: T) => boolean): Generator<T> {
+  for (const x of it) if (keep(x)) yield x;
 }

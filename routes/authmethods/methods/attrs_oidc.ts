@@ -14,8 +14,8 @@ import {
   rejectUnknown,
   validCertificates,
 } from "./attrs_common.ts";
-import { omitZero } from "./common.ts";
-import type { FieldErrors } from "./errors.ts";
+import { omitZero } from "../common.ts";
+import type { FieldErrors } from "../errors.ts";
 
 export const oidcStates = ["inactive", "active-private", "active-public"] as const;
 export const supportedAlgorithms = [

@@ -1,14 +1,14 @@
 // /v1/accounts: password accounts created by admins (others appear at first login), reads by owner or
 // admin, PATCH, delete (with the user and tokens), set-password and change-password.
 
-import { ApiError } from "../../lib/errors.ts";
-import { respondWithChildList } from "./list_route.ts";
-import { json, type RequestContext } from "../../lib/http.ts";
-import type { CommitPlan, DocWrite, StoredDoc } from "../../lib/store/mod.ts";
-import { passwordDefaults } from "./attrs_password.ts";
-import { recordFailure } from "./authenticate.ts";
-import { assertAdminsRemain, deleteAccounts, emptyPlan, transactRevoking } from "./cascade.ts";
-import { assertIdFormat, collections, isObject, lockKeys, nowIso, parentLocks } from "./common.ts";
+import { ApiError } from "../../../lib/errors.ts";
+import { respondWithChildList } from "../lists/list_route.ts";
+import { json, type RequestContext } from "../../../lib/http.ts";
+import type { CommitPlan, DocWrite, StoredDoc } from "../../../lib/store/mod.ts";
+import { passwordDefaults } from "../methods/attrs_password.ts";
+import { recordFailure } from "../login/authenticate.ts";
+import { assertAdminsRemain, deleteAccounts, emptyPlan, transactRevoking } from "../cascade.ts";
+import { assertIdFormat, collections, isObject, lockKeys, nowIso, parentLocks } from "../common.ts";
 import {
   fieldError,
   FieldErrors,
@@ -17,7 +17,7 @@ import {
   unauthenticated,
   versioned,
   versionMismatch,
-} from "./errors.ts";
+} from "../errors.ts";
 import {
   applyNameDescription,
   checkCreateVersion,
@@ -25,11 +25,11 @@ import {
   fieldMask,
   rejectReadOnly,
   requireVersion,
-} from "./fields.ts";
-import { methodIdPrefixes } from "./methods.ts";
-import { accountWithUser, renderAccount, userProfile } from "./principals.ts";
-import { type AuthService, readObjectBody } from "./service.ts";
-import type { AccountDoc, ActorCaller, MethodDoc, UserDoc } from "./state.ts";
+} from "../fields.ts";
+import { methodIdPrefixes } from "../methods/methods.ts";
+import { accountWithUser, renderAccount, userProfile } from "../principals.ts";
+import { type AuthService, readObjectBody } from "../service.ts";
+import type { AccountDoc, ActorCaller, MethodDoc, UserDoc } from "../state.ts";
 
 const accountPrefixes = ["acctpw", "acctoidc", "acctldap"];
 const readOnly = ["id", "scope", "created_time", "updated_time", "authorized_actions"];

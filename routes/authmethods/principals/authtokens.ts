@@ -1,11 +1,11 @@
 // /v1/auth-tokens/{id}: read and delete (logout) by the token's owner or an admin.
 
-import { json, type RequestContext } from "../../lib/http.ts";
-import { assertIdFormat, collections, lockKeys, parentLocks } from "./common.ts";
-import { forbidden, notFound, unauthenticated } from "./errors.ts";
-import type { AuthService } from "./service.ts";
-import { tokenDeletedEvent, type TokenDoc } from "./state.ts";
-import { cookiesSecure, httpCookie, jsCookie, renderToken } from "./tokens.ts";
+import { json, type RequestContext } from "../../../lib/http.ts";
+import { assertIdFormat, collections, lockKeys, parentLocks } from "../common.ts";
+import { forbidden, notFound, unauthenticated } from "../errors.ts";
+import type { AuthService } from "../service.ts";
+import { tokenDeletedEvent, type TokenDoc } from "../state.ts";
+import { cookiesSecure, httpCookie, jsCookie, renderToken } from "../tokens.ts";
 
 function loadToken(svc: AuthService, ctx: RequestContext) {
   const id = ctx.params.id!;

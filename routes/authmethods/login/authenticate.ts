@@ -2,16 +2,21 @@
 // and token delivery (body or split cookies). OIDC commands live in authenticate_oidc.ts, the LDAP login in
 // ldap_login.ts.
 
-import { ApiError } from "../../lib/errors.ts";
-import { json, type RequestContext } from "../../lib/http.ts";
-import { type DocWrite, type EventInput, type StoredDoc, VersionConflictError } from "../../lib/store/mod.ts";
-import { asAttrs } from "./attrs_common.ts";
-import { assertIdFormat, collections, isObject, nowIso, parentLocks } from "./common.ts";
-import { failedPrecondition, fieldError, notFound } from "./errors.ts";
-import { methodIdPrefixes } from "./methods.ts";
-import { accountWithUser, userProfile } from "./principals.ts";
-import { type AuthService, readObjectBody } from "./service.ts";
-import type { AccountDoc, MethodDoc, UserDoc } from "./state.ts";
+import { ApiError } from "../../../lib/errors.ts";
+import { json, type RequestContext } from "../../../lib/http.ts";
+import {
+  type DocWrite,
+  type EventInput,
+  type StoredDoc,
+  VersionConflictError,
+} from "../../../lib/store/mod.ts";
+import { asAttrs } from "../methods/attrs_common.ts";
+import { assertIdFormat, collections, isObject, nowIso, parentLocks } from "../common.ts";
+import { failedPrecondition, fieldError, notFound } from "../errors.ts";
+import { methodIdPrefixes } from "../methods/methods.ts";
+import { accountWithUser, userProfile } from "../principals.ts";
+import { type AuthService, readObjectBody } from "../service.ts";
+import type { AccountDoc, MethodDoc, UserDoc } from "../state.ts";
 import {
   cookiesSecure,
   mintToken,
@@ -19,7 +24,7 @@ import {
   renderToken,
   splitCookies,
   tokenIssuedEvent,
-} from "./tokens.ts";
+} from "../tokens.ts";
 import { oidcCommand } from "./authenticate_oidc.ts";
 import { ldapLogin } from "./ldap_login.ts";
 

@@ -2,10 +2,10 @@
 // the callback (GET routes or POST command) exchanges the code and makes a pending token; `token` collects it once.
 
 import { createHash } from "node:crypto";
-import { ApiError } from "../../lib/errors.ts";
-import { json, type RequestContext } from "../../lib/http.ts";
-import { randomSecret } from "../../lib/ids.ts";
-import { callbackUrl } from "./attrs_oidc.ts";
+import { ApiError } from "../../../lib/errors.ts";
+import { json, type RequestContext } from "../../../lib/http.ts";
+import { randomSecret } from "../../../lib/ids.ts";
+import { callbackUrl } from "../methods/attrs_oidc.ts";
 import type { AuthRequest } from "./authenticate.ts";
 import {
   deliverToken,
@@ -15,12 +15,12 @@ import {
   recordFailure,
   upsertExternalAccount,
 } from "./authenticate.ts";
-import { assertIdFormat, collections, isObject } from "./common.ts";
-import { failedPrecondition, fieldError, forbidden, notFound } from "./errors.ts";
-import { AttemptExpiredError, type RedeemedAttempt } from "./oidc_attempts.ts";
-import type { AuthService } from "./service.ts";
-import type { MethodDoc } from "./state.ts";
-import { mintToken, tokenIssuedEvent } from "./tokens.ts";
+import { assertIdFormat, collections, isObject } from "../common.ts";
+import { failedPrecondition, fieldError, forbidden, notFound } from "../errors.ts";
+import { AttemptExpiredError, type RedeemedAttempt } from "../oidc_attempts.ts";
+import type { AuthService } from "../service.ts";
+import type { MethodDoc } from "../state.ts";
+import { mintToken, tokenIssuedEvent } from "../tokens.ts";
 
 const maxRoundtripBytes = 4096;
 

@@ -1,7 +1,7 @@
 // HTTP to an OpenID provider for one OIDC auth method: its idp_ca_certs as trust anchors, a per-request
 // timeout, no redirects followed, and the discovery document fetch.
 
-import { oidcListFields } from "./attrs_oidc.ts";
+import { oidcListFields } from "../methods/attrs_oidc.ts";
 
 /** The OIDC attributes of a method (API names), client_secret decrypted. */
 export interface OidcMethodAttributes {

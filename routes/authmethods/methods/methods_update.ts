@@ -1,17 +1,17 @@
 // PATCH of an auth method (spec §5) and OIDC change-state (spec §6): field masks, optimistic versions,
 // completeness and discovered-configuration validation.
 
-import { ApiError } from "../../lib/errors.ts";
-import { json, type RequestContext } from "../../lib/http.ts";
+import { ApiError } from "../../../lib/errors.ts";
+import { json, type RequestContext } from "../../../lib/http.ts";
 import { asAttrs, type Attrs } from "./attrs_common.ts";
 import { incompleteFields, oidcStates } from "./attrs_oidc.ts";
-import { assertIdFormat, collections, isObject, methodTypeOfId, nowIso } from "./common.ts";
-import { fieldError, FieldErrors, notFound, versioned, versionMismatch } from "./errors.ts";
-import { applyNameDescription, checkPatchKeys, fieldMask, requireVersion } from "./fields.ts";
+import { assertIdFormat, collections, isObject, methodTypeOfId, nowIso } from "../common.ts";
+import { fieldError, FieldErrors, notFound, versioned, versionMismatch } from "../errors.ts";
+import { applyNameDescription, checkPatchKeys, fieldMask, requireVersion } from "../fields.ts";
 import { loadMethodForAdmin, methodIdPrefixes, nameTaken, readOnlyTop } from "./methods.ts";
 import { applyAttributes, renderMethod, storeSecrets } from "./methods_model.ts";
-import { type AuthService, readObjectBody } from "./service.ts";
-import { type ActorCaller, type MethodDoc, methodEvent } from "./state.ts";
+import { type AuthService, readObjectBody } from "../service.ts";
+import { type ActorCaller, type MethodDoc, methodEvent } from "../state.ts";
 
 const allowedTop = ["name", "description", "version", "type", "scope_id", "attributes", "dry_run"];
 

@@ -1,9 +1,9 @@
 // /v1/users: one user per account; list (admin), read (self or admin), PATCH name/description/admin.
 
-import { respondWithChildList } from "./list_route.ts";
-import { json, type RequestContext } from "../../lib/http.ts";
-import { assertAdminsRemain, emptyPlan } from "./cascade.ts";
-import { assertIdFormat, collections, lockKeys } from "./common.ts";
+import { respondWithChildList } from "../lists/list_route.ts";
+import { json, type RequestContext } from "../../../lib/http.ts";
+import { assertAdminsRemain, emptyPlan } from "../cascade.ts";
+import { assertIdFormat, collections, lockKeys } from "../common.ts";
 import {
   fieldError,
   FieldErrors,
@@ -12,12 +12,12 @@ import {
   unauthenticated,
   versioned,
   versionMismatch,
-} from "./errors.ts";
-import { applyNameDescription, checkPatchKeys, fieldMask, patchWrite, requireVersion } from "./fields.ts";
-import { resolveScopeId } from "./methods.ts";
-import { renderUser } from "./principals.ts";
-import { type AuthService, readObjectBody } from "./service.ts";
-import type { UserDoc } from "./state.ts";
+} from "../errors.ts";
+import { applyNameDescription, checkPatchKeys, fieldMask, patchWrite, requireVersion } from "../fields.ts";
+import { resolveScopeId } from "../methods/methods.ts";
+import { renderUser } from "../principals.ts";
+import { type AuthService, readObjectBody } from "../service.ts";
+import type { UserDoc } from "../state.ts";
 
 const readOnly = [
   "id",

@@ -1,10 +1,10 @@
 // Primitives for validating auth-method attributes: typed readers that record field errors by path.
 
 import { X509Certificate } from "node:crypto";
-import type { FieldErrors } from "./errors.ts";
-import { isObject } from "./common.ts";
+import type { FieldErrors } from "../errors.ts";
+import { type Attrs, isObject } from "../common.ts";
 
-export type Attrs = Record<string, unknown>;
+export type { Attrs };
 
 /** What applying an attributes object yields: the new public attributes and the secret changes. */
 export interface AttrOutcome {

@@ -1,14 +1,14 @@
 // Auth-method records: attribute dispatch by type, secret sealing/HMACs, and the two JSON views
 // (full for admins; reduced for anonymous and non-admin callers), cached per stored version.
 
-import type { StoredDoc } from "../../lib/store/mod.ts";
+import type { StoredDoc } from "../../../lib/store/mod.ts";
 import type { AttrInput, AttrOutcome } from "./attrs_common.ts";
 import { applyLdapAttributes, renderLdapAttributes } from "./attrs_ldap.ts";
 import { applyOidcAttributes, renderOidcAttributes } from "./attrs_oidc.ts";
 import { applyPasswordAttributes, renderPasswordAttributes } from "./attrs_password.ts";
-import { type MethodType, omitZero } from "./common.ts";
-import type { AuthState, MethodDoc } from "./state.ts";
-import { renderScopeRef } from "./tokens.ts";
+import { type MethodType, omitZero } from "../common.ts";
+import type { AuthState, MethodDoc } from "../state.ts";
+import { renderScopeRef } from "../tokens.ts";
 
 export function applyAttributes(type: MethodType, a: AttrInput): AttrOutcome {
   if (type === "password") return applyPasswordAttributes(a);

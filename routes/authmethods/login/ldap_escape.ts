@@ -2,7 +2,7 @@
 // `{{.UserAttr}}`-style filter templates, CN extraction from a DN, AD binary SIDs as strings, and login
 // names as directories compare them.
 
-import type { DerefAliases } from "./ldap_connect.ts";
+import type { DerefAliases } from "../ldap_connect.ts";
 
 /** Escapes a value for use inside a search filter (RFC 4515: NUL ( ) * \). */
 export function escapeFilterValue(value: string): string {

@@ -8,7 +8,7 @@ import {
   type JWTPayload,
   jwtVerify,
 } from "jose";
-import { constantTimeEqual } from "../../lib/crypto.ts";
+import { constantTimeEqual } from "../../../lib/crypto.ts";
 import {
   type DiscoveredConfig,
   discoverVerified,

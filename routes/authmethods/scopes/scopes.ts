@@ -1,12 +1,12 @@
 // /v1/scopes: the fixed global scope and org scopes under it (list, create, read, update, delete).
 
-import { prefixedId } from "../../lib/ids.ts";
-import { respondWithChildList } from "./list_route.ts";
-import { json, type RequestContext } from "../../lib/http.ts";
-import type { StoredDoc } from "../../lib/store/mod.ts";
-import { assertAdminsRemain, deleteMethod, emptyPlan } from "./cascade.ts";
-import { assertIdFormat, collections, lockKeys, nowIso, omitZero } from "./common.ts";
-import { fieldError, FieldErrors, notFound, versioned, versionMismatch } from "./errors.ts";
+import { prefixedId } from "../../../lib/ids.ts";
+import { respondWithChildList } from "../lists/list_route.ts";
+import { json, type RequestContext } from "../../../lib/http.ts";
+import type { StoredDoc } from "../../../lib/store/mod.ts";
+import { assertAdminsRemain, deleteMethod, emptyPlan } from "../cascade.ts";
+import { assertIdFormat, collections, lockKeys, nowIso, omitZero } from "../common.ts";
+import { fieldError, FieldErrors, notFound, versioned, versionMismatch } from "../errors.ts";
 import {
   applyNameDescription,
   checkCreateVersion,
@@ -15,9 +15,9 @@ import {
   patchWrite,
   rejectReadOnly,
   requireVersion,
-} from "./fields.ts";
-import { type AuthService, readObjectBody } from "./service.ts";
-import type { ActorCaller, MethodDoc, ScopeDoc } from "./state.ts";
+} from "../fields.ts";
+import { type AuthService, readObjectBody } from "../service.ts";
+import type { ActorCaller, MethodDoc, ScopeDoc } from "../state.ts";
 
 const readOnly = ["id", "scope", "type", "created_time", "updated_time", "authorized_actions"];
 

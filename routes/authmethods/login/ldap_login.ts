@@ -1,8 +1,8 @@
 // The LDAP login (spec §7.2) behind POST /v1/auth-methods/{id}:authenticate: one throttle key per name as
 // the directory matches it, and one account per directory entry, keyed by the entry's DN.
 
-import type { RequestContext } from "../../lib/http.ts";
-import type { StoredDoc } from "../../lib/store/mod.ts";
+import type { RequestContext } from "../../../lib/http.ts";
+import type { StoredDoc } from "../../../lib/store/mod.ts";
 import {
   type AuthRequest,
   beginAttempt,
@@ -15,8 +15,8 @@ import {
 import { ldapAuthenticate, type LdapMethodAttributes } from "./ldap_client.ts";
 import { derefAliasesOf, ldapLoginKey } from "./ldap_escape.ts";
 import { mapLdapAttributes } from "./ldap_profile.ts";
-import type { AuthService } from "./service.ts";
-import type { AccountDoc, MethodDoc } from "./state.ts";
+import type { AuthService } from "../service.ts";
+import type { AccountDoc, MethodDoc } from "../state.ts";
 
 export async function ldapLogin(
   svc: AuthService,

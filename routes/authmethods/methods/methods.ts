@@ -1,10 +1,10 @@
 // Handlers for auth-method create, read, delete and list (spec §3, §4).
 
-import { prefixedId } from "../../lib/ids.ts";
-import { json, type RequestContext } from "../../lib/http.ts";
-import type { StoredDoc } from "../../lib/store/mod.ts";
+import { prefixedId } from "../../../lib/ids.ts";
+import { json, type RequestContext } from "../../../lib/http.ts";
+import type { StoredDoc } from "../../../lib/store/mod.ts";
 import { asAttrs } from "./attrs_common.ts";
-import { assertAdminsRemain, deleteMethod, emptyPlan } from "./cascade.ts";
+import { assertAdminsRemain, deleteMethod, emptyPlan } from "../cascade.ts";
 import {
   assertIdFormat,
   collections,
@@ -13,13 +13,14 @@ import {
   type MethodType,
   methodTypes,
   nowIso,
-} from "./common.ts";
-import { fieldError, FieldErrors, notFound } from "./errors.ts";
-import { applyNameDescription, checkCreateVersion, rejectReadOnly } from "./fields.ts";
-import { listResponse, parseFilterParam, runList } from "./listing.ts";
+} from "../common.ts";
+import { fieldError, FieldErrors, notFound } from "../errors.ts";
+import { applyNameDescription, checkCreateVersion, rejectReadOnly } from "../fields.ts";
+import { filterIter } from "../lists/list_route.ts";
+import { listResponse, parseFilterParam, runList } from "../lists/listing.ts";
 import { applyAttributes, publiclyListed, renderMethod, storeSecrets } from "./methods_model.ts";
-import { type AuthService, listEnvironment, readObjectBody } from "./service.ts";
-import { type MethodDoc, methodEvent, type ScopeDoc, type TombstoneDoc } from "./state.ts";
+import { type AuthService, listEnvironment, readObjectBody } from "../service.ts";
+import { type MethodDoc, methodEvent, type ScopeDoc, type TombstoneDoc } from "../state.ts";
 
 export const methodIdPrefixes = Object.values(methodPrefix);
 /** Top-level keys a client may never write (create or PATCH). */
@@ -205,8 +206,4 @@ export function listMethods(svc: AuthService, ctx: RequestContext): Response {
     },
   }, filter);
   return listResponse(body);
-}
-
-export function* filterIter<T>(it: Iterable<T>, keep: (x: T) => boolean): Generator<T> {
-  for (const x of it) if (keep(x)) yield x;
 }

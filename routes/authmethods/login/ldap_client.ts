@@ -2,8 +2,8 @@
 // as the user, read the entry's attributes and the groups. Returns a result, never throws for directory faults.
 
 import { type Client, type Entry, PresenceFilter, ResultCodeError } from "ldapts";
-import type { DerefAliases, LdapTlsSettings } from "./ldap_connect.ts";
-import { freshConnections, type LdapConnectionSource } from "./ldap_pool.ts";
+import type { DerefAliases, LdapTlsSettings } from "../ldap_connect.ts";
+import { freshConnections, type LdapConnectionSource } from "../ldap_pool.ts";
 import {
   cnOf,
   derefAliasesOf,

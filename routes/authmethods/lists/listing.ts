@@ -1,14 +1,14 @@
 // The list engine shared by every resource of the family (spec §4): created_time-desc initial phase,
 // updated_time-desc refresh phases with removed_ids, MAC'd opaque list tokens, filters, est_item_count.
 
-import { constantTimeEqual, sha256Hex } from "../../lib/crypto.ts";
-import type { Keyring } from "../../lib/crypto.ts";
-import type { StoredDoc } from "../../lib/store/mod.ts";
+import { constantTimeEqual, sha256Hex } from "../../../lib/crypto.ts";
+import type { Keyring } from "../../../lib/crypto.ts";
+import type { StoredDoc } from "../../../lib/store/mod.ts";
 import { type Expr, filterParam, FilterParseError, parseFilter } from "./bexpr/parse.ts";
 import { evaluateFilter } from "./bexpr/eval.ts";
-import { fieldError, invalidListToken } from "./errors.ts";
-import { json } from "../../lib/http.ts";
-import type { ActorCaller, TombstoneDoc } from "./state.ts";
+import { fieldError, invalidListToken } from "../errors.ts";
+import { json } from "../../../lib/http.ts";
+import type { ActorCaller, ListCache, ListSnapshot as Snapshot, TombstoneDoc } from "../state.ts";
 
 interface Timed {
   created_time: string;
@@ -78,16 +78,6 @@ interface TokenBody {
 type Entry = { key: string; item: Record<string, unknown> };
 const entryKey = (time: string, id: string) => `${time}\u0000${id}`;
 
-/** Full initial-phase listings by query and caller, valid while the generation is unchanged. */
-interface Snapshot {
-  generation: number;
-  sorted: Entry[];
-  /** id → key of its entry in `sorted`. */
-  keys: Map<string, string>;
-  estimate: number;
-}
-/** Each service keeps its own cache (several servers may share a process in tests). */
-export type ListCache = Map<string, Snapshot>;
 const maxSnapshots = 32;
 
 const tokenPurpose = "auth.list-token";

@@ -1,13 +1,13 @@
 // First start: a data directory without the global scope gets, in one commit, the global scope, a password
 // method (global primary), account `admin` and its admin user. A generated password is announced once.
 
-import { prefixedId, randomBase62 } from "../../lib/ids.ts";
-import { ConfigError } from "../../lib/errors.ts";
-import { collections, nowIso } from "./common.ts";
-import { accountWithUser } from "./principals.ts";
-import { passwordDefaults } from "./attrs_password.ts";
-import type { AuthService } from "./service.ts";
-import { type MethodDoc, methodEvent, type ScopeDoc } from "./state.ts";
+import { prefixedId, randomBase62 } from "../../../lib/ids.ts";
+import { ConfigError } from "../../../lib/errors.ts";
+import { collections, nowIso } from "../common.ts";
+import { accountWithUser } from "../principals.ts";
+import { passwordDefaults } from "../methods/attrs_password.ts";
+import type { AuthService } from "../service.ts";
+import { type MethodDoc, methodEvent, type ScopeDoc } from "../state.ts";
 
 export async function bootstrapIfEmpty(svc: AuthService): Promise<void> {
   if (svc.state.scope("global")) return;

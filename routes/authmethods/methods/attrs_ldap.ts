@@ -15,7 +15,7 @@ import {
   rejectUnknown,
   validCertificates,
 } from "./attrs_common.ts";
-import { omitZero } from "./common.ts";
+import { omitZero } from "../common.ts";
 
 export const ldapStates = ["inactive", "active-private", "active-public"] as const;
 const boolFields = [
