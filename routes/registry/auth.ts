@@ -32,6 +32,8 @@ export interface Req {
   caller: Caller;
   /** scheme://host[:port] for the absolute URLs the registry emits. */
   origin: string;
+  /** The API the route belongs to: 1 for /api/v1 and the root routes, 2 for /api/v2 (spec v2 §2). */
+  api: 1 | 2;
 }
 
 /** The first present token source wins: Bearer, ?access_token, X-Service-Token, X-Atlas-Token. */

@@ -30,6 +30,7 @@ import {
 import { createProvider, deleteProvider, getProvider, updateProvider } from "./providers.ts";
 import { prepareUpload, receiveUpload, uploadCallback, Uploads } from "./uploads.ts";
 import { boxMetadata, downloadProvider } from "./downloads.ts";
+import { apiOfPath, underApiV2 } from "./api_v2.ts";
 
 type RegistryHandler = (req: Req) => Response | Promise<Response>;
 
@@ -200,6 +201,8 @@ export async function createRegistryApi(ctx: AppContext): Promise<ApiModule> {
       handler: rootOnly(downloadProvider),
     },
   ];
+  // Every /api/v1 route is served under /api/v2 too (spec v2 §2), placed before the root routes.
+  specs.splice(specs.findIndex((s) => s.path.startsWith(`/${ROOT_USER}/`)), 0, ...underApiV2(specs));
   const patterns = specs.map((s) => ({
     pattern: new URLPattern({ pathname: s.path }),
     methods: typeof s.method === "string" ? [s.method] : s.method,
@@ -210,7 +213,7 @@ export async function createRegistryApi(ctx: AppContext): Promise<ApiModule> {
    * errors. Synchronous when the handler is: the router then answers without a Promise.
    */
   const guard =
-    (handler: RegistryHandler, login = false, checkParams = true, rootPath = false): Handler =>
+    (handler: RegistryHandler, login = false, checkParams = true, rootPath = false, api: 1 | 2 = 1): Handler =>
     (ctx: RequestContext) => {
       const headers = ctx.request.headers;
       // `has` fetches the whole header list from Deno in one call; the gets after it (here, for the token and the
@@ -239,7 +242,7 @@ export async function createRegistryApi(ctx: AppContext): Promise<ApiModule> {
           }
         }
         const origin = baseUrl(ctx, settings.publicUrl, settings.trustProxy);
-        const answer = handler({ ctx, reg, caller, origin });
+        const answer = handler({ ctx, reg, caller, origin, api });
         if (answer instanceof Promise) {
           return answer.then((r) => withRequestId(r, requestId), (err) => {
             throw errorWithRequestId(err, requestId);
@@ -268,15 +271,13 @@ export async function createRegistryApi(ctx: AppContext): Promise<ApiModule> {
   const routes: Route[] = specs.map((s) => ({
     method: s.method,
     path: s.path,
-    handler: guard(s.handler, s.login, true, s.path.startsWith(`/${ROOT_USER}/`)),
+    handler: guard(s.handler, s.login, true, s.path.startsWith(`/${ROOT_USER}/`), apiOfPath(s.path)),
     ...(s.secretParams ? { secretParams: s.secretParams } : {}),
     ...(s.maxBodyBytes ? { maxBodyBytes: s.maxBodyBytes } : {}),
   }));
-  routes.push({
-    method: ALL_METHODS,
-    path: "/api/v1{/*}?",
-    handler: guard(unmatched, false, false),
-  });
+  for (const api of ["/api/v1", "/api/v2"]) {
+    routes.push({ method: ALL_METHODS, path: `${api}{/*}?`, handler: guard(unmatched, false, false) });
+  }
 
   return {
     routes,
