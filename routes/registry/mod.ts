@@ -194,10 +194,17 @@ export async function createRegistryApi(ctx: AppContext): Promise<ApiModule> {
     },
     { method: "GET", path: "/api/v1/admin/maintenance", handler: adminOrgs.getMaintenance },
     { method: "PUT", path: "/api/v1/admin/maintenance", handler: adminOrgs.putMaintenance },
+    // What Vagrant 2.4 reads first: one entry per (provider, architecture) (spec v2 §3).
+    { method: "GET", path: "/api/v2/vagrant/:username/:name", handler: boxMetadata },
     { method: ALL_METHODS, path: `/${ROOT_USER}/:name`, handler: rootOnly(boxMetadata) },
     {
       method: ALL_METHODS,
       path: `/${ROOT_USER}/boxes/:name/versions/:version/providers/:provider([^/]+)\\.box`,
+      handler: rootOnly(downloadProvider),
+    },
+    {
+      method: ALL_METHODS,
+      path: `/${ROOT_USER}/boxes/:name/versions/:version/providers/:provider/:architecture/vagrant.box`,
       handler: rootOnly(downloadProvider),
     },
   ];

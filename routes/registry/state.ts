@@ -9,6 +9,7 @@ import { type BoxDoc, BOXES, type OrgDoc, ORGS, SETTINGS, type UserDoc, USERS } 
 import type { RegistrySettings } from "./settings.ts";
 import type { TwoFactor } from "./twofactor.ts";
 import { LoginThrottle } from "./throttle.ts";
+import { fillArchitectureDefaults } from "./architectures.ts";
 
 export class Registry {
   readonly ctx: AppContext;
@@ -54,7 +55,10 @@ export class Registry {
     this.loginThrottle = new LoginThrottle(settings.loginFailures);
     this.downloads = counters.downloads;
     this.tokenUse = counters.tokenUse;
-    for (const b of ctx.data.store.list<BoxDoc>(BOXES)) this.#index(b, +1);
+    for (const b of ctx.data.store.list<BoxDoc>(BOXES)) {
+      fillArchitectureDefaults(b.doc);
+      this.#index(b, +1);
+    }
     this.#unwatch = ctx.data.store.watch(BOXES, (change) => {
       this.boxGeneration++;
       if (change.previous) this.#index(change.previous as StoredDoc<BoxDoc>, -1);
