@@ -62,7 +62,13 @@ export function resolveCaller(reg: Registry, ctx: RequestContext): Caller {
   const hash = tokenHash(reg, token);
   const stored = reg.store.get<TokenDoc>(TOKENS, hash)?.doc;
   const expired = stored?.expires_at ? Date.parse(stored.expires_at) <= Date.now() : false;
-  const user = stored && !expired ? reg.user(stored.username)?.doc : undefined;
+  // A service principal's token acts as its organization while the principal exists (spec v2 §4).
+  const principal = stored?.principal;
+  const user = !stored || expired
+    ? undefined
+    : typeof principal === "string"
+    ? reg.principals.actingUser(principal)
+    : reg.user(stored.username)?.doc;
   if (!user) return { tokenPresent: true, tokenHash: undefined, user: undefined, userKey: undefined };
   reg.tokenUse.set(hash, Date.now());
   return { tokenPresent: true, tokenHash: hash, user, userKey: user.username.toLowerCase() };
