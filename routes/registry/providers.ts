@@ -44,7 +44,13 @@ export function getProvider(req: Req): Response {
   const { box, version, insider } = visibleVersion(req);
   const provider = pathProvider(req, version);
   return json(
-    renderProvider({ reg: req.reg, origin: req.origin, insider, api: req.api }, box.doc, version, provider, true),
+    renderProvider(
+      { reg: req.reg, origin: req.origin, insider, api: req.api },
+      box.doc,
+      version,
+      provider,
+      true,
+    ),
   );
 }
 

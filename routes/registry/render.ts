@@ -42,7 +42,8 @@ export function boxPath(reg: Registry, box: BoxDoc): string {
 
 /** Where a provider's file is downloaded: v1's `…/:provider.box` (the default architecture) or v2's per architecture. */
 export function downloadUrl(view: View, box: BoxDoc, v: VersionDoc, p: ProviderDoc): string {
-  const base = `${view.origin}/${ownerName(view, box)}/boxes/${box.name}/versions/${v.version}/providers/${p.name}`;
+  const owner = ownerName(view, box);
+  const base = `${view.origin}/${owner}/boxes/${box.name}/versions/${v.version}/providers/${p.name}`;
   return view.api === 2 ? `${base}/${p.architecture}/vagrant.box` : `${base}.box`;
 }
 

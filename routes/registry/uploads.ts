@@ -264,7 +264,8 @@ export function prepareUpload(uploads: Uploads, mode: Mode) {
     const uploadPath = `${api}/uploads/${id}`;
     if (mode === "standard") return json({ upload_path: uploadPath });
     const providerPath = req.api === 2 ? `${provider.name}/${provider.architecture}` : provider.name;
-    const callback = `${api}/box/${tag}/version/${version.version}/provider/${providerPath}/upload/direct/${id}`;
+    const callback =
+      `${api}/box/${tag}/version/${version.version}/provider/${providerPath}/upload/direct/${id}`;
     return json({ upload_path: uploadPath, callback });
   };
 }
@@ -338,7 +339,9 @@ export function uploadCallback(uploads: Uploads) {
     const s = session.doc;
     const version = findVersion(box.doc, req.ctx.params.version ?? "");
     const provider = pathProvider(req, version);
-    if (s.box_id !== box.id || s.version !== version.version || sessionProviderOrNone(version, s) !== provider) {
+    if (
+      s.box_id !== box.id || s.version !== version.version || sessionProviderOrNone(version, s) !== provider
+    ) {
       throw notFound();
     }
     if (s.mode !== "direct" || !s.staged) {
