@@ -12,6 +12,7 @@ export const validValues: Record<string, string[]> = {
   name: ["alice", "bob", "acme", "admin"],
   id: ["AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"],
   hash: ["0".repeat(64)],
+  client: ["sp_AAAAAAAAAAAAAAAAAAAAAAAA"],
 };
 
 export interface Endpoint {
@@ -59,6 +60,11 @@ export const endpoints: Endpoint[] = [
     template: "api/v1/admin/organizations/{name}/members/{name}",
   })),
   ...["GET", "PUT"].map((method) => ({ method, template: "api/v1/admin/maintenance" })),
+  ...["GET", "POST"].map((method) => ({
+    method,
+    template: "api/v1/admin/organizations/{name}/service-principals",
+  })),
+  { method: "DELETE", template: "api/v1/admin/organizations/{name}/service-principals/{client}" },
 ];
 
 /** Segments that resolve as `.`/`..` (URL dot segments): they change the route, so they are never "safe". */
