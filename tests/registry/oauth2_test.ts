@@ -1,7 +1,9 @@
 // POST /oauth2/token: client credentials in a form body or as HTTP Basic give a Bearer token (RFC 6749 §4.4,
 // §5.1); every failure is RFC 6749 §5.2 JSON; wrong secrets are throttled like password logins, concurrency included.
 
-import { assert, assertEquals } from "../helpers/assert.ts";
+import { assert, assertEquals, assertRejects } from "../helpers/assert.ts";
+import { startTestServer } from "../helpers/server.ts";
+import { ConfigError } from "../../lib/errors.ts";
 import { type Answer, createOrg, createUser, type Fixture, registryTest } from "./helpers.ts";
 import { type CreatedPrincipal, createPrincipal, tokenCall, type TokenRequest } from "./principal_helpers.ts";
 
@@ -80,6 +82,20 @@ registryTest(
     assertEquals(a.body.expires_in, 90);
   },
 );
+
+Deno.test("a WHARF_REGISTRY_SP_TOKEN_TTL under one second or malformed stops the server at start", async () => {
+  for (const value of ["0", "999ms", "soon"]) {
+    const dir = await Deno.makeTempDir({ prefix: "wharf-sp-ttl-" });
+    try {
+      await assertRejects(
+        () => startTestServer({ WHARF_REGISTRY_SP_TOKEN_TTL: value }, dir),
+        (err) => err instanceof ConfigError && err.message.includes("WHARF_REGISTRY_SP_TOKEN_TTL"),
+      );
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  }
+});
 
 registryTest("every malformed or refused token request is an RFC 6749 §5.2 error", async (f) => {
   const p = await setup(f);
