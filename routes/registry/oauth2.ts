@@ -1,5 +1,6 @@
-// POST /oauth2/token (spec v2 §4): the client-credentials grant that HCP-style pipelines (vagrant_cloud gem 3.1
-// with HCP_CLIENT_ID/HCP_CLIENT_SECRET) use, answered and failed in RFC 6749 §5.1/§5.2 JSON, throttled as logins.
+// POST /oauth2/token (spec v2 §4): the client-credentials grant that HCP-style pipelines (vagrant_cloud gem
+// 3.1 with HCP_CLIENT_ID/HCP_CLIENT_SECRET) use, answered and failed in RFC 6749 §5.1/§5.2 JSON, throttled as
+// logins.
 
 import { ApiError } from "../../lib/errors.ts";
 import { type Handler, readBody, type RequestContext } from "../../lib/http.ts";
@@ -67,7 +68,7 @@ export function withOAuthErrors(handler: Handler): Handler {
 
 const invalidRequest = (description: string) => new OAuthError(400, "invalid_request", description);
 
-/** The form parameters, each at most once (RFC 6749 §3.2), from a UTF-8 `application/x-www-form-urlencoded` body. */
+/** The parameters, each at most once (RFC 6749 §3.2), of a UTF-8 `application/x-www-form-urlencoded` body. */
 async function readForm(ctx: RequestContext): Promise<Map<string, string>> {
   const type = ctx.request.headers.get("content-type");
   const bytes = await readBody(ctx.request, BODY_LIMIT);
@@ -96,7 +97,7 @@ interface ClientCredentials {
   basic: boolean;
 }
 
-/** Decodes one half of a Basic credential: form-encoded before base64 (RFC 6749 §2.3.1), raw when that fails. */
+/** Decodes half a Basic credential: form-encoded before base64 (RFC 6749 §2.3.1), else taken as it is. */
 function formDecode(part: string): string {
   try {
     return decodeURIComponent(part.replaceAll("+", " "));
@@ -152,8 +153,8 @@ function clientCredentials(ctx: RequestContext, form: Map<string, string>): Clie
 }
 
 /**
- * The throttle key of a client id. Password logins use their login lowercased, so a key with an uppercase letter
- * can never be one of theirs; the IP's count is shared with password logins on purpose.
+ * The throttle key of a client id. Password logins use their login lowercased, so a key with an uppercase
+ * letter can never be one of theirs; the IP's count is shared with password logins on purpose.
  */
 function throttleKey(clientId: string): string {
   return `Principal ${clientId.slice(0, MAX_CLIENT_ID)}`;

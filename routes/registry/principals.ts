@@ -1,5 +1,6 @@
 // Service principals (spec v2 §4): an organization's client id and secret for CI pipelines, managed by admins
-// and the organization's owners. The secret is shown once and kept only as an HMAC; its tokens live beside users'.
+// and the organization's owners. The secret is shown once and kept only as an HMAC; its tokens live beside
+// users'.
 
 import { json } from "../../lib/http.ts";
 import { constantTimeEqual } from "../../lib/crypto.ts";
@@ -91,8 +92,9 @@ export class Principals {
   }
 
   /**
-   * Who a principal's token acts as: its organization, as a user that is no admin and whose own namespace is the
-   * organization (so it writes there only and reads what a member reads). Undefined once principal or org is gone.
+   * Who a principal's token acts as: its organization, as a user that is no admin and whose own namespace is
+   * the organization (so it writes there only and reads what a member reads). Undefined once principal or
+   * organization is gone.
    */
   actingUser(clientId: string): UserDoc | undefined {
     const principal = this.get(clientId)?.doc;

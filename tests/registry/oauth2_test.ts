@@ -1,5 +1,6 @@
 // POST /oauth2/token: client credentials in a form body or as HTTP Basic give a Bearer token (RFC 6749 §4.4,
-// §5.1); every failure is RFC 6749 §5.2 JSON; wrong secrets are throttled like password logins, concurrency included.
+// §5.1); every failure is RFC 6749 §5.2 JSON; wrong secrets are throttled like password logins, concurrency
+// included.
 
 import { assert, assertEquals, assertRejects } from "../helpers/assert.ts";
 import { startTestServer } from "../helpers/server.ts";
@@ -83,7 +84,7 @@ registryTest(
   },
 );
 
-Deno.test("a WHARF_REGISTRY_SP_TOKEN_TTL under one second or malformed stops the server at start", async () => {
+Deno.test("a WHARF_REGISTRY_SP_TOKEN_TTL under 1s or malformed stops the server at start", async () => {
   for (const value of ["0", "999ms", "soon"]) {
     const dir = await Deno.makeTempDir({ prefix: "wharf-sp-ttl-" });
     try {

@@ -1,5 +1,6 @@
-// No client secret of a service principal (nor a token it got, nor a wrong secret tried) appears in any answer
-// after the create, in the server's debug log, or in plain text in any file of the data dir (events included).
+// No client secret of a service principal (nor a token it got, nor a wrong secret tried) appears in any
+// answer after the create, in the server's debug log, or in plain text in any file of the data dir (events
+// included).
 
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { spawnServer, withTimeout } from "../helpers/server.ts";

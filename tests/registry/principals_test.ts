@@ -1,5 +1,5 @@
-// Service principals: the admin API (admins and the organization's owners), the CLI, what a principal's token may
-// do (act as a member of its organization), and revocation with the principal or the organization.
+// Service principals: the admin API (admins and the organization's owners), the CLI, what a principal's token
+// may do (act as a member of its organization), and revocation with the principal or the organization.
 
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import { type CliIo, runRegistryCli } from "../../routes/registry/cli.ts";

@@ -1,40 +1,31 @@
 // A CI pipeline with only HCP_CLIENT_ID, HCP_CLIENT_SECRET, HCP_AUTH_URL and VAGRANT_SERVER_URL set (spec v2
-// acceptance 3): the vagrant_cloud gem 3.1.3 gets a client-credentials token from wharf's /oauth2/token by itself,
-// and upstream Vagrant 2.4.9 publishes with it; once the principal is deleted its token and secret are refused.
+// acceptance 3): the vagrant_cloud gem 3.1.3 gets a client-credentials token from wharf's /oauth2/token by
+// itself, and upstream Vagrant 2.4.9 publishes with it; once the principal is deleted its token and secret
+// are refused.
 
 import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
 import { startTestServer } from "../helpers/server.ts";
-import {
-  buildBoxFile,
-  type ClientRun,
-  describeRun,
-  explainSkip,
-  runRuby,
-  VagrantSandbox,
-} from "./clients.ts";
+import { buildBoxFile, cmd, describeRun, explainSkip, runRuby } from "./clients.ts";
 import { bootstrapRegistry, clientTestEnv } from "./registry_api.ts";
+import { sandbox24, SHARED_DIR, vagrant24Missing } from "./vagrant24.ts";
 
-const shared = new URL("../../../shared/clients/", import.meta.url).pathname;
-const vagrant24 = `${shared}vagrant24`;
-const gemLib = `${shared}vagrant_cloud-3.1.3/lib`;
+const gemLib = `${SHARED_DIR}clients/vagrant_cloud-3.1.3/lib`;
 
-/** Why these tests cannot run here: no ../shared clients, no Ruby, or no oauth2 library for the gem. */
+/** Why these tests cannot run here: Vagrant 2.4.9 cannot (no ../shared, no Ruby), or the gem lacks OAuth2. */
 async function missing(): Promise<string | undefined> {
-  try {
-    await Deno.stat(vagrant24);
-    await Deno.stat(gemLib);
-  } catch {
-    return `../shared/clients (Vagrant 2.4.9 and the vagrant_cloud 3.1.3 gem) not found at ${shared}`;
+  const vagrant = await vagrant24Missing();
+  if (vagrant) return vagrant;
+  const probe = await runRuby('require "oauth2"; print :ok', {});
+  if (probe.code !== 0) {
+    return "ruby-oauth2 (the OAuth2 client of the vagrant_cloud 3.1 gem) is not installed";
   }
-  const probe = await runRuby('require "oauth2"; require "excon"; print :ok', {});
-  if (probe.code === 127 || /No such file or directory/.test(probe.stderr)) return "`ruby` is not installed";
-  if (probe.code !== 0) return "ruby-oauth2 (the gem 3.1's OAuth2 client) or excon is not installed";
   return undefined;
 }
 
+const publishFlags = ["--architecture", "amd64", "--release", "--force"];
 const skip = explainSkip("Vagrant 2.4.9 / gem 3.1.3 service-principal tests", await missing());
 
-/** Asks the gem to validate its token: it gets one from HCP_AUTH_URL first. Prints the token and the answer. */
+/** Asks the gem to validate its token (it first gets one from HCP_AUTH_URL); prints token and answer. */
 const gemScript = `
 require "json"
 require "vagrant_cloud"
@@ -47,29 +38,12 @@ rescue Exception => e
 end
 `;
 
-function vagrant(sandbox: VagrantSandbox, args: string[], env: Record<string, string>): Promise<ClientRun> {
-  return (async () => {
-    const out = await new Deno.Command(vagrant24, {
-      args,
-      cwd: sandbox.workDir,
-      env: sandbox.env(env),
-      clearEnv: true,
-      stdin: "null",
-    }).output();
-    const d = new TextDecoder();
-    const stdout = d.decode(out.stdout);
-    const stderr = d.decode(out.stderr);
-    return { code: out.code, stdout, stderr, output: stdout + stderr };
-  })();
-}
-
 Deno.test({
-  name:
-    "a pipeline with only HCP client credentials publishes with Vagrant 2.4.9; a deleted principal is refused",
+  name: "a pipeline with only HCP client credentials publishes with Vagrant 2.4.9; a deleted one is refused",
   ignore: skip,
   async fn(t) {
     const server = await startTestServer(clientTestEnv);
-    const sandbox = await VagrantSandbox.create(server.url);
+    const sandbox = await sandbox24(server.url);
     try {
       const { api, adminToken } = await bootstrapRegistry(server.url);
       const created = await api.expectOk("POST", "/api/v1/admin/organizations/acme/service-principals", {
@@ -101,8 +75,8 @@ Deno.test({
         const run = await runRuby(`$LOAD_PATH.unshift(${JSON.stringify(gemLib)})\n${gemScript}`, wrong);
         const result = JSON.parse(run.stdout.trim().split("\n").at(-1)!);
         assertEquals(result.token, undefined, run.output);
-        // The gem means to raise AuthenticationError with wharf's answer, but 3.1.3 passes its constructor one
-        // argument of two, so every refusal surfaces as this ArgumentError (docs/registry.md says so).
+        // The gem means to raise AuthenticationError with wharf's answer, but 3.1.3 passes its constructor
+        // one argument of two, so every refusal surfaces as this ArgumentError (docs/registry.md says so).
         assert(
           ["VagrantCloud::Error::ClientError::AuthenticationError", "ArgumentError"].includes(result.error),
           run.output,
@@ -121,20 +95,8 @@ Deno.test({
 
       await t.step("vagrant24 cloud publish with only the HCP variables", async () => {
         const file = await buildBoxFile(sandbox.workDir, "ci.box");
-        const run = await vagrant(
-          sandbox,
-          [
-            "cloud",
-            "publish",
-            "acme/cibox",
-            "1.0.0",
-            "virtualbox",
-            file,
-            "--architecture",
-            "amd64",
-            "--release",
-            "--force",
-          ],
+        const run = await sandbox.vagrant(
+          cmd("cloud publish acme/cibox 1.0.0 virtualbox", file, ...publishFlags),
           hcp,
         );
         assertEquals(run.code, 0, describeRun("vagrant24 cloud publish", run));
@@ -168,20 +130,8 @@ Deno.test({
         });
         assertEquals(check.status, 401, await check.text());
         const file = await buildBoxFile(sandbox.workDir, "ci2.box");
-        const run = await vagrant(
-          sandbox,
-          [
-            "cloud",
-            "publish",
-            "acme/cibox",
-            "1.1.0",
-            "virtualbox",
-            file,
-            "--architecture",
-            "amd64",
-            "--release",
-            "--force",
-          ],
+        const run = await sandbox.vagrant(
+          cmd("cloud publish acme/cibox 1.1.0 virtualbox", file, ...publishFlags),
           hcp,
         );
         assert(run.code !== 0, describeRun("vagrant24 cloud publish after the delete", run));
