@@ -251,3 +251,20 @@ registryTest("wharf registry sp create, list and delete manage service principal
   assertEquals(await runRegistryCli(["sp", "list", "acme"], empty.cli), 0);
   assertEquals(JSON.parse(empty.out[0]!), { service_principals: [] });
 });
+
+registryTest("a principal holds at most 1000 live tokens: the oldest goes first", {
+  WHARF_RATE_LIMIT_RPS: "0",
+}, async (f) => {
+  await acme(f);
+  const p = await createPrincipal(f, "acme", "ci");
+  const first = await principalToken(f, p);
+  for (let batch = 0; batch < 20; batch++) {
+    await Promise.all(Array.from({ length: 50 }, () => principalToken(f, p)));
+  }
+  const live = [...f.srv.server.data.store.list<{ principal?: string }>("registry/tokens")]
+    .filter((t) => t.doc.principal === p.client_id);
+  assertEquals(live.length, 1000);
+  assertEquals((await f.api.get("/api/v1/authenticate", { token: first })).status, 401);
+  const last = await principalToken(f, p);
+  assertEquals((await f.api.get("/api/v1/authenticate", { token: last })).status, 200);
+});
