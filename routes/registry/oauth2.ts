@@ -44,14 +44,20 @@ function oauthJson(body: unknown, status: number, headers: HeadersInit = {}): Re
   return new Response(JSON.stringify(body), { status, headers: h });
 }
 
-/** Any registry failure (maintenance 503, rate limit 429, body 413…) in the token endpoint's shape. */
-function renderFailure(err: unknown): Response {
+/**
+ * Any registry failure (maintenance 503, rate limit 429, body 413…) in the token endpoint's shape, with the
+ * request id every registry answer carries (the guard has set it on its own errors).
+ */
+function renderFailure(err: unknown, requestId: string): Response {
+  let response: Response;
   if (err instanceof OAuthError) {
-    return oauthJson({ error: err.code, error_description: err.message }, err.status, err.headers);
-  }
-  if (!(err instanceof ApiError) || err.status >= 500 && err.status !== 503) throw err;
-  const code = err.status === 429 || err.status === 503 ? "temporarily_unavailable" : "invalid_request";
-  return oauthJson({ error: code, error_description: err.message }, err.status, err.headers);
+    response = oauthJson({ error: err.code, error_description: err.message }, err.status, err.headers);
+  } else if (err instanceof ApiError && (err.status < 500 || err.status === 503)) {
+    const code = err.status === 429 || err.status === 503 ? "temporarily_unavailable" : "invalid_request";
+    response = oauthJson({ error: code, error_description: err.message }, err.status, err.headers);
+  } else throw err;
+  if (!response.headers.has("X-Request-Id")) response.headers.set("X-Request-Id", requestId);
+  return response;
 }
 
 /** Wraps the registry's guard around the token route so that every failure, its own too, is RFC 6749 JSON. */
@@ -59,9 +65,9 @@ export function withOAuthErrors(handler: Handler): Handler {
   return (ctx: RequestContext) => {
     try {
       const answer = handler(ctx);
-      return answer instanceof Promise ? answer.catch(renderFailure) : answer;
+      return answer instanceof Promise ? answer.catch((err) => renderFailure(err, ctx.requestId)) : answer;
     } catch (err) {
-      return renderFailure(err);
+      return renderFailure(err, ctx.requestId);
     }
   };
 }

@@ -24,6 +24,7 @@ function assertOAuthError(a: Answer, status: number, error: string, where: strin
   assertEquals(a.status, status, `${where}: ${a.text}`);
   assertEquals(a.headers.get("content-type"), "application/json", where);
   assertEquals(a.headers.get("cache-control"), "no-store", where);
+  assert(a.headers.get("x-request-id"), `${where}: no X-Request-Id`);
   assertEquals(Object.keys(a.body).sort(), ["error", "error_description"], where);
   assertEquals(a.body.error, error, where);
   assert(typeof a.body.error_description === "string" && a.body.error_description.length > 0, where);
