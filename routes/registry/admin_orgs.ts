@@ -100,7 +100,7 @@ export async function deleteOrg(req: Req): Promise<Response> {
   existingOrg(req);
   const cascade = req.ctx.url.searchParams.get("cascade") === "true";
   const reg = req.reg;
-  const doc = await reg.write(() => {
+  const deleted = await reg.write(() => {
     const current = existingOrg(req);
     if (!cascade && reg.boxesOf(current.id).length > 0) {
       throw unprocessable(["Organization owns boxes; delete them first or pass cascade=true"]);
@@ -111,21 +111,24 @@ export async function deleteOrg(req: Req): Promise<Response> {
       current.id,
       actor.username,
     );
+    // Its service principals and their tokens go too: a later namespace of the same name must not inherit them.
+    const principals = reg.principals.orgRemovals(current.id);
     return {
-      writes: [...boxes.writes, { collection: ORGS, id: current.id, doc: null }],
+      writes: [...boxes.writes, ...principals, { collection: ORGS, id: current.id, doc: null }],
       events: boxes.events,
-      result: current.doc,
+      result: { doc: current.doc, principals },
     };
   });
-  return json(renderOrg(doc));
+  reg.principals.forget(deleted.principals);
+  return json(renderOrg(deleted.doc));
 }
 
-/** Admins, or owners of the organization, manage members. */
-function requireOrgManager(req: Req) {
+/** Admins, or owners of the organization, manage its members (and its service principals). */
+export function requireOrgManager(req: Req, what = "members") {
   const user = requireUser(req);
   const org = existingOrg(req);
   if (!user.admin && orgRole(org.doc, user.username.toLowerCase()) !== "owner") {
-    throw new ApiError(403, `You are not allowed to manage members of '${org.doc.name}'!`);
+    throw new ApiError(403, `You are not allowed to manage ${what} of '${org.doc.name}'!`);
   }
   return org;
 }

@@ -32,6 +32,8 @@ export interface Req {
   caller: Caller;
   /** scheme://host[:port] for the absolute URLs the registry emits. */
   origin: string;
+  /** The API the route belongs to: 1 for /api/v1 and the root routes, 2 for /api/v2 (spec v2 §2). */
+  api: 1 | 2;
 }
 
 /** The first present token source wins: Bearer, ?access_token, X-Service-Token, X-Atlas-Token. */
@@ -60,7 +62,13 @@ export function resolveCaller(reg: Registry, ctx: RequestContext): Caller {
   const hash = tokenHash(reg, token);
   const stored = reg.store.get<TokenDoc>(TOKENS, hash)?.doc;
   const expired = stored?.expires_at ? Date.parse(stored.expires_at) <= Date.now() : false;
-  const user = stored && !expired ? reg.user(stored.username)?.doc : undefined;
+  // A service principal's token acts as its organization while the principal exists (spec v2 §4).
+  const principal = stored?.principal;
+  const user = !stored || expired
+    ? undefined
+    : typeof principal === "string"
+    ? reg.principals.actingUser(principal)
+    : reg.user(stored.username)?.doc;
   if (!user) return { tokenPresent: true, tokenHash: undefined, user: undefined, userKey: undefined };
   reg.tokenUse.set(hash, Date.now());
   return { tokenPresent: true, tokenHash: hash, user, userKey: user.username.toLowerCase() };

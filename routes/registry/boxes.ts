@@ -30,7 +30,7 @@ export function writableBox(req: Req): StoredDoc<BoxDoc> {
 }
 
 export function ownerView(req: Req): View {
-  return { reg: req.reg, origin: req.origin, insider: true };
+  return { reg: req.reg, origin: req.origin, insider: true, api: req.api };
 }
 
 /** Re-reads the box inside a commit; a concurrent delete or rename makes it 404. */
@@ -63,7 +63,7 @@ function checkName(errors: FieldErrors, name: string | undefined): void {
 
 export function getBox(req: Req): Response {
   const { box, insider } = visibleBox(req);
-  return jsonText(boxJson({ reg: req.reg, origin: req.origin, insider }, box));
+  return jsonText(boxJson({ reg: req.reg, origin: req.origin, insider, api: req.api }, box));
 }
 
 export async function createBox(req: Req): Promise<Response> {

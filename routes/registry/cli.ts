@@ -1,5 +1,5 @@
-// `wharf registry …`: the admin API from a shell (users, organizations, maintenance, tokens) against a
-// running server, and `admin reset-password`, which works offline on a data directory no server holds.
+// `wharf registry …`: the admin API from a shell (users, organizations, service principals, maintenance, tokens)
+// against a running server, and `admin reset-password`, which works offline on a data directory no server holds.
 
 import { DataDir } from "../../lib/store/mod.ts";
 import { type UserDoc, USERS } from "./model.ts";
@@ -20,6 +20,7 @@ export const registryUsage = `usage: wharf registry <command> [options]
        [--mobile M|none] [--admin true|false] [--delinquent true|false] [--password] | delete NAME [--cascade]
   org list | show NAME | create NAME [--member USER:owner|member]... | update NAME [--delinquent true|false]
        | delete NAME [--cascade] | member ORG USER --role owner|member | remove-member ORG USER
+  sp create ORG NAME | list ORG | delete ORG CLIENT_ID   (service principals: client credentials for CI)
   maintenance show | on | off
   token create --login LOGIN [--description D] [--code CODE] | list USER | revoke USER TOKEN_HASH
   admin reset-password --data-dir DIR
@@ -198,6 +199,19 @@ async function request(p: Parsed, io: CliIo): Promise<ApiRequest> {
       };
     case "org remove-member":
       return { method: "DELETE", path: `${orgs}/${seg(need(a, "ORG"))}/members/${seg(need(b, "USER"))}` };
+    case "sp create":
+      return {
+        method: "POST",
+        path: `${orgs}/${seg(need(a, "ORG"))}/service-principals`,
+        body: { service_principal: { name: need(b, "NAME") } },
+      };
+    case "sp list":
+      return { method: "GET", path: `${orgs}/${seg(need(a, "ORG"))}/service-principals` };
+    case "sp delete":
+      return {
+        method: "DELETE",
+        path: `${orgs}/${seg(need(a, "ORG"))}/service-principals/${seg(need(b, "CLIENT_ID"))}`,
+      };
     case "maintenance show":
       return { method: "GET", path: "/api/v1/admin/maintenance" };
     case "maintenance on":

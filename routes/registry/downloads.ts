@@ -1,10 +1,13 @@
-// What `vagrant box add` reads (§9): box metadata at /:user/:box and the provider files at
-// /:user/boxes/:box/versions/:version/providers/:provider.box (hosted with Range, or a redirect).
+// What `vagrant box add` reads (§9, v2 §3): box metadata at /:user/:box (each name's default architecture) and
+// /api/v2/vagrant/:user/:box (every architecture), and the provider files at
+// /:user/boxes/:box/versions/:version/providers/:provider.box (the default architecture) and
+// …/providers/:provider/:architecture/vagrant.box (hosted with Range, or a redirect).
 
 import type { Req } from "./auth.ts";
 import { notFound } from "./errors.ts";
-import { type BoxDoc, providerIsValid } from "./model.ts";
-import { cachedJson, markdownHtml, renderProvider, sortedVersions } from "./render.ts";
+import { type BoxDoc, type ProviderDoc, providerIsValid, type VersionDoc } from "./model.ts";
+import { cachedJson, downloadUrl, markdownHtml, sortedVersions, type View } from "./render.ts";
+import { defaultProvider, providerIn } from "./architectures.ts";
 import { isValidBoxName, namespacePattern } from "./rules.ts";
 import { visibleBox } from "./boxes.ts";
 import { jsonText } from "./respond.ts";
@@ -26,41 +29,56 @@ interface MetadataBody {
  * Per stored document (immutable: a write stores a new object, so a write is seen by the next read). Only the
  * last spelling of the name is kept: letter-case variants replace each other here and evict nothing else.
  */
-const metadataBodies = new WeakMap<BoxDoc, MetadataBody>();
+const metadataBodies = { 1: new WeakMap<BoxDoc, MetadataBody>(), 2: new WeakMap<BoxDoc, MetadataBody>() };
 
 export function boxMetadata(req: Req): Response {
   const { username = "", name = "" } = req.ctx.params;
   const { box } = visibleBox(req);
   const doc = box.doc;
-  let last = metadataBodies.get(doc);
+  const bodies = metadataBodies[req.api];
+  let last = bodies.get(doc);
   // A repeated request (same spelling, same origin) is answered with the body already built for it, its names
   // already checked.
   if (last === undefined || last.name !== name || last.username !== username || last.origin !== req.origin) {
     checkNames(req);
     // `name` echoes the request's spelling (D11); the rest is shared by every spelling.
     const body = `{"name":${JSON.stringify(`${username}/${name}`)},${metadataRest(req, doc)}`;
-    metadataBodies.set(doc, last = { origin: req.origin, username, name, body });
+    bodies.set(doc, last = { origin: req.origin, username, name, body });
   }
   return jsonText(last.body, doc.private ? "private, no-store" : "no-cache");
 }
 
-/** The metadata after its `name` member (without the opening brace), cached per document version and origin. */
+/**
+ * The providers a metadata document lists: v2 every valid one, one entry per (name, architecture); the root URL
+ * one per name, its default architecture (when valid), as v1 answers show it.
+ */
+function listedProviders(api: 1 | 2, v: VersionDoc): ProviderDoc[] {
+  if (api === 2) return v.providers.filter(providerIsValid);
+  return v.providers.filter((p) => p.default_architecture && providerIsValid(p));
+}
+
+function metadataProvider(view: View, doc: BoxDoc, v: VersionDoc, p: ProviderDoc) {
+  const checksum = p.checksum && p.checksum_type
+    ? { checksum: p.checksum, checksum_type: p.checksum_type }
+    : p.blob
+    ? { checksum: p.blob.sha256, checksum_type: "sha256" }
+    : { checksum: null, checksum_type: null };
+  return {
+    name: p.name,
+    url: downloadUrl(view, doc, v, p),
+    ...checksum,
+    // Also on the root URL's entries: Vagrant 2.4 reading it still refuses a box built for another architecture.
+    architecture: p.architecture,
+    default_architecture: p.default_architecture,
+  };
+}
+
+/** The metadata after its `name` member (without the opening brace), cached per document version, API and origin. */
 function metadataRest(req: Req, doc: BoxDoc): string {
-  return cachedJson(doc, `metadata-rest|${req.origin}`, () => {
-    const view = { reg: req.reg, origin: req.origin, insider: false };
+  return cachedJson(doc, `metadata-rest|${req.api}|${req.origin}`, () => {
+    const view = { reg: req.reg, origin: req.origin, insider: false, api: req.api };
     const versions = sortedVersions(doc).filter((v) => v.status === "active").map((v) => {
-      const seen = new Set<string>();
-      const providers = v.providers.filter((p) => providerIsValid(p) && !seen.has(p.name) && seen.add(p.name))
-        .map(
-          (p) => {
-            const checksum = p.checksum && p.checksum_type
-              ? { checksum: p.checksum, checksum_type: p.checksum_type }
-              : p.blob
-              ? { checksum: p.blob.sha256, checksum_type: "sha256" }
-              : { checksum: null, checksum_type: null };
-            return { name: p.name, url: renderProvider(view, doc, v, p).download_url, ...checksum };
-          },
-        );
+      const providers = listedProviders(req.api, v).map((p) => metadataProvider(view, doc, v, p));
       return {
         version: v.version,
         status: v.status,
@@ -83,7 +101,11 @@ export async function downloadProvider(req: Req): Promise<Response> {
   const { box, insider } = visibleBox(req);
   const version = box.doc.versions.find((v) => v.version === req.ctx.params.version);
   if (!version || (!insider && version.status !== "active")) throw notFound();
-  const provider = version.providers.find((p) => p.name === req.ctx.params.provider);
+  const { provider: name = "", architecture } = req.ctx.params;
+  // The v1 URL (…/:provider.box) serves the name's default architecture.
+  const provider = architecture === undefined
+    ? defaultProvider(version, name)
+    : providerIn(version, name, architecture);
   if (!provider || !providerIsValid(provider)) throw notFound();
   const isGet = req.ctx.request.method === "GET";
   if (provider.blob === null) {

@@ -1,11 +1,12 @@
-// Stream events on topic `Box` (spec §13): keys, filter keys and secret-free owner-view payloads.
+// Stream events on topic `Box` (spec §13, v2 §5): keys, filter keys and secret-free owner-view payloads, rendered
+// as API v2 renders them (every architecture, with its keys).
 
 import type { EventInput, StoredDoc } from "../../lib/store/mod.ts";
 import type { BoxDoc, ProviderDoc, VersionDoc } from "./model.ts";
 import { boxPath, renderBox, renderProvider, renderVersion, type View } from "./render.ts";
 
 function ownerView(view: View): View {
-  return { ...view, insider: true };
+  return { ...view, insider: true, api: 2 };
 }
 
 export function boxEvent(
@@ -57,7 +58,7 @@ export function providerEvent(
   return {
     Topic: "Box",
     Type: type,
-    Key: `${tag}/${version.version}/${provider.name}`,
+    Key: `${tag}/${version.version}/${provider.name}/${provider.architecture}`,
     Namespace: "",
     FilterKeys: [tag, `${tag}/${version.version}`],
     Payload: {

@@ -30,6 +30,9 @@ import {
 import { createProvider, deleteProvider, getProvider, updateProvider } from "./providers.ts";
 import { prepareUpload, receiveUpload, uploadCallback, Uploads } from "./uploads.ts";
 import { boxMetadata, downloadProvider } from "./downloads.ts";
+import * as principals from "./principals.ts";
+import { OAUTH_TOKEN_PATH, oauthToken, withOAuthErrors } from "./oauth2.ts";
+import { apiOfPath, underApiV2 } from "./api_v2.ts";
 
 type RegistryHandler = (req: Req) => Response | Promise<Response>;
 
@@ -103,6 +106,7 @@ const B = "/api/v1/box/:username/:name";
 const V = `${B}/version/:version`;
 const P = `${V}/provider/:provider`;
 const ROOT_USER = ":username";
+const SP = "/api/v1/admin/organizations/:name/service-principals";
 
 export async function createRegistryApi(ctx: AppContext): Promise<ApiModule> {
   const settings = loadRegistrySettings(ctx.config);
@@ -114,6 +118,7 @@ export async function createRegistryApi(ctx: AppContext): Promise<ApiModule> {
     ? webhookSender(settings.smsWebhook, settings.smsWebhookToken, ctx.logger)
     : outboxSender(ctx.config.dataDir, ctx.logger);
   reg.twoFactor = new TwoFactor(settings.codeTtlMs, sender, ctx.data.keys);
+  reg.principals = new principals.Principals(reg, await ctx.data.counters("registry-sp-last-used"));
   await bootstrapAdmin(reg);
   const uploads = new Uploads(reg);
   const limiter = new RateLimiter(settings.rateLimitRps, settings.rateLimitBurst);
@@ -193,13 +198,32 @@ export async function createRegistryApi(ctx: AppContext): Promise<ApiModule> {
     },
     { method: "GET", path: "/api/v1/admin/maintenance", handler: adminOrgs.getMaintenance },
     { method: "PUT", path: "/api/v1/admin/maintenance", handler: adminOrgs.putMaintenance },
+    { method: "GET", path: SP, handler: principals.listPrincipals },
+    { method: "POST", path: SP, handler: principals.createPrincipal },
+    { method: "DELETE", path: `${SP}/:client_id`, handler: principals.deletePrincipal },
+    // Every method: the endpoint answers 405 itself, in RFC 6749 JSON, and reads at most 16 KiB of body.
+    {
+      method: ALL_METHODS,
+      path: OAUTH_TOKEN_PATH,
+      handler: oauthToken,
+      maxBodyBytes: Number.MAX_SAFE_INTEGER,
+    },
+    // What Vagrant 2.4 reads first: one entry per (provider, architecture) (spec v2 §3).
+    { method: "GET", path: "/api/v2/vagrant/:username/:name", handler: boxMetadata },
     { method: ALL_METHODS, path: `/${ROOT_USER}/:name`, handler: rootOnly(boxMetadata) },
     {
       method: ALL_METHODS,
       path: `/${ROOT_USER}/boxes/:name/versions/:version/providers/:provider([^/]+)\\.box`,
       handler: rootOnly(downloadProvider),
     },
+    {
+      method: ALL_METHODS,
+      path: `/${ROOT_USER}/boxes/:name/versions/:version/providers/:provider/:architecture/vagrant.box`,
+      handler: rootOnly(downloadProvider),
+    },
   ];
+  // Every /api/v1 route is served under /api/v2 too (spec v2 §2), placed before the root routes.
+  specs.splice(specs.findIndex((s) => s.path.startsWith(`/${ROOT_USER}/`)), 0, ...underApiV2(specs));
   const patterns = specs.map((s) => ({
     pattern: new URLPattern({ pathname: s.path }),
     methods: typeof s.method === "string" ? [s.method] : s.method,
@@ -209,47 +233,52 @@ export async function createRegistryApi(ctx: AppContext): Promise<ApiModule> {
    * The registry's checks before any handler, then the handler, with X-Request-Id echoed on answers and
    * errors. Synchronous when the handler is: the router then answers without a Promise.
    */
-  const guard =
-    (handler: RegistryHandler, login = false, checkParams = true, rootPath = false): Handler =>
-    (ctx: RequestContext) => {
-      const headers = ctx.request.headers;
-      // `has` fetches the whole header list from Deno in one call; the gets after it (here, for the token and the
-      // origin) then search it in JavaScript. A get first would cost one call per header, and Deno fetches the
-      // whole list anyway at the end of a request whose headers were read.
-      const given = headers.has("x-request-id") ? headers.get("x-request-id") : null;
-      const requestId = given !== null && saneRequestId.test(given) ? given : ctx.requestId;
-      try {
-        // Root patterns also match other families' unknown paths (/v1/…): those get their family's 404.
-        if (rootPath && ctx.family !== "registry") throw new ApiError(404, `Not found: ${ctx.url.pathname}`);
-        const caller = resolveCaller(reg, ctx);
-        if (!login && reg.maintenanceEnabled() && !caller.user?.admin) throw maintenanceError();
-        if (limiter.enabled) {
-          const retry = limiter.take(caller.tokenHash ? `t:${caller.tokenHash}` : `ip:${ctx.clientIp}`);
-          if (retry > 0) {
-            throw new ApiError(429, `Rate limit exceeded; retry in ${retry} s`, {
-              headers: { "Retry-After": String(retry) },
-            });
-          }
-        }
-        if (checkParams) {
-          const params = ctx.params;
-          for (const k in params) {
-            const v = params[k]!;
-            if (v === "" || v.includes("/")) throw notFound();
-          }
-        }
-        const origin = baseUrl(ctx, settings.publicUrl, settings.trustProxy);
-        const answer = handler({ ctx, reg, caller, origin });
-        if (answer instanceof Promise) {
-          return answer.then((r) => withRequestId(r, requestId), (err) => {
-            throw errorWithRequestId(err, requestId);
+  const guard = (
+    handler: RegistryHandler,
+    login = false,
+    checkParams = true,
+    rootPath = false,
+    api: 1 | 2 = 1,
+  ): Handler =>
+  (ctx: RequestContext) => {
+    const headers = ctx.request.headers;
+    // `has` fetches the whole header list from Deno in one call; the gets after it (here, for the token and the
+    // origin) then search it in JavaScript. A get first would cost one call per header, and Deno fetches the
+    // whole list anyway at the end of a request whose headers were read.
+    const given = headers.has("x-request-id") ? headers.get("x-request-id") : null;
+    const requestId = given !== null && saneRequestId.test(given) ? given : ctx.requestId;
+    try {
+      // Root patterns also match other families' unknown paths (/v1/…): those get their family's 404.
+      if (rootPath && ctx.family !== "registry") throw new ApiError(404, `Not found: ${ctx.url.pathname}`);
+      const caller = resolveCaller(reg, ctx);
+      if (!login && reg.maintenanceEnabled() && !caller.user?.admin) throw maintenanceError();
+      if (limiter.enabled) {
+        const retry = limiter.take(caller.tokenHash ? `t:${caller.tokenHash}` : `ip:${ctx.clientIp}`);
+        if (retry > 0) {
+          throw new ApiError(429, `Rate limit exceeded; retry in ${retry} s`, {
+            headers: { "Retry-After": String(retry) },
           });
         }
-        return withRequestId(answer, requestId);
-      } catch (err) {
-        throw errorWithRequestId(err, requestId);
       }
-    };
+      if (checkParams) {
+        const params = ctx.params;
+        for (const k in params) {
+          const v = params[k]!;
+          if (v === "" || v.includes("/")) throw notFound();
+        }
+      }
+      const origin = baseUrl(ctx, settings.publicUrl, settings.trustProxy);
+      const answer = handler({ ctx, reg, caller, origin, api });
+      if (answer instanceof Promise) {
+        return answer.then((r) => withRequestId(r, requestId), (err) => {
+          throw errorWithRequestId(err, requestId);
+        });
+      }
+      return withRequestId(answer, requestId);
+    } catch (err) {
+      throw errorWithRequestId(err, requestId);
+    }
+  };
 
   /** Unknown /api/v1 paths and methods: 405 with Allow when the path exists, else 404. */
   const unmatched: RegistryHandler = (req) => {
@@ -268,21 +297,23 @@ export async function createRegistryApi(ctx: AppContext): Promise<ApiModule> {
   const routes: Route[] = specs.map((s) => ({
     method: s.method,
     path: s.path,
-    handler: guard(s.handler, s.login, true, s.path.startsWith(`/${ROOT_USER}/`)),
+    handler: guard(s.handler, s.login, true, s.path.startsWith(`/${ROOT_USER}/`), apiOfPath(s.path)),
     ...(s.secretParams ? { secretParams: s.secretParams } : {}),
     ...(s.maxBodyBytes ? { maxBodyBytes: s.maxBodyBytes } : {}),
   }));
-  routes.push({
-    method: ALL_METHODS,
-    path: "/api/v1{/*}?",
-    handler: guard(unmatched, false, false),
-  });
+  for (const api of ["/api/v1", "/api/v2"]) {
+    routes.push({ method: ALL_METHODS, path: `${api}{/*}?`, handler: guard(unmatched, false, false) });
+  }
+
+  // The token endpoint answers every failure (maintenance, rate limit, its own) as RFC 6749 JSON.
+  for (const r of routes) if (r.path === OAUTH_TOKEN_PATH) r.handler = withOAuthErrors(r.handler);
 
   return {
     routes,
     async close() {
       clearInterval(orphanTimer);
       await uploads.close();
+      reg.principals.close();
       reg.close();
       await reg.settle();
     },

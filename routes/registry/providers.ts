@@ -1,4 +1,5 @@
-// Providers (§8): read (with checksum), create, update (rename, url, checksum), delete.
+// Providers (§8, v2 §1): read (with checksum), create, update (rename, architecture, default flag, url,
+// checksum), delete. v1 paths address each name's default architecture, v2 paths (name, architecture).
 
 import { createHash } from "node:crypto";
 import { ApiError } from "../../lib/errors.ts";
@@ -12,20 +13,44 @@ import { renderProvider } from "./render.ts";
 import { checksumLengths, providerNamePattern } from "./rules.ts";
 import { writableBox } from "./boxes.ts";
 import { commitToVersion, visibleVersion } from "./versions.ts";
+import {
+  defaultFlags,
+  defaultProvider,
+  DUPLICATE_NAME,
+  DUPLICATE_PAIR,
+  INVALID_ARCHITECTURE,
+  isArchitecture,
+  movedDefaults,
+  providerIn,
+  settleDefaults,
+  UNKNOWN,
+} from "./architectures.ts";
 
-const DUPLICATE = "Metadata provider must be unique for version";
+/** The provider a path names: v1 `…/provider/:provider` its default architecture, v2 `…/:provider/:architecture`. */
+export function pathProviderOrNone(req: Req, version: VersionDoc): ProviderDoc | undefined {
+  const name = req.ctx.params.provider ?? "";
+  return req.api === 2
+    ? providerIn(version, name, req.ctx.params.architecture ?? "")
+    : defaultProvider(version, name);
+}
 
-export function findProvider(version: VersionDoc, name: string): ProviderDoc {
-  const p = version.providers.find((x) => x.name === name);
+export function pathProvider(req: Req, version: VersionDoc): ProviderDoc {
+  const p = pathProviderOrNone(req, version);
   if (!p) throw notFound();
   return p;
 }
 
 export function getProvider(req: Req): Response {
   const { box, version, insider } = visibleVersion(req);
-  const provider = findProvider(version, req.ctx.params.provider ?? "");
+  const provider = pathProvider(req, version);
   return json(
-    renderProvider({ reg: req.reg, origin: req.origin, insider }, box.doc, version, provider, true),
+    renderProvider(
+      { reg: req.reg, origin: req.origin, insider, api: req.api },
+      box.doc,
+      version,
+      provider,
+      true,
+    ),
   );
 }
 
@@ -39,11 +64,15 @@ interface ProviderFields {
    * empty, so it is accepted only when the provider has no checksum (the pair stays "both or neither").
    */
   halfClear: boolean;
+  /** v2 only: undefined = unchanged (create: unknown). */
+  architecture: string | undefined;
+  /** v2 only: true takes the default flag, false passes it on, undefined/null leaves it. */
+  defaultArchitecture: boolean | null | undefined;
 }
 
 const TOGETHER = "Checksum and checksum type must be given together";
 
-function readProviderFields(body: Payload, creating: boolean): ProviderFields {
+function readProviderFields(body: Payload, creating: boolean, api: 1 | 2): ProviderFields {
   const errors = new FieldErrors();
   const name = creating ? errors.required(body, "name", "Name", 64) : errors.text(body, "name", "Name", 64);
   if (name === null) errors.add("Name can't be blank");
@@ -79,8 +108,16 @@ function readProviderFields(body: Payload, creating: boolean): ProviderFields {
     }
     if (typeGiven && hexGiven) checksum = { type: t!, hex: hex!.toLowerCase() };
   }
+  let architecture: string | undefined;
+  let defaultArchitecture: boolean | null | undefined;
+  if (api === 2) {
+    const arch = body.architecture;
+    if (typeof arch === "string" && isArchitecture(arch)) architecture = arch;
+    else if (arch !== undefined && arch !== null) errors.add(INVALID_ARCHITECTURE);
+    defaultArchitecture = errors.bool(body, "default_architecture", "Default architecture");
+  }
   errors.throwIfAny();
-  return { name, url: url === "" ? null : url, checksum, halfClear };
+  return { name, url: url === "" ? null : url, checksum, halfClear, architecture, defaultArchitecture };
 }
 
 function isHttpUrl(s: string): boolean {
@@ -108,7 +145,10 @@ function assertMatchesFile(p: ProviderDoc, computed: Map<string, string>): void 
   }
 }
 
-/** Runs `change` on a copy of the path's provider (or version, for create) inside one commit. */
+/**
+ * Runs `change` on a copy of the path's provider (or version, for create) inside one commit. Other providers
+ * whose default flag the change moved are stamped updated and get their own ProviderUpdated event.
+ */
 function commitProvider(
   req: Req,
   change: (
@@ -117,22 +157,38 @@ function commitProvider(
   ) => { provider: ProviderDoc; type: Parameters<typeof providerEvent>[0] },
 ): Promise<Response> {
   return commitToVersion(req, (doc, version) => {
+    const before = defaultFlags(version);
     const { provider, type } = change(doc, version);
+    const moved = movedDefaults(version, before, provider);
+    const t = now();
+    for (const p of moved) p.updated_at = t;
     return (view, username) => ({
-      events: [providerEvent(type, view, doc, version, provider, username)],
+      events: [
+        providerEvent(type, view, doc, version, provider, username),
+        ...moved.map((p) => providerEvent("ProviderUpdated", view, doc, version, p, username)),
+      ],
       result: renderProvider(view, doc, version, provider),
     });
   });
+}
+
+/** 422 when the provider's identity is taken: v1 by the name in any architecture, v2 by the pair. */
+function assertFree(req: Req, version: VersionDoc, name: string, architecture: string, self?: ProviderDoc) {
+  const taken = version.providers.some((p) =>
+    p !== self && p.name === name && (req.api === 1 || p.architecture === architecture)
+  );
+  if (taken) throw unprocessable([req.api === 2 ? DUPLICATE_PAIR : DUPLICATE_NAME]);
 }
 
 export async function createProvider(req: Req): Promise<Response> {
   const body = await readPayload(req, "provider");
   requireUser(req);
   writableBox(req);
-  const fields = readProviderFields(body, true);
+  const fields = readProviderFields(body, true, req.api);
   return await commitProvider(req, (_box, version) => {
     assertWritableVersion(version);
-    if (version.providers.some((p) => p.name === fields.name)) throw unprocessable([DUPLICATE]);
+    const architecture = fields.architecture ?? UNKNOWN;
+    assertFree(req, version, fields.name!, architecture);
     const t = now();
     const provider: ProviderDoc = {
       name: fields.name!,
@@ -140,12 +196,14 @@ export async function createProvider(req: Req): Promise<Response> {
       checksum: fields.checksum?.hex ?? null,
       checksum_type: fields.checksum?.type ?? null,
       blob: null,
-      architecture: "unknown",
-      default_architecture: true,
+      architecture,
+      default_architecture: fields.defaultArchitecture === true,
       created_at: t,
       updated_at: t,
     };
     version.providers.push(provider);
+    // The first of its name gets the flag whatever was asked (there must be one); `true` takes it over.
+    settleDefaults(version, fields.defaultArchitecture === true ? { prefer: provider } : {});
     return { provider, type: "ProviderCreated" };
   });
 }
@@ -154,15 +212,25 @@ export async function updateProvider(req: Req): Promise<Response> {
   const body = await readPayload(req, "provider");
   requireUser(req);
   writableBox(req);
-  const fields = readProviderFields(body, false);
+  const fields = readProviderFields(body, false, req.api);
   const computed = await digestsForChecksum(req, fields);
   return await commitProvider(req, (_box, version) => {
     assertWritableVersion(version);
-    const provider = findProvider(version, req.ctx.params.provider ?? "");
-    if (fields.name && fields.name !== provider.name) {
-      if (version.providers.some((p) => p.name === fields.name)) throw unprocessable([DUPLICATE]);
-      provider.name = fields.name;
+    const provider = pathProvider(req, version);
+    const name = fields.name || provider.name;
+    const architecture = fields.architecture ?? provider.architecture;
+    if (name !== provider.name || architecture !== provider.architecture) {
+      assertFree(req, version, name, architecture, provider);
+      // A rename into a name that already has a default arrives without the flag.
+      if (name !== provider.name && defaultProvider(version, name)) provider.default_architecture = false;
+      provider.name = name;
+      provider.architecture = architecture;
     }
+    // The name it left passes its flag on; `true` takes the flag, `false` passes it to the oldest other one.
+    settleDefaults(version, {
+      prefer: fields.defaultArchitecture === true ? provider : undefined,
+      avoid: fields.defaultArchitecture === false ? provider : undefined,
+    });
     if (typeof fields.url === "string") {
       provider.url = fields.url;
       provider.blob = null;
@@ -193,8 +261,8 @@ async function digestsForChecksum(req: Req, fields: ProviderFields): Promise<Map
   const out = new Map<string, string>();
   if (!fields.checksum) return out;
   const box = req.reg.box(req.ctx.params.username ?? "", req.ctx.params.name ?? "")?.doc;
-  const blob = box?.versions.find((v) => v.version === req.ctx.params.version)?.providers
-    .find((p) => p.name === req.ctx.params.provider)?.blob;
+  const version = box?.versions.find((v) => v.version === req.ctx.params.version);
+  const blob = version && pathProviderOrNone(req, version)?.blob;
   if (!blob || blob.digests[fields.checksum.type]) return out;
   out.set(`${blob.sha256}/${fields.checksum.type}`, await hashBlob(req, blob.sha256, fields.checksum.type));
   return out;
@@ -210,8 +278,9 @@ export async function hashBlob(req: Req, sha256: string, algorithm: string): Pro
 
 export function deleteProvider(req: Req): Promise<Response> {
   return commitProvider(req, (_box, version) => {
-    const provider = findProvider(version, req.ctx.params.provider ?? "");
+    const provider = pathProvider(req, version);
     version.providers = version.providers.filter((p) => p !== provider);
+    settleDefaults(version);
     if (version.status === "active" && !version.providers.some(providerIsValid)) {
       throw new ApiError(422, `Version ${version.version} would have no valid provider; revoke it first`);
     }

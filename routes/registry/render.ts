@@ -5,6 +5,8 @@ import type { StoredDoc } from "../../lib/store/mod.ts";
 import { type BoxDoc, type ProviderDoc, providerIsValid, type VersionDoc } from "./model.ts";
 import { compareVersions } from "./rules.ts";
 import type { Registry } from "./state.ts";
+import type { ApiVersion } from "./api_v2.ts";
+import { v1Providers } from "./architectures.ts";
 
 const markdown = new MarkdownIt({ html: false, linkify: false });
 
@@ -23,15 +25,26 @@ export function markdownHtml(source: string | null): string | null {
   return html;
 }
 
-/** How a box is being looked at: `insider` sees non-active versions; `origin` prefixes emitted URLs. */
+/**
+ * How a box is being looked at: `insider` sees non-active versions; `origin` prefixes emitted URLs; `api` 2 shows
+ * every architecture with its keys and /api/v2 URLs, 1 (or absent) only each name's default, as v1 did.
+ */
 export interface View {
   reg: Registry;
   origin: string;
   insider: boolean;
+  api?: ApiVersion;
 }
 
 export function boxPath(reg: Registry, box: BoxDoc): string {
   return `${reg.namespaceName(box.owner) ?? box.owner}/${box.name}`;
+}
+
+/** Where a provider's file is downloaded: v1's `…/:provider.box` (the default architecture) or v2's per architecture. */
+export function downloadUrl(view: View, box: BoxDoc, v: VersionDoc, p: ProviderDoc): string {
+  const owner = ownerName(view, box);
+  const base = `${view.origin}/${owner}/boxes/${box.name}/versions/${v.version}/providers/${p.name}`;
+  return view.api === 2 ? `${base}/${p.architecture}/vagrant.box` : `${base}.box`;
 }
 
 export function renderProvider(view: View, box: BoxDoc, v: VersionDoc, p: ProviderDoc, withChecksum = false) {
@@ -41,15 +54,17 @@ export function renderProvider(view: View, box: BoxDoc, v: VersionDoc, p: Provid
     hosted_token: null,
     original_url: p.url,
     url: p.url,
-    download_url: `${view.origin}/${
-      ownerName(view, box)
-    }/boxes/${box.name}/versions/${v.version}/providers/${p.name}.box`,
+    download_url: downloadUrl(view, box, v, p),
     created_at: p.created_at,
     updated_at: p.updated_at,
   };
   if (withChecksum) {
     out.checksum = p.checksum;
     out.checksum_type = p.checksum_type;
+  }
+  if (view.api === 2) {
+    out.architecture = p.architecture;
+    out.default_architecture = p.default_architecture;
   }
   return out;
 }
@@ -59,7 +74,8 @@ function ownerName(view: View, box: BoxDoc): string {
 }
 
 export function renderVersion(view: View, box: BoxDoc, v: VersionDoc) {
-  const base = `${view.origin}/api/v1/box/${boxPath(view.reg, box)}/version/${v.version}`;
+  const base = `${view.origin}/api/v${view.api ?? 1}/box/${boxPath(view.reg, box)}/version/${v.version}`;
+  const providers = view.api === 2 ? v.providers : v1Providers(v);
   return {
     version: v.version,
     number: v.version,
@@ -71,7 +87,7 @@ export function renderVersion(view: View, box: BoxDoc, v: VersionDoc) {
     updated_at: v.updated_at,
     release_url: `${base}/release`,
     revoke_url: `${base}/revoke`,
-    providers: v.providers.map((p) => renderProvider(view, box, v, p)),
+    providers: providers.map((p) => renderProvider(view, box, v, p)),
   };
 }
 
@@ -168,7 +184,8 @@ interface CountedText {
  * Deno.serve less than a Uint8Array, which the Response constructor copies (measured with wrk).
  */
 export function boxJson(view: View, stored: StoredDoc<BoxDoc>, withVersions = true): string {
-  const key = withVersions ? (view.insider ? "box+v+i|" : "box+v|") : (view.insider ? "box+i|" : "box|");
+  const key = (withVersions ? (view.insider ? "box+v+i|" : "box+v|") : (view.insider ? "box+i|" : "box|")) +
+    (view.api === 2 ? "2|" : "");
   const slot = cached(stored.doc, key + view.origin, (): CountedText => {
     const rendered = renderBox(view, stored, withVersions);
     rendered.downloads = -1;

@@ -21,6 +21,7 @@ export const reservedNames = new Set([
   "static",
   "ui",
   "wharf",
+  "oauth2",
 ]);
 
 export const checksumLengths: Record<string, number> = {

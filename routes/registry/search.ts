@@ -1,4 +1,5 @@
-// GET /api/v1/search (§6.4): boxes with a current version the caller may see, filtered, sorted, paged.
+// GET /api/v1/search and /api/v2/search (§6.4, v2 §2): boxes with a current version the caller may see,
+// filtered (q, provider, architecture), sorted, paged.
 // The searchable set and its created/updated orders are cached until the next box change.
 
 import type { StoredDoc } from "../../lib/store/mod.ts";
@@ -8,6 +9,7 @@ import { type BoxDoc, providerIsValid } from "./model.ts";
 import { boxJson, boxPath, currentVersion } from "./render.ts";
 import type { Registry } from "./state.ts";
 import { jsonText } from "./respond.ts";
+import { INVALID_ARCHITECTURE, isArchitecture } from "./architectures.ts";
 
 const sortKeys = ["downloads", "created", "updated"] as const;
 
@@ -18,6 +20,9 @@ interface Entry {
   haystack: string[];
   /** Names of the current version's valid providers. */
   providers: Set<string>;
+  /** Their architectures, and their (name, architecture) pairs as `name/architecture`. */
+  architectures: Set<string>;
+  pairs: Set<string>;
 }
 
 interface SearchIndex {
@@ -31,19 +36,25 @@ interface SearchIndex {
   downloadsSeen: number;
 }
 
-/** Entries matching (q, provider) per ordered list; a new list (box change, re-sort) starts afresh. */
+/** Entries matching (q, provider, architecture) per ordered list; a new list (box change, re-sort) starts afresh. */
 const matches = new WeakMap<Entry[], Map<string, Entry[]>>();
 const MATCH_CACHE_QUERIES = 256;
 
-function matching(list: Entry[], q: string, provider: string): Entry[] {
-  if (!q && !provider) return list;
+/** With both a provider and an architecture, one provider must match both. */
+function providerMatches(e: Entry, provider: string, architecture: string): boolean {
+  if (provider && architecture) return e.pairs.has(`${provider}/${architecture}`);
+  return (!provider || e.providers.has(provider)) && (!architecture || e.architectures.has(architecture));
+}
+
+function matching(list: Entry[], q: string, provider: string, architecture: string): Entry[] {
+  if (!q && !provider && !architecture) return list;
   let byQuery = matches.get(list);
   if (!byQuery) matches.set(list, byQuery = new Map());
-  const key = `${q}\u0000${provider}`;
+  const key = `${q}\u0000${provider}\u0000${architecture}`;
   let found = byQuery.get(key);
   if (!found) {
     found = list.filter((e) =>
-      (!q || e.haystack.some((f) => f.includes(q))) && (!provider || e.providers.has(provider))
+      (!q || e.haystack.some((f) => f.includes(q))) && providerMatches(e, provider, architecture)
     );
     if (byQuery.size >= MATCH_CACHE_QUERIES) byQuery.delete(byQuery.keys().next().value!);
     byQuery.set(key, found);
@@ -68,11 +79,14 @@ function searchIndex(reg: Registry): SearchIndex {
     if (!current) continue;
     const tag = boxPath(reg, box.doc);
     const owner = reg.namespaceName(box.doc.owner) ?? "";
+    const valid = current.providers.filter(providerIsValid);
     entries.push({
       box,
       tag,
       haystack: [owner, box.doc.name, tag, box.doc.short_description ?? ""].map((s) => s.toLowerCase()),
-      providers: new Set(current.providers.filter(providerIsValid).map((p) => p.name)),
+      providers: new Set(valid.map((p) => p.name)),
+      architectures: new Set(valid.map((p) => p.architecture)),
+      pairs: new Set(valid.map((p) => `${p.name}/${p.architecture}`)),
     });
   }
   entries.sort(byTag);
@@ -141,7 +155,9 @@ export function search(req: Req): Response {
   const reg = req.reg;
   const href = req.ctx.request.url;
   const rawQuery = href.slice(href.indexOf("?") >>> 0);
-  const hit = answered.get(reg)?.get(rawQuery);
+  // v1 and v2 render the same boxes differently: the API is part of the key.
+  const answerKey = req.api + rawQuery;
+  const hit = answered.get(reg)?.get(answerKey);
   if (
     hit !== undefined && hit.boxGeneration === reg.boxGeneration &&
     hit.downloadGeneration === reg.downloadGeneration && hit.origin === req.origin
@@ -158,11 +174,13 @@ export function search(req: Req): Response {
   if (order !== "desc" && order !== "asc") errors.push("Order must be desc or asc");
   const limit = Math.min(100, positiveInt(params.get("limit"), 10, "Limit", errors));
   const page = positiveInt(params.get("page"), 1, "Page", errors);
+  const architecture = (params.get("architecture") ?? "").trim();
+  if (architecture && !isArchitecture(architecture)) errors.push(INVALID_ARCHITECTURE);
   if (errors.length) throw unprocessable(errors);
   const q = (params.get("q") ?? "").trim().toLowerCase();
   const provider = (params.get("provider") ?? "").trim();
   const index = searchIndex(reg);
-  const list = matching(ordered(reg, index, sort, order), q, provider);
+  const list = matching(ordered(reg, index, sort, order), q, provider, architecture);
   // Kept by raw query only when the order it used is current (a by-downloads order may lag up to a second)
   // and no token is in the query string (secrets stay out of cache keys).
   const remember = (text: string) => {
@@ -171,7 +189,7 @@ export function search(req: Req): Response {
     let byQuery = answered.get(reg);
     if (!byQuery) answered.set(reg, byQuery = new Map());
     if (byQuery.size >= ANSWERED_ENTRIES) byQuery.delete(byQuery.keys().next().value!);
-    byQuery.set(rawQuery, {
+    byQuery.set(answerKey, {
       boxGeneration: reg.boxGeneration,
       downloadGeneration: reg.downloadGeneration,
       origin: req.origin,
@@ -180,7 +198,8 @@ export function search(req: Req): Response {
   };
   // A page walked without meeting a private box reads the same for every caller: it is kept (per ordered
   // list, so any box change starts afresh) until a download changes the counts it shows.
-  const pageKey = `${page}|${limit}|${req.origin}|${reg.downloadGeneration}|${q}\u0000${provider}`;
+  const pageKey =
+    `${req.api}|${page}|${limit}|${req.origin}|${reg.downloadGeneration}|${q}\u0000${provider}\u0000${architecture}`;
   let pages = publicPages.get(list);
   const cached = pages?.get(pageKey);
   if (cached !== undefined) {
@@ -190,7 +209,7 @@ export function search(req: Req): Response {
   const visible = (e: Entry) => !e.box.doc.private || isInsider(reg, req.caller, e.box.doc.owner);
   // Walk the ordered list only as far as the requested page.
   const skip = (page - 1) * limit;
-  const view = { reg, origin: req.origin, insider: false };
+  const view = { reg, origin: req.origin, insider: false, api: req.api };
   const boxes: string[] = [];
   let matched = 0;
   let sawPrivate = false;

@@ -9,6 +9,8 @@ export interface RegistrySettings {
   trustProxy: boolean;
   adminPassword: string | undefined;
   tokenTtlMs: number;
+  /** Lifetime of a service principal's token (expires_in of POST /oauth2/token). */
+  spTokenTtlMs: number;
   uploadUrlTtlMs: number;
   maxUploadBytes: number;
   codeTtlMs: number;
@@ -33,11 +35,14 @@ export function loadRegistrySettings(config: Config): RegistrySettings {
   if (smsWebhook !== undefined && !/^https?:\/\/\S+$/.test(smsWebhook)) {
     throw new ConfigError(`WHARF_SMS_WEBHOOK must be an http(s) URL, got ${JSON.stringify(smsWebhook)}`);
   }
+  const spTokenTtlMs = envDurationMs(env, "WHARF_REGISTRY_SP_TOKEN_TTL", 3_600_000);
+  if (spTokenTtlMs < 1000) throw new ConfigError("WHARF_REGISTRY_SP_TOKEN_TTL must be at least 1s");
   return {
     publicUrl: config.publicUrl,
     trustProxy: config.trustProxy,
     adminPassword,
     tokenTtlMs: envDurationMs(env, "WHARF_REGISTRY_TOKEN_TTL", 0),
+    spTokenTtlMs,
     uploadUrlTtlMs: envDurationMs(env, "WHARF_UPLOAD_URL_TTL", 10 * 60_000),
     maxUploadBytes: envInt(env, "WHARF_MAX_UPLOAD_BYTES", 34_359_738_368, 1),
     codeTtlMs: envDurationMs(env, "WHARF_2FA_CODE_TTL", 5 * 60_000),

@@ -8,7 +8,9 @@ import { ApiError } from "../../lib/errors.ts";
 import { type BoxDoc, BOXES, type OrgDoc, ORGS, SETTINGS, type UserDoc, USERS } from "./model.ts";
 import type { RegistrySettings } from "./settings.ts";
 import type { TwoFactor } from "./twofactor.ts";
+import type { Principals } from "./principals.ts";
 import { LoginThrottle } from "./throttle.ts";
+import { fillArchitectureDefaults } from "./architectures.ts";
 
 export class Registry {
   readonly ctx: AppContext;
@@ -24,6 +26,8 @@ export class Registry {
   /** Failed credential checks per lowercase login and per client IP (15 min windows). */
   readonly loginThrottle: LoginThrottle;
   twoFactor!: TwoFactor;
+  /** Service principals' tokens and last use (spec v2 §4). */
+  principals!: Principals;
   /** Grows with every box change (and namespace renames never happen): search caches key on it. */
   boxGeneration = 0;
   /** Grows with every counted download (search's by-downloads order). */
@@ -54,7 +58,10 @@ export class Registry {
     this.loginThrottle = new LoginThrottle(settings.loginFailures);
     this.downloads = counters.downloads;
     this.tokenUse = counters.tokenUse;
-    for (const b of ctx.data.store.list<BoxDoc>(BOXES)) this.#index(b, +1);
+    for (const b of ctx.data.store.list<BoxDoc>(BOXES)) {
+      fillArchitectureDefaults(b.doc);
+      this.#index(b, +1);
+    }
     this.#unwatch = ctx.data.store.watch(BOXES, (change) => {
       this.boxGeneration++;
       if (change.previous) this.#index(change.previous as StoredDoc<BoxDoc>, -1);

@@ -8,11 +8,12 @@ import type { DigestName, DocWrite, StoredBlob, StoredDoc } from "../../lib/stor
 import { type Req, requireSolvent, requireUser } from "./auth.ts";
 import { notFound } from "./errors.ts";
 import { providerEvent } from "./events.ts";
-import { type BoxDoc, BOXES, type HostedFile, now } from "./model.ts";
+import { type BoxDoc, BOXES, type HostedFile, now, type ProviderDoc, type VersionDoc } from "./model.ts";
 import { boxPath, renderProvider } from "./render.ts";
 import { currentBox, ownerView, writableBox } from "./boxes.ts";
 import { findVersion } from "./versions.ts";
-import { findProvider, hashBlob } from "./providers.ts";
+import { hashBlob, pathProvider } from "./providers.ts";
+import { defaultProvider, providerIn } from "./architectures.ts";
 import type { Registry } from "./state.ts";
 
 /*
@@ -37,6 +38,8 @@ export interface UploadDoc {
   tag: string;
   version: string;
   provider: string;
+  /** The provider's architecture (absent in sessions prepared before architectures: the name's default). */
+  architecture?: string;
   mode: Mode;
   /** Who prepared the upload: the actor of its event. */
   actor: string;
@@ -44,6 +47,19 @@ export interface UploadDoc {
   expires_at: number;
   /** A direct upload's file once PUT, until its callback. */
   staged?: StoredBlob;
+}
+
+/** The provider a session uploads to, if it still exists under the same name and architecture. */
+function sessionProviderOrNone(version: VersionDoc, s: UploadDoc): ProviderDoc | undefined {
+  return s.architecture === undefined
+    ? defaultProvider(version, s.provider)
+    : providerIn(version, s.provider, s.architecture);
+}
+
+function sessionProvider(version: VersionDoc, s: UploadDoc): ProviderDoc {
+  const p = sessionProviderOrNone(version, s);
+  if (!p) throw notFound();
+  return p;
 }
 
 export interface UploadSession {
@@ -117,7 +133,7 @@ export class Uploads {
 
   /** Stores a new session durably and returns its secret id. */
   async create(
-    session: Pick<UploadDoc, "box_id" | "tag" | "version" | "provider" | "mode" | "actor">,
+    session: Pick<UploadDoc, "box_id" | "tag" | "version" | "provider" | "architecture" | "mode" | "actor">,
   ): Promise<string> {
     const id = randomSecret(32);
     const doc: UploadDoc = { ...session, expires_at: Date.now() + this.#reg.settings.uploadUrlTtlMs };
@@ -152,7 +168,7 @@ export class Uploads {
     const box = this.#reg.store.get<BoxDoc>(BOXES, s.box_id)?.doc;
     const version = box?.versions.find((v) => v.version === s.version);
     const live = box && boxPath(this.#reg, box) === s.tag && version && version.status !== "revoked" &&
-      version.providers.some((p) => p.name === s.provider);
+      sessionProviderOrNone(version, s) !== undefined;
     if (!live) {
       if (!streaming) await this.#drop(hash);
       throw notFound();
@@ -192,7 +208,7 @@ async function commitUpload(req: Req, session: UploadSession, blob: StoredBlob, 
     const doc: BoxDoc = structuredClone(box.doc);
     const version = findVersion(doc, s.version);
     if (version.status === "revoked") throw new ApiError(422, `Version ${version.version} is revoked`);
-    const provider = findProvider(version, s.provider);
+    const provider = sessionProvider(version, s);
     if (provider.checksum && provider.checksum_type) {
       const actual = blob.digests[provider.checksum_type as DigestName];
       if (actual === undefined) {
@@ -232,7 +248,7 @@ export function prepareUpload(uploads: Uploads, mode: Mode) {
     const user = requireUser(req);
     const box = writableBox(req);
     const version = findVersion(box.doc, req.ctx.params.version ?? "");
-    const provider = findProvider(version, req.ctx.params.provider ?? "");
+    const provider = pathProvider(req, version);
     if (version.status === "revoked") throw new ApiError(422, `Version ${version.version} is revoked`);
     const tag = boxPath(req.reg, box.doc);
     const id = await uploads.create({
@@ -240,13 +256,16 @@ export function prepareUpload(uploads: Uploads, mode: Mode) {
       tag,
       version: version.version,
       provider: provider.name,
+      architecture: provider.architecture,
       mode,
       actor: user.username,
     });
-    const uploadPath = `${req.origin}/api/v1/uploads/${id}`;
+    const api = `${req.origin}/api/v${req.api}`;
+    const uploadPath = `${api}/uploads/${id}`;
     if (mode === "standard") return json({ upload_path: uploadPath });
+    const providerPath = req.api === 2 ? `${provider.name}/${provider.architecture}` : provider.name;
     const callback =
-      `${req.origin}/api/v1/box/${tag}/version/${version.version}/provider/${provider.name}/upload/direct/${id}`;
+      `${api}/box/${tag}/version/${version.version}/provider/${providerPath}/upload/direct/${id}`;
     return json({ upload_path: uploadPath, callback });
   };
 }
@@ -264,7 +283,7 @@ export function receiveUpload(uploads: Uploads) {
       throw new ApiError(413, `Upload too large: the limit is ${max} bytes`);
     }
     if (!req.ctx.request.body || declared === "0") throw new ApiError(422, "The uploaded file is empty");
-    const provider = findProvider(findVersion(box.doc, s.version), s.provider);
+    const provider = sessionProvider(findVersion(box.doc, s.version), s);
     uploads.setStreaming(hash, true);
     let blob: StoredBlob;
     const expect = provider.checksum && provider.checksum_type
@@ -302,7 +321,7 @@ export function receiveUpload(uploads: Uploads) {
         const view = ownerView(req);
         const current = currentBox(req, s.box_id).doc;
         const version = findVersion(current, s.version);
-        return json(renderProvider(view, current, version, findProvider(version, s.provider)));
+        return json(renderProvider(view, current, version, sessionProvider(version, s)));
       }
       return json(await commitUpload(req, session, blob, s.actor));
     } finally {
@@ -319,8 +338,10 @@ export function uploadCallback(uploads: Uploads) {
     const session = await uploads.lookup(req.ctx.params.id ?? "");
     const s = session.doc;
     const version = findVersion(box.doc, req.ctx.params.version ?? "");
-    const provider = findProvider(version, req.ctx.params.provider ?? "");
-    if (s.box_id !== box.id || s.version !== version.version || s.provider !== provider.name) {
+    const provider = pathProvider(req, version);
+    if (
+      s.box_id !== box.id || s.version !== version.version || sessionProviderOrNone(version, s) !== provider
+    ) {
       throw notFound();
     }
     if (s.mode !== "direct" || !s.staged) {

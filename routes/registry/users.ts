@@ -12,7 +12,7 @@ export function getNamespace(req: Req): Response {
   const org = user ? undefined : reg.org(key)?.doc;
   if (!user && !org) throw notFound();
   const insider = isInsider(reg, req.caller, key);
-  const view = { reg, origin: req.origin, insider };
+  const view = { reg, origin: req.origin, insider, api: req.api };
   const boxes = reg.boxesOf(key)
     .filter((b) => insider || !b.doc.private)
     .sort((a, b) => a.doc.name.toLowerCase() < b.doc.name.toLowerCase() ? -1 : 1)

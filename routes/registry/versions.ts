@@ -78,7 +78,7 @@ export function changeVersion(
 
 export function getVersion(req: Req): Response {
   const { box, version, insider } = visibleVersion(req);
-  return json(renderVersion({ reg: req.reg, origin: req.origin, insider }, box.doc, version));
+  return json(renderVersion({ reg: req.reg, origin: req.origin, insider, api: req.api }, box.doc, version));
 }
 
 export async function createVersion(req: Req): Promise<Response> {

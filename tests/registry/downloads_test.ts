@@ -72,6 +72,9 @@ registryTest("metadata answers HEAD and GET with JSON, active versions only and 
         url: f.srv.url + DL,
         checksum: sha256Hex(file),
         checksum_type: "sha256",
+        // spec v2 §3: the root URL's entries carry the default architecture's keys too.
+        architecture: "unknown",
+        default_architecture: true,
       }],
     }],
   });

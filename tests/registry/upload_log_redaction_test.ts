@@ -67,6 +67,31 @@ Deno.test("no upload id is logged for any method, status, case, encoding or slas
       false,
       true,
     );
+    // The same through API v2: its URLs name /api/v2 and, for the callback, the provider's architecture.
+    const p2 = await api.post("/api/v2/box/admin/devbox/version/1.0.0/providers", {
+      name: "v2",
+      architecture: "arm64",
+    }, { token });
+    assertEquals(p2.status, 200, p2.text);
+    const std2 = (await api.get("/api/v2/box/admin/devbox/version/1.0.0/provider/v2/arm64/upload", { token }))
+      .body;
+    const direct2 =
+      (await api.get("/api/v2/box/admin/devbox/version/1.0.0/provider/v2/arm64/upload/direct", { token }))
+        .body;
+    const std2Path = new URL(std2.upload_path).pathname;
+    const direct2Path = new URL(direct2.upload_path).pathname;
+    assertEquals([std2Path.split("/")[2], direct2Path.split("/")[2]], ["v2", "v2"]);
+    ids.push(std2Path.split("/").pop()!, direct2Path.split("/").pop()!);
+    await send("v2 GET upload", "GET", std2Path);
+    await send("v2 upper case", "PUT", std2Path.toUpperCase(), true);
+    await send("v2 standard upload", "PUT", std2Path, true);
+    await send("v2 direct upload", "PUT", direct2Path, true);
+    await send("v2 callback", "PUT", new URL(direct2.callback).pathname, false, true);
+    assertEquals(
+      [statuses["v2 GET upload"], statuses["v2 standard upload"], statuses["v2 direct upload"]],
+      [405, 200, 200],
+    );
+    assertEquals(statuses["v2 callback"], 200);
     assertEquals(statuses["GET upload"], 405);
     assertEquals(statuses["trailing slash"], 404);
     assertEquals(statuses["double slashes"], 405);
@@ -82,7 +107,7 @@ Deno.test("no upload id is logged for any method, status, case, encoding or slas
   const accessLines = output.split("\n").filter((l) => l.includes('"msg":"request"'));
   assert(accessLines.length >= 28, `access lines were written (${accessLines.length})`);
   const redacted = accessLines.filter((l) => l.includes("/***"));
-  assert(redacted.length === 22, `the upload requests are logged, redacted (${redacted.length})`);
+  assert(redacted.length === 27, `the upload requests are logged, redacted (${redacted.length})`);
   // No 12-character piece of either id (an encoded letter splits one in two) appears in the output.
   for (const id of ids) {
     for (let i = 0; i + 12 <= id.length; i++) {

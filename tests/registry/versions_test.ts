@@ -188,7 +188,8 @@ registryTest("every mutation emits one Box event with its key, and no secret rea
   assertEquals(events.map((e) => [e.Type, e.Key, e.FilterKeys]), [
     ["BoxCreated", "alice/devbox", null],
     ["VersionCreated", "alice/devbox/1.0.0", ["alice/devbox"]],
-    ["ProviderCreated", "alice/devbox/1.0.0/virtualbox", ["alice/devbox", "alice/devbox/1.0.0"]],
+    // spec v2 §5: the provider's architecture ends the key.
+    ["ProviderCreated", "alice/devbox/1.0.0/virtualbox/unknown", ["alice/devbox", "alice/devbox/1.0.0"]],
     ["VersionReleased", "alice/devbox/1.0.0", ["alice/devbox"]],
     ["BoxUpdated", "alice/devbox2", null],
     ["BoxDeleted", "alice/devbox2", null],

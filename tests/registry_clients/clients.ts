@@ -54,15 +54,22 @@ export class VagrantSandbox {
     readonly root: string,
     readonly serverUrl: string,
     private readonly plugins: boolean,
+    readonly command: string,
   ) {}
 
-  /** `plugins`: load system plugins such as Debian's vagrant-libvirt (off by default: faster, fewer surprises). */
-  static async create(serverUrl: string, options: { plugins?: boolean } = {}): Promise<VagrantSandbox> {
+  /**
+   * `plugins`: load system plugins such as Debian's vagrant-libvirt (off by default: faster, fewer surprises).
+   * `command`: the vagrant executable (default Debian's `vagrant`; ../shared/clients/vagrant24 for 2.4.9).
+   */
+  static async create(
+    serverUrl: string,
+    options: { plugins?: boolean; command?: string } = {},
+  ): Promise<VagrantSandbox> {
     const root = await Deno.makeTempDir({ prefix: "wharf-vagrant-" });
     await Deno.mkdir(`${root}/home`);
     await Deno.mkdir(`${root}/vagrant.d`);
     await Deno.mkdir(`${root}/work`);
-    return new VagrantSandbox(root, serverUrl, options.plugins ?? false);
+    return new VagrantSandbox(root, serverUrl, options.plugins ?? false, options.command ?? "vagrant");
   }
 
   get vagrantHome(): string {
@@ -94,7 +101,7 @@ export class VagrantSandbox {
 
   /** Runs `vagrant ARGS` in the sandbox (token only through `extraEnv` or the stored login file). */
   vagrant(args: string[], extraEnv: Record<string, string> = {}): Promise<ClientRun> {
-    return run("vagrant", args, { cwd: this.workDir, env: this.env(extraEnv), clearEnv: true });
+    return run(this.command, args, { cwd: this.workDir, env: this.env(extraEnv), clearEnv: true });
   }
 
   /**
@@ -106,7 +113,7 @@ export class VagrantSandbox {
     answers: Array<{ after: RegExp; type: string }>,
     timeoutMs = 60_000,
   ): Promise<ClientRun> {
-    const commandLine = ["vagrant", ...args].map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(" ");
+    const commandLine = [this.command, ...args].map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(" ");
     const child = new Deno.Command("script", {
       args: ["-qec", commandLine, "/dev/null"],
       cwd: this.workDir,

@@ -1,5 +1,6 @@
-// fast-check generators for hostile registry requests: every endpoint of spec §5/§6.3, path segments with
-// traversal and encoding tricks, malformed or wrongly typed bodies that no correct server may accept.
+// fast-check generators for hostile registry requests: every endpoint of spec §5/§6.3 and its /api/v2 twin
+// (v2 §2, §3), path segments with traversal and encoding tricks, malformed or wrongly typed bodies that no
+// correct server may accept.
 
 import fc from "fast-check";
 
@@ -9,9 +10,11 @@ export const validValues: Record<string, string[]> = {
   box: ["devbox", "public-box"],
   version: ["1.0.0", "1.1.0", "0.1.0"],
   provider: ["virtualbox", "libvirt"],
+  arch: ["amd64", "arm64", "unknown"],
   name: ["alice", "bob", "acme", "admin"],
   id: ["AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"],
   hash: ["0".repeat(64)],
+  client: ["sp_AAAAAAAAAAAAAAAAAAAAAAAA"],
 };
 
 export interface Endpoint {
@@ -59,7 +62,31 @@ export const endpoints: Endpoint[] = [
     template: "api/v1/admin/organizations/{name}/members/{name}",
   })),
   ...["GET", "PUT"].map((method) => ({ method, template: "api/v1/admin/maintenance" })),
+  ...["GET", "POST"].map((method) => ({
+    method,
+    template: "api/v1/admin/organizations/{name}/service-principals",
+  })),
+  { method: "DELETE", template: "api/v1/admin/organizations/{name}/service-principals/{client}" },
 ];
+
+/** v1 template → its /api/v2 twin: provider paths gain the architecture (spec v2 §2). */
+function v2Template(template: string): string {
+  return template.replace(/^api\/v1\//, "api/v2/").replace(
+    /\/provider\/\{provider\}/,
+    "/provider/{provider}/{arch}",
+  );
+}
+
+endpoints.push(
+  ...endpoints.filter((e) => e.template.startsWith("api/v1/")).map((e) => ({
+    method: e.method,
+    template: v2Template(e.template),
+  })),
+  ...["GET", "HEAD"].flatMap((method) => [
+    { method, template: "api/v2/vagrant/{user}/{box}" },
+    { method, template: "{user}/boxes/{box}/versions/{version}/providers/{provider}/{arch}/vagrant.box" },
+  ]),
+);
 
 /** Segments that resolve as `.`/`..` (URL dot segments): they change the route, so they are never "safe". */
 export const dotSegments = [".", "..", "%2e", "%2E", "%2e%2e", ".%2e", "%2E.", "%2e%2E"];
@@ -222,8 +249,26 @@ const invalidFields: Record<string, { wrapper: string; rules: FieldRule[] }> = {
   },
 };
 
+/** v2 provider bodies: v1's rules plus the architecture fields, which only v2 reads. */
+invalidFields.provider2 = {
+  wrapper: "provider",
+  rules: [
+    ...invalidFields.provider!.rules,
+    {
+      field: "architecture",
+      bad: fc.oneof(
+        notAString,
+        fc.constantFrom("x86_64", "AMD64", "", "arm64 ", "../amd64", "a".repeat(300)),
+      ),
+    },
+    { field: "default_architecture", bad: notABoolean },
+  ],
+};
+
 /** A body for a create/update of `resource` that is wrong in at least one field (or not JSON at all). */
-export function invalidBody(resource: "box" | "version" | "provider"): fc.Arbitrary<Uint8Array> {
+export function invalidBody(
+  resource: "box" | "version" | "provider" | "provider2",
+): fc.Arbitrary<Uint8Array> {
   const { wrapper, rules } = invalidFields[resource]!;
   const wrongFields = fc.uniqueArray(fc.constantFrom(...rules), { minLength: 1, maxLength: rules.length })
     .chain((chosen) =>

@@ -25,6 +25,17 @@ export async function seedBoxes(fixture: Fixture): Promise<SeededRegistry> {
   const hostedBytes = crypto.getRandomValues(new Uint8Array(4096));
   const put = await fetch(String(prepared.upload_path), { method: "PUT", body: hostedBytes });
   if (put.status !== 200) throw new Error(`upload PUT → ${put.status} ${await put.text()}`);
+  // An arm64 file of the same provider, created through API v2 (spec v2 §1), not the default.
+  await api.expectOk("POST", "/api/v2/box/acme/devbox/version/1.0.0/providers", {
+    token,
+    body: {
+      provider: {
+        name: "virtualbox",
+        architecture: "arm64",
+        url: "https://downloads.example.invalid/arm.box",
+      },
+    },
+  });
   await api.expectOk("PUT", `${B}/version/1.0.0/release`, { token });
   await api.expectOk("POST", `${B}/versions`, {
     token,
@@ -96,6 +107,11 @@ export async function snapshotRegistry(seeded: SeededRegistry): Promise<Record<s
     "/api/v1/box/alice/public-box/version/0.1.0/provider/virtualbox",
     "/acme/devbox",
     "/alice/public-box",
+    "/api/v2/box/acme/devbox",
+    "/api/v2/box/acme/devbox/version/1.0.0/provider/virtualbox/arm64",
+    "/api/v2/box/alice/public-box/version/0.1.0/provider/virtualbox/unknown",
+    "/api/v2/search?limit=100",
+    "/api/v2/vagrant/acme/devbox",
   ];
   const snapshot: Record<string, unknown> = {};
   for (const path of paths) snapshot[path] = await read(api, token, path);

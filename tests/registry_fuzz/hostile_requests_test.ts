@@ -139,26 +139,38 @@ Deno.test({
       });
 
       await t.step("a box owner's creates and updates with invalid bodies", async () => {
-        const writes: Array<{ endpoint: Endpoint; resource: "box" | "version" | "provider" }> = [
-          ...byTemplate((e) => e.method === "POST" && e.template === "api/v1/boxes").map((endpoint) => ({
-            endpoint,
-            resource: "box" as const,
-          })),
-          ...byTemplate((e) => e.method === "PUT" && e.template === "api/v1/box/{user}/{box}").map((
-            endpoint,
-          ) => ({
-            endpoint,
-            resource: "box" as const,
-          })),
-          ...byTemplate((e) =>
-            e.template.endsWith("/versions") || (e.method === "PUT" && /\{version\}$/.test(e.template))
-          )
-            .map((endpoint) => ({ endpoint, resource: "version" as const })),
-          ...byTemplate((e) =>
-            e.template.endsWith("/providers") || (e.method === "PUT" && /\{provider\}$/.test(e.template))
-          )
-            .map((endpoint) => ({ endpoint, resource: "provider" as const })),
-        ];
+        const writes: Array<{ endpoint: Endpoint; resource: "box" | "version" | "provider" | "provider2" }> =
+          [
+            ...byTemplate((e) => e.method === "POST" && /^api\/v[12]\/boxes$/.test(e.template)).map((
+              endpoint,
+            ) => ({
+              endpoint,
+              resource: "box" as const,
+            })),
+            ...byTemplate((e) =>
+              e.method === "PUT" && /^api\/v[12]\/box\/\{user\}\/\{box\}$/.test(e.template)
+            ).map((
+              endpoint,
+            ) => ({
+              endpoint,
+              resource: "box" as const,
+            })),
+            ...byTemplate((e) =>
+              e.template.endsWith("/versions") || (e.method === "PUT" && /\{version\}$/.test(e.template))
+            )
+              .map((endpoint) => ({ endpoint, resource: "version" as const })),
+            ...byTemplate((e) =>
+              e.template.endsWith("/providers") || (e.method === "PUT" && /\{provider\}$/.test(e.template))
+            )
+              .map((endpoint) => ({
+                endpoint,
+                resource: endpoint.template.startsWith("api/v2/")
+                  ? "provider2" as const
+                  : "provider" as const,
+              })),
+            ...byTemplate((e) => e.method === "PUT" && /\{arch\}$/.test(e.template))
+              .map((endpoint) => ({ endpoint, resource: "provider2" as const })),
+          ];
         const request = fc.constantFrom(...writes).chain(({ endpoint, resource }) =>
           fc.record({
             endpoint: fc.constant(endpoint),
