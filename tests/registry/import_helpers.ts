@@ -158,8 +158,8 @@ export async function sourceOrg(f: Fixture, options: { bigFile?: number } = {}):
 }
 
 /** A box's v2 JSON as its owner sees it, with the URLs (which name the registry's own origin) left out. */
-export async function boxView(url: string, token: string | undefined, tag: string) {
-  const a = await new Client(url).get(`/api/v2/box/${tag}`, token ? { token } : {});
+export async function boxView(url: string, token: string | undefined, tag: string, api: 1 | 2 = 2) {
+  const a = await new Client(url).get(`/api/v${api}/box/${tag}`, token ? { token } : {});
   if (a.status !== 200) return { status: a.status };
   const strip = (v: unknown): unknown =>
     Array.isArray(v) ? v.map(strip) : v && typeof v === "object"
@@ -174,10 +174,9 @@ export async function boxView(url: string, token: string | undefined, tag: strin
   // Checksums show only in a single provider's answer.
   for (const v of box.versions) {
     for (const p of v.providers as Record<string, unknown>[]) {
-      const one = await new Client(url).get(
-        `/api/v2/box/${tag}/version/${v.version}/provider/${p.name}/${p.architecture}`,
-        { token },
-      );
+      const path = `/api/v${api}/box/${tag}/version/${v.version}/provider/${p.name}` +
+        (api === 2 ? `/${p.architecture}` : "");
+      const one = await new Client(url).get(path, token ? { token } : {});
       p.checksum = one.body.checksum;
       p.checksum_type = one.body.checksum_type;
     }
