@@ -127,7 +127,9 @@ export class RegistryApi {
         renewed = true;
         continue;
       }
-      if ((response.status === 429 || response.status >= 500) && method === "GET" && attempt < RETRIES) {
+      // A 429 was not processed, whatever the method; other failures are retried only for reads.
+      const retry = response.status === 429 || (response.status >= 500 && method === "GET");
+      if (retry && attempt < RETRIES) {
         await sleep(retryDelay(response, attempt));
         continue;
       }

@@ -300,7 +300,10 @@ export function processIo(): CliIo {
       return new TextDecoder().decode(new Uint8Array(typed));
     },
     env: Deno.env.toObject(),
-    writeStderr: (t) => Deno.stderr.writeSync(encoder.encode(t)),
+    writeStderr: (t) => {
+      const bytes = encoder.encode(t);
+      for (let at = 0; at < bytes.length;) at += Deno.stderr.writeSync(bytes.subarray(at));
+    },
     stderrIsTerminal: Deno.stderr.isTerminal(),
   };
 }
