@@ -48,6 +48,7 @@ export async function syncBox(ctx: SyncContext, src: SourceBox, dest: { namespac
     is_private: src.private,
   };
   let changed = false;
+  const created = !current;
   if (!current) {
     report.boxes.created++;
     ctx.progress.line(
@@ -120,8 +121,8 @@ export async function syncBox(ctx: SyncContext, src: SourceBox, dest: { namespac
     }
   }
   if (current && !ctx.dryRun) await ctx.history.carryTimes(tag, src);
-  if (current && changed) report.boxes.updated++;
-  else if (current) report.boxes.unchanged++;
+  if (!created && changed) report.boxes.updated++;
+  else if (!created) report.boxes.unchanged++;
 }
 
 export function message(err: unknown): string {

@@ -40,6 +40,7 @@ Deno.test("an organization imported from a wharf answers the same, files, privac
     const run = await importer(args, { VAGRANT_CLOUD_TOKEN: org.token });
     assertEquals(run.code, 0, run.out + run.err);
     assertStringIncludes(run.out, `${org.files.size} files copied`);
+    assertStringIncludes(run.out, "boxes: 2 created, 0 updated, 0 unchanged");
     assert(!run.out.includes(org.token) && !run.err.includes(org.token), "the source token is never printed");
     for (const tag of TAGS) {
       assertEquals(await boxView(dst.srv.url, dst.admin, tag), before[tag], tag);
