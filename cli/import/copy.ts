@@ -26,11 +26,23 @@ export interface CopyContext {
   sourceCredentials: Credentials;
 }
 
-/** The file's size as the source announces it (following redirects), undefined when it does not say. */
+/**
+ * The file's size as the source announces it (following redirects), undefined when it cannot be told: a HEAD,
+ * else a GET of its first byte (storage URLs signed for GET refuse a HEAD), whose Content-Range has the size.
+ */
 export async function remoteSize(ctx: CopyContext, url: string): Promise<number | undefined> {
-  const response = await openFile(url, "HEAD", ctx.sourceOrigin, ctx.sourceCredentials);
-  const length = response.headers.get("content-length");
-  return length === null ? undefined : Number(length);
+  try {
+    const head = await openFile(url, "HEAD", ctx.sourceOrigin, ctx.sourceCredentials);
+    const length = head.headers.get("content-length");
+    if (length !== null && head.headers.get("content-encoding") === null) return Number(length);
+  } catch { /* try a ranged GET */ }
+  try {
+    const first = await openFile(url, "GET", ctx.sourceOrigin, ctx.sourceCredentials, { Range: "bytes=0-0" });
+    await first.body?.cancel();
+    const range = /\/(\d+)$/.exec(first.headers.get("content-range") ?? "");
+    if (first.status === 206 && range) return Number(range[1]);
+  } catch { /* unknown */ }
+  return undefined;
 }
 
 /** Streams the file into a fresh upload of the target provider; resolves with the bytes copied. */

@@ -174,11 +174,12 @@ export async function openFile(
   method: "GET" | "HEAD",
   tokenOrigin: string,
   credentials: Credentials,
+  extraHeaders: Record<string, string> = {},
 ): Promise<Response> {
   let current = url;
   let renewed = false;
   for (let hop = 0; hop <= 10; hop++) {
-    const headers: Record<string, string> = {};
+    const headers: Record<string, string> = { ...extraHeaders };
     const origin = new URL(current).origin;
     const token = origin === tokenOrigin ? await credentials.token() : undefined;
     if (token) headers.Authorization = `Bearer ${token}`;

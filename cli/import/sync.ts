@@ -165,6 +165,7 @@ async function syncVersion(
         sp,
         providers.find((p) => p.name === sp.name && p.architecture === sp.architecture),
         status,
+        `${tag} ${sv.version} ${label}`,
       );
       changed ||= job.changed;
       if (job.copy) {
@@ -190,6 +191,7 @@ async function syncProvider(
   sp: SourceProvider,
   tp: TargetProvider | undefined,
   versionStatus: string,
+  label: string,
 ): Promise<ProviderPlan> {
   const { target, report } = ctx;
   const external = sp.url !== null && !sp.hosted;
@@ -234,7 +236,7 @@ async function syncProvider(
     plan = { changed: true, copy: copy() };
   } else if (checksumDiffers || !sp.checksum) {
     // A hosted file is replaced only when it differs: by checksum, or (without one) by size and sha256.
-    if (!checksumDiffers && await sameFileWithoutChecksum(ctx, from!, full)) {
+    if (!checksumDiffers && await sameFileWithoutChecksum(ctx, label, from!, full)) {
       report.files.skipped++;
     } else {
       // The new checksum must describe the stored file: cleared now, set once the new file is in.
@@ -257,22 +259,39 @@ async function syncProvider(
   return plan;
 }
 
-/** Without a source checksum: the same size, and the same sha256 when the source's ETag is one (a wharf). */
-async function sameFileWithoutChecksum(ctx: SyncContext, from: string, tp: TargetProvider): Promise<boolean> {
+/**
+ * Without a source checksum: the same size, and the same sha256 when the source's ETag is one (a wharf). A
+ * source that tells neither keeps the target's file (noted): copying it on every run would never settle.
+ */
+async function sameFileWithoutChecksum(
+  ctx: SyncContext,
+  label: string,
+  from: string,
+  tp: TargetProvider,
+): Promise<boolean> {
   if (!tp.download_url) return false;
   const token = await ctx.target.credentials.token();
-  const [theirs, ours] = await Promise.all([
-    fetchHead(from, ctx),
-    fetch(tp.download_url, { method: "HEAD", headers: token ? { Authorization: `Bearer ${token}` } : {} }),
-  ]);
-  const size = (r: Response) => r.headers.get("content-length");
-  const etag = (r: Response) => r.headers.get("etag")?.replaceAll('"', "") ?? "";
-  if (!ours.ok || size(theirs) === null || size(theirs) !== size(ours)) return false;
-  return !/^[0-9a-f]{64}$/.test(etag(theirs)) || etag(theirs) === etag(ours);
-}
-
-function fetchHead(url: string, ctx: SyncContext): Promise<Response> {
-  return openFile(url, "HEAD", ctx.sourceOrigin, ctx.sourceCredentials);
+  const ours = await fetch(tp.download_url, {
+    method: "HEAD",
+    headers: token ? { Authorization: `Bearer ${token}` } : {},
+  });
+  await ours.body?.cancel();
+  if (!ours.ok) return false;
+  let etag = "";
+  try {
+    const head = await openFile(from, "HEAD", ctx.sourceOrigin, ctx.sourceCredentials);
+    await head.body?.cancel();
+    etag = head.headers.get("etag")?.replaceAll('"', "") ?? "";
+  } catch { /* the size below, by a ranged GET */ }
+  if (/^[0-9a-f]{64}$/.test(etag)) return etag === ours.headers.get("etag")?.replaceAll('"', "");
+  const size = await remoteSize(ctx, from);
+  if (size === undefined) {
+    ctx.report.note(
+      `${label}: the source tells neither a checksum nor a size; the file on the target was kept`,
+    );
+    return true;
+  }
+  return String(size) === ours.headers.get("content-length");
 }
 
 async function runCopy(

@@ -18,6 +18,15 @@ Deno.test("HashiCorp's documented API v2 answers are imported, a redirected down
     assertEquals(org.status, 200, org.text);
     const env = { HCP_CLIENT_ID: CLIENT_ID, HCP_CLIENT_SECRET: CLIENT_SECRET, HCP_AUTH_URL: cloud.url };
     const args = ["--from", cloud.url, "--namespace", "myuser", "--server", dst.srv.url];
+    const dry = await importer([...args, "--token", bob, "--dry-run", "--json"], env);
+    assertEquals(dry.code, 0, dry.out + dry.err);
+    assertEquals(JSON.parse(dry.out).would_copy, {
+      files: 1,
+      bytes: cloud.file.byteLength,
+      unknown_sizes: 0,
+    });
+    cloud.storageAuthorization.length = 0;
+    cloud.tokenCalls.length = 0;
     const owner = await importer([...args, "--token", bob], env);
     assertEquals(owner.code, 0, owner.out + owner.err);
     assertStringIncludes(owner.out, "note: download counts and creation times were not kept");
