@@ -2,8 +2,18 @@
 // run copies nothing, a bad file is reported while the rest arrives, and a v1-only source goes through v1.
 
 import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
-import { startRegistry } from "./helpers.ts";
-import { boxView, download, importer, sourceOrg } from "./import_helpers.ts";
+import { type Fixture, startRegistry } from "./helpers.ts";
+import {
+  addProvider,
+  addVersion,
+  boxView,
+  bytes,
+  download,
+  hex,
+  importer,
+  setStatus,
+  sourceOrg,
+} from "./import_helpers.ts";
 
 const TAGS = ["acme/devbox", "acme/secret"];
 
@@ -83,3 +93,81 @@ Deno.test("an organization imported from a wharf answers the same, files, privac
     await dst.stop();
   }
 });
+
+Deno.test("a re-run after the source changed copies only the new and changed files", async () => {
+  const src = await startRegistry();
+  const dst = await startRegistry();
+  try {
+    const org = await sourceOrg(src);
+    const a = await dst.api.post("/api/v1/admin/organizations", { organization: { name: "acme" } }, {
+      token: dst.admin,
+    });
+    assertEquals(a.status, 200, a.text);
+    const args = [
+      "--from",
+      src.srv.url,
+      "--namespace",
+      "acme",
+      "--server",
+      dst.srv.url,
+      "--token",
+      dst.admin,
+    ];
+    const env = { VAGRANT_CLOUD_TOKEN: org.token };
+    assertEquals((await importer(args, env)).code, 0);
+    const token = org.token;
+    const dev = "/api/v2/box/acme/devbox";
+    // A new description, a new version with a file, 1.2.0's file replaced under a new checksum, 1.1.0's file
+    // (no checksum) replaced by one of another size.
+    assertEquals(
+      (await src.api.put(dev, { box: { description: "Now *better*", is_private: false } }, { token })).status,
+      200,
+    );
+    await addVersion(src, token, "acme/devbox", "1.3.0", "New");
+    const newFile = bytes(9000, 7);
+    await addProvider(src, token, "acme/devbox", "1.3.0", {
+      name: "virtualbox",
+      architecture: "amd64",
+      file: newFile,
+    });
+    await setStatus(src, token, "acme/devbox", "1.3.0", "release");
+    const p120 = `${dev}/version/1.2.0/provider/virtualbox/amd64`;
+    assertEquals(
+      (await src.api.put(p120, { provider: { checksum: "", checksum_type: "" } }, { token })).status,
+      200,
+    );
+    const replaced = bytes(1500, 8);
+    await upload(src, token, p120, replaced);
+    const set = await src.api.put(p120, {
+      provider: { checksum_type: "sha1", checksum: hex("sha1", replaced) },
+    }, { token });
+    assertEquals(set.status, 200, set.text);
+    const grown = bytes(25_000, 6);
+    await upload(src, token, `${dev}/version/1.1.0/provider/virtualbox/amd64`, grown);
+    const before = await boxView(src.srv.url, token, "acme/devbox");
+
+    const run = await importer([...args, "--json"], env);
+    assertEquals(run.code, 0, run.out + run.err);
+    const report = JSON.parse(run.out);
+    assertEquals([report.files.copied, report.versions.created, report.boxes.updated], [3, 1, 1]);
+    // The count was carried when the box first arrived; the source's has since grown by the importer's own
+    // downloads, which are not carried.
+    assertEquals(await boxView(dst.srv.url, dst.admin, "acme/devbox"), { ...before, downloads: 3 });
+    for (const [version, file] of [["1.3.0", newFile], ["1.2.0", replaced], ["1.1.0", grown]] as const) {
+      const got = await download(dst.srv.url, dst.admin, "acme/devbox", version, "virtualbox/amd64");
+      assert(got.bytes.length === file.length && got.bytes.every((b, i) => b === file[i]), version);
+    }
+    const again = JSON.parse((await importer([...args, "--json"], env)).out);
+    assertEquals([again.files.copied, again.boxes.unchanged], [0, 2]);
+  } finally {
+    await src.stop();
+    await dst.stop();
+  }
+});
+
+async function upload(f: Fixture, token: string, providerPath: string, file: Uint8Array<ArrayBuffer>) {
+  const prepared = await f.api.get(`${providerPath}/upload`, { token });
+  assertEquals(prepared.status, 200, prepared.text);
+  const put = await fetch(prepared.body.upload_path, { method: "PUT", body: file });
+  assertEquals(put.status, 200, await put.text());
+}
