@@ -3,6 +3,7 @@
 
 import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
 import { type Fixture, startRegistry } from "./helpers.ts";
+import { runRegistryCli } from "../../routes/registry/cli.ts";
 import {
   addProvider,
   addVersion,
@@ -171,3 +172,27 @@ async function upload(f: Fixture, token: string, providerPath: string, file: Uin
   const put = await fetch(prepared.body.upload_path, { method: "PUT", body: file });
   assertEquals(put.status, 200, await put.text());
 }
+
+Deno.test("wharf registry import explains its usage and refuses bad options with exit 2", async () => {
+  const out: string[] = [];
+  const err: string[] = [];
+  const io = {
+    stdout: (t: string) => out.push(t),
+    stderr: (t: string) => err.push(t),
+    readStdin: () => Promise.resolve(""),
+    promptPassword: () => Promise.resolve(undefined),
+    env: {},
+  };
+  assertEquals(await runRegistryCli(["import", "--help"], io), 0);
+  assertStringIncludes(out.join("\n"), "--namespace SRC[=DEST]");
+  assertEquals(await runRegistryCli(["import", "--from", "https://vagrantcloud.com"], io), 2);
+  assertStringIncludes(err.join("\n"), "name what to import: --namespace SRC or --box SRC/NAME");
+  const bad = await importer(["--from", "ftp://x", "--namespace", "acme", "--source-token", "sekrit-1"]);
+  assertEquals(bad.code, 2);
+  assertStringIncludes(bad.err, "--from must be an http or https URL");
+  const parallel = await importer(["--from", "https://x", "--box", "a/b", "--parallel", "0"]);
+  assertStringIncludes(parallel.err, "--parallel takes a whole number from 1 to 64");
+  const stray = await importer(["--from", "https://x", "--box", "a/b", "sekrit-2"]);
+  assertEquals(stray.code, 2);
+  assert(!stray.err.includes("sekrit-2"), "a stray argument (perhaps a secret) is not echoed");
+});
