@@ -125,8 +125,16 @@ export async function syncBox(ctx: SyncContext, src: SourceBox, dest: { namespac
   else if (!created) report.boxes.unchanged++;
 }
 
+/** An error's text for the report, with every URL cut to its origin (upload ids, storage signatures). */
 export function message(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
+  const text = err instanceof Error ? err.message : String(err);
+  return text.replace(/https?:\/\/[^\s)"'<>]+/g, (url) => {
+    try {
+      return new URL(url).origin + "/…";
+    } catch {
+      return "(a URL)";
+    }
+  });
 }
 
 async function syncVersion(

@@ -4,6 +4,7 @@
 import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
 import { type Fixture, startRegistry } from "./helpers.ts";
 import { runRegistryCli } from "../../routes/registry/cli.ts";
+import { message } from "../../cli/import/sync.ts";
 import {
   addProvider,
   addVersion,
@@ -195,4 +196,8 @@ Deno.test("wharf registry import explains its usage and refuses bad options with
   const stray = await importer(["--from", "https://x", "--box", "a/b", "sekrit-2"]);
   assertEquals(stray.code, 2);
   assert(!stray.err.includes("sekrit-2"), "a stray argument (perhaps a secret) is not echoed");
+  const fetchError = new TypeError(
+    "error sending request for url (http://127.0.0.1:9/api/v2/uploads/SECRET-ID)",
+  );
+  assertEquals(message(fetchError), "error sending request for url (http://127.0.0.1:9/…)");
 });
