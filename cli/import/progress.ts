@@ -91,6 +91,16 @@ export class Progress {
     }
   }
 
+  /** The file starts over (a transient failure): its bytes so far no longer count. */
+  restart(id: number, why: string): void {
+    const f = this.#files.get(id);
+    if (!f) return;
+    this.bytesDone -= f.bytes;
+    f.bytes = 0;
+    f.started = Date.now();
+    this.line(`retrying ${f.label}: ${why}`);
+  }
+
   finished(id: number, outcome: { ok: true } | { ok: false; error: string }): void {
     const f = this.#files.get(id);
     if (!f) return;

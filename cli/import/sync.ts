@@ -325,21 +325,39 @@ async function runCopy(
   progress.queued();
   await ctx.slot(async () => {
     const id = progress.start(label);
-    try {
-      const bytes = await copyFile(ctx, { ...job, label }, {
-        started: (total) => progress.sized(id, total),
-        advanced: (n) => progress.advanced(id, n),
-      });
-      await after?.();
-      report.files.copied++;
-      report.files.bytes += bytes;
-      progress.finished(id, { ok: true });
-    } catch (err) {
-      report.files.failed++;
-      progress.finished(id, { ok: false, error: message(err) });
-      fail(message(err));
+    for (let attempt = 1;; attempt++) {
+      try {
+        const bytes = await copyFile(ctx, { ...job, label }, {
+          started: (total) => progress.sized(id, total),
+          advanced: (n) => progress.advanced(id, n),
+        });
+        await after?.();
+        report.files.copied++;
+        report.files.bytes += bytes;
+        progress.finished(id, { ok: true });
+        return;
+      } catch (err) {
+        if (attempt < COPY_ATTEMPTS && transient(err)) {
+          progress.restart(id, message(err));
+          await new Promise((r) => setTimeout(r, 1000 * attempt));
+          continue;
+        }
+        report.files.failed++;
+        progress.finished(id, { ok: false, error: message(err) });
+        fail(message(err));
+        return;
+      }
     }
   });
+}
+
+const COPY_ATTEMPTS = 3;
+
+/** Worth another try: network errors, short reads, 429 and 5xx; never a refused checksum or another 4xx. */
+function transient(err: unknown): boolean {
+  if (!(err instanceof ApiFailure)) return true;
+  if (/Checksum mismatch/.test(err.message)) return false;
+  return err.status === 0 || err.status === 429 || err.status >= 500;
 }
 
 /** Release and revoke as the source has it; a target ahead of its source is left alone and noted. */

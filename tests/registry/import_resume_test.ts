@@ -142,6 +142,20 @@ Deno.test("a source that answers 404 under /api/v2 is imported through API v1", 
       { VAGRANT_CLOUD_TOKEN: org.token },
     );
     assertStringIncludes(again.out, "0 files copied");
+    // A flaky source: a download answered 502 is tried again.
+    const v = "/api/v1/box/acme/devbox/version/1.2.0/provider/virtualbox";
+    assertEquals(
+      (await dst.api.put(v, { provider: { checksum: "", checksum_type: "" } }, { token: dst.admin })).status,
+      200,
+    );
+    proxy.options.failDownloads = 1;
+    const flaky = await importer(
+      ["--from", proxy.url, "--namespace", "acme", "--server", dst.srv.url, "--token", dst.admin],
+      { VAGRANT_CLOUD_TOKEN: org.token },
+    );
+    assertEquals(flaky.code, 0, flaky.out + flaky.err);
+    assertStringIncludes(flaky.err, "retrying acme/devbox 1.2.0 virtualbox/unknown: download from");
+    assertStringIncludes(flaky.out, "1 files copied");
   } finally {
     await src.stop();
     await dst.stop();
