@@ -100,3 +100,35 @@ Deno.test("HashiCorp's documented API v2 answers are imported, a redirected down
     await cloud.stop();
   }
 });
+
+Deno.test("HCP tokens that expire during an import are renewed", async () => {
+  const cloud = await startVagrantCloudFixture({ tokenTtl: 1, apiDelay: 150 });
+  const dst = await startRegistry();
+  try {
+    const org = await dst.api.post("/api/v1/admin/organizations", { organization: { name: "myuser" } }, {
+      token: dst.admin,
+    });
+    assertEquals(org.status, 200, org.text);
+    const run = await importer(
+      [
+        "--from",
+        cloud.url,
+        "--namespace",
+        "myuser",
+        "--server",
+        dst.srv.url,
+        "--token",
+        dst.admin,
+        "--parallel",
+        "1",
+      ],
+      { HCP_CLIENT_ID: CLIENT_ID, HCP_CLIENT_SECRET: CLIENT_SECRET, HCP_AUTH_URL: cloud.url },
+    );
+    assertEquals(run.code, 0, run.out + run.err);
+    assertStringIncludes(run.out, "1 files copied");
+    assert(cloud.tokenCalls.length >= 2, `tokens fetched: ${cloud.tokenCalls.length}`);
+  } finally {
+    await dst.stop();
+    await cloud.stop();
+  }
+});
