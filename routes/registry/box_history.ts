@@ -108,9 +108,12 @@ export async function putHistory(req: Req): Promise<Response> {
       }
       Object.assign(version, v.times);
       for (const p of v.providers) {
-        const provider = version.providers.find((x) => x.name === p.name && x.architecture === p.architecture);
-        if (!provider) missing.add(`Provider ${p.name}/${p.architecture} of version ${v.number} does not exist`);
-        else Object.assign(provider, p.times);
+        const provider = version.providers.find((x) =>
+          x.name === p.name && x.architecture === p.architecture
+        );
+        if (!provider) {
+          missing.add(`Provider ${p.name}/${p.architecture} of version ${v.number} does not exist`);
+        } else Object.assign(provider, p.times);
       }
     }
     missing.throwIfAny();
