@@ -18,6 +18,9 @@ interface History extends Times {
 const NOT_KEPT = "download counts and creation times were not kept: the target token is not an admin's " +
   "(run the same command again with an admin token to carry them over)";
 
+const NO_API = "download counts and creation times were not kept: the target has no box history API " +
+  "(a wharf older than the importer)";
+
 function times(t: { created_at: string | null; updated_at: string | null }): Times {
   const out: Times = {};
   for (const k of ["created_at", "updated_at"] as const) {
@@ -54,6 +57,12 @@ export class HistorySync {
       if (err instanceof ApiFailure && (err.status === 403 || err.status === 401)) {
         this.#allowed = false;
         this.#report.note(NOT_KEPT);
+        return undefined;
+      }
+      if (err instanceof ApiFailure && err.status === 404) {
+        // The box exists (it was just read or created): the route does not, on a wharf older than the import.
+        this.#allowed = false;
+        this.#report.note(NO_API);
         return undefined;
       }
       throw err;
