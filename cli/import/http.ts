@@ -165,6 +165,18 @@ export function hostOf(url: string | null | undefined): string {
   }
 }
 
+/** HashiCorp's older names for vagrantcloud.com, which Vagrant treats as the same server. */
+const VAGRANT_CLOUD_ALIASES = new Set(["vagrantcloud.com", "app.vagrantup.com", "atlas.hashicorp.com"]);
+
+/** The source's token goes to the source's origin only (and, from vagrantcloud.com, to its aliases over https). */
+export function mayCarryToken(url: string, tokenOrigin: string): boolean {
+  const target = new URL(url);
+  if (target.origin === tokenOrigin) return true;
+  const source = new URL(tokenOrigin);
+  return source.hostname === "vagrantcloud.com" && target.protocol === "https:" &&
+    VAGRANT_CLOUD_ALIASES.has(target.hostname) && (target.port === "" || target.port === "443");
+}
+
 /**
  * GET (or HEAD) a file, following up to 10 redirects by hand: the source's token goes only to the source's own
  * origin, never to the storage host a download is redirected to (its URL is signed instead).
@@ -180,8 +192,7 @@ export async function openFile(
   let renewed = false;
   for (let hop = 0; hop <= 10; hop++) {
     const headers: Record<string, string> = { ...extraHeaders };
-    const origin = new URL(current).origin;
-    const token = origin === tokenOrigin ? await credentials.token() : undefined;
+    const token = mayCarryToken(current, tokenOrigin) ? await credentials.token() : undefined;
     if (token) headers.Authorization = `Bearer ${token}`;
     const response = await fetch(current, { method, headers, redirect: "manual" });
     if (response.status >= 300 && response.status < 400 && response.headers.has("location")) {

@@ -5,6 +5,7 @@ import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts
 import { type Fixture, startRegistry } from "./helpers.ts";
 import { runRegistryCli } from "../../routes/registry/cli.ts";
 import { message } from "../../cli/import/sync.ts";
+import { mayCarryToken } from "../../cli/import/http.ts";
 import {
   addProvider,
   addVersion,
@@ -196,6 +197,15 @@ Deno.test("wharf registry import explains its usage and refuses bad options with
   const stray = await importer(["--from", "https://x", "--box", "a/b", "sekrit-2"]);
   assertEquals(stray.code, 2);
   assert(!stray.err.includes("sekrit-2"), "a stray argument (perhaps a secret) is not echoed");
+  assert(
+    mayCarryToken(
+      "https://app.vagrantup.com/a/boxes/b/versions/1/providers/v.box",
+      "https://vagrantcloud.com",
+    ),
+  );
+  assert(!mayCarryToken("https://archivist.hashicorp.com/v2/object/x?sig=1", "https://vagrantcloud.com"));
+  assert(!mayCarryToken("http://app.vagrantup.com/x", "https://vagrantcloud.com"), "never over plain http");
+  assert(!mayCarryToken("http://127.0.0.1:2/x", "http://127.0.0.1:1"), "another port is another origin");
   const fetchError = new TypeError(
     "error sending request for url (http://127.0.0.1:9/api/v2/uploads/SECRET-ID)",
   );
