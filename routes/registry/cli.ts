@@ -13,6 +13,9 @@ export interface CliIo {
   /** Asks for a password without echo; undefined when there is no terminal. */
   promptPassword(question: string): Promise<string | undefined>;
   env: Readonly<Record<string, string>>;
+  /** Raw text to stderr (live progress), and whether stderr is a terminal; stderr() lines otherwise. */
+  writeStderr?(text: string): void;
+  stderrIsTerminal?: boolean;
 }
 
 export const registryUsage = `usage: wharf registry <command> [options]
@@ -24,6 +27,7 @@ export const registryUsage = `usage: wharf registry <command> [options]
   maintenance show | on | off
   token create --login LOGIN [--description D] [--code CODE] | list USER | revoke USER TOKEN_HASH
   admin reset-password --data-dir DIR
+  import --from URL --namespace SRC[=DEST] | --box SRC/NAME[=DEST/NAME] ...   (see: registry import --help)
 options: --server URL (WHARF_SERVER, default http://127.0.0.1:8080), --token T (WHARF_REGISTRY_TOKEN),
   --password-stdin (read the password from stdin; otherwise it is prompted for, never taken from argv)`;
 
@@ -83,6 +87,16 @@ async function readPassword(p: Parsed, io: CliIo, question = "Password: "): Prom
 
 /** Runs one `wharf registry …` command; returns the exit code. */
 export async function runRegistryCli(args: readonly string[], io: CliIo): Promise<number> {
+  if (args[0] === "import") {
+    // A client of two registries with its own options: cli/import (not a route, so not under routes/).
+    const { runImport } = await import("../../cli/import/mod.ts");
+    return await runImport(args.slice(1), {
+      stdout: io.stdout,
+      writeStderr: io.writeStderr ?? ((t) => io.stderr(t.replace(/\n$/, ""))),
+      stderrIsTerminal: io.stderrIsTerminal ?? false,
+      env: io.env,
+    });
+  }
   try {
     const p = parse(args);
     if (p.flags.has("help") || p.positional.length === 0) {
@@ -286,5 +300,10 @@ export function processIo(): CliIo {
       return new TextDecoder().decode(new Uint8Array(typed));
     },
     env: Deno.env.toObject(),
+    writeStderr: (t) => {
+      const bytes = encoder.encode(t);
+      for (let at = 0; at < bytes.length;) at += Deno.stderr.writeSync(bytes.subarray(at));
+    },
+    stderrIsTerminal: Deno.stderr.isTerminal(),
   };
 }

@@ -33,6 +33,7 @@ import { boxMetadata, downloadProvider } from "./downloads.ts";
 import * as principals from "./principals.ts";
 import { OAUTH_TOKEN_PATH, oauthToken, withOAuthErrors } from "./oauth2.ts";
 import { apiOfPath, underApiV2 } from "./api_v2.ts";
+import { getHistory, putHistory } from "./box_history.ts";
 
 type RegistryHandler = (req: Req) => Response | Promise<Response>;
 
@@ -198,6 +199,8 @@ export async function createRegistryApi(ctx: AppContext): Promise<ApiModule> {
     },
     { method: "GET", path: "/api/v1/admin/maintenance", handler: adminOrgs.getMaintenance },
     { method: "PUT", path: "/api/v1/admin/maintenance", handler: adminOrgs.putMaintenance },
+    { method: "GET", path: "/api/v1/admin/boxes/:username/:name/history", handler: getHistory },
+    { method: "PUT", path: "/api/v1/admin/boxes/:username/:name/history", handler: putHistory },
     { method: "GET", path: SP, handler: principals.listPrincipals },
     { method: "POST", path: SP, handler: principals.createPrincipal },
     { method: "DELETE", path: `${SP}/:client_id`, handler: principals.deletePrincipal },

@@ -93,6 +93,8 @@ export interface BoxDoc {
   versions: VersionDoc[];
   created_at: string;
   updated_at: string;
+  /** Downloads counted before this registry (set by an admin, e.g. by an import): added to the count here. */
+  downloads_imported?: number;
 }
 
 export function now(): string {

@@ -124,7 +124,7 @@ export function renderBox(view: View, stored: StoredDoc<BoxDoc>, withVersions: b
     username: ownerName(view, box),
     name: box.name,
     private: box.private,
-    downloads: view.reg.downloads.get(stored.id),
+    downloads: view.reg.boxDownloads(stored),
     short_description: box.short_description,
     description: box.description,
     description_markdown: box.description,
@@ -193,7 +193,7 @@ export function boxJson(view: View, stored: StoredDoc<BoxDoc>, withVersions = tr
     const at = text.indexOf(DOWNLOADS_MARK) + DOWNLOADS_MARK.length - 3;
     return { text, at, countLength: 2, downloads: -1 };
   });
-  const downloads = view.reg.downloads.get(stored.id);
+  const downloads = view.reg.boxDownloads(stored);
   if (slot.downloads !== downloads) {
     const count = String(downloads);
     slot.text = slot.text.slice(0, slot.at) + count + slot.text.slice(slot.at + slot.countLength);

@@ -116,7 +116,7 @@ function ordered(reg: Registry, index: SearchIndex, sort: string, order: string)
   if (!list) {
     const sign = order === "asc" ? 1 : -1;
     if (sort === "downloads") {
-      const counted = index.entries.map((e) => ({ e, n: reg.downloads.get(e.box.id) }));
+      const counted = index.entries.map((e) => ({ e, n: reg.boxDownloads(e.box) }));
       counted.sort((a, b) => (a.n - b.n) * sign);
       list = counted.map((c) => c.e);
     } else {

@@ -33,6 +33,11 @@ export class Registry {
   /** Grows with every counted download (search's by-downloads order). */
   downloadGeneration = 0;
 
+  /** The box's download count: counted here plus what was imported from another registry. */
+  boxDownloads(box: StoredDoc<BoxDoc>): number {
+    return this.downloads.get(box.id) + (box.doc.downloads_imported ?? 0);
+  }
+
   countDownload(boxId: string): void {
     this.downloads.add(boxId);
     this.downloadGeneration++;
