@@ -1,0 +1,277 @@
+// The web console over HTTP: content negotiation on /:user/:box (Vagrant still gets JSON), 404 pages for
+// invisible boxes and versions, CSRF and cross-site refusals, cookie attributes and rotation, the API's login
+// throttle, session idle and absolute expiry, security headers, hashed assets, and a 100-version box page's time.
+
+import { assert, assertEquals } from "../helpers/assert.ts";
+import { createOrg, createUser, type Fixture, publishExternal, startRegistry } from "../registry/helpers.ts";
+import { WebClient } from "./helpers.ts";
+
+const BROWSER_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,*/*;q=0.8";
+
+async function setup(f: Fixture) {
+  const alice = await createUser(f, "alice");
+  await createUser(f, "bob");
+  await createOrg(f, "acme", [{ username: "alice", role: "owner" }]);
+  await publishExternal(f, alice, "alice/public-box", "1.0.0", { isPrivate: false });
+  await publishExternal(f, alice, "alice/secret-box", "1.0.0", { isPrivate: true });
+  const body = { box: { short_description: "top secret words", description: "classified" } };
+  assertEquals((await f.api.put("/api/v1/box/alice/secret-box", body, { token: alice })).status, 200);
+  const v = await f.api.post("/api/v1/box/alice/public-box/versions", { version: { version: "2.0.0" } }, {
+    token: alice,
+  });
+  assertEquals(v.status, 200, v.text);
+  return { alice };
+}
+
+Deno.test("web console over HTTP", async (t) => {
+  const f = await startRegistry();
+  try {
+    const { alice } = await setup(f);
+
+    await t.step(
+      "/:user/:box answers Vagrant's metadata JSON, and redirects a browser to the box page",
+      async () => {
+        for (const accept of ["application/json", "application/json, text/html", "*/*", ""]) {
+          const headers: Record<string, string> = accept ? { Accept: accept } : {};
+          const r = await fetch(`${f.srv.url}/alice/public-box`, { headers, redirect: "manual" });
+          assertEquals(r.status, 200, accept);
+          assert(r.headers.get("content-type")!.startsWith("application/json"));
+          assertEquals((await r.json()).name, "alice/public-box");
+          const head = await fetch(`${f.srv.url}/alice/public-box`, {
+            method: "HEAD",
+            headers,
+            redirect: "manual",
+          });
+          assertEquals(head.status, 200);
+          await head.body?.cancel();
+        }
+        const r = await fetch(`${f.srv.url}/alice/public-box`, {
+          headers: { Accept: BROWSER_ACCEPT },
+          redirect: "manual",
+        });
+        await r.body?.cancel();
+        assertEquals(r.status, 302);
+        assertEquals(r.headers.get("location"), "/alice/boxes/public-box");
+        const page = await new WebClient(f.srv.url).get("/alice/boxes/public-box");
+        assertEquals(page.status, 200);
+        assert(page.text.includes('config.vm.box = "alice/public-box"'));
+        assert(page.text.includes(`export VAGRANT_SERVER_URL=${f.srv.url}`));
+      },
+    );
+
+    await t.step("an invisible box, version or user is a 404 page that reveals nothing", async () => {
+      const anon = new WebClient(f.srv.url);
+      for (
+        const path of [
+          "/alice/boxes/secret-box",
+          "/alice/boxes/secret-box/versions/1.0.0",
+          "/alice/boxes/nope",
+          "/alice/boxes/public-box/versions/2.0.0",
+          "/nobody",
+          "/ui/nothing-here",
+        ]
+      ) {
+        const page = await anon.get(path);
+        assertEquals(page.status, 404, path);
+        assert(page.headers.get("content-type")!.startsWith("text/html"), path);
+        assert(!page.text.includes("top secret") && !page.text.includes("classified"), path);
+      }
+      // API clients keep the registry's JSON 404 on the shared paths.
+      const json = await fetch(`${f.srv.url}/alice/boxes/secret-box`, {
+        headers: { Accept: "application/json" },
+      });
+      assertEquals(json.status, 404);
+      assertEquals((await json.json()).errors, ["Resource not found!"]);
+      // The search page does not list it either; its owner sees both.
+      const results = await anon.get("/boxes/search?q=box");
+      assert(results.text.includes("alice/public-box") && !results.text.includes("secret-box"));
+      const owner = new WebClient(f.srv.url);
+      assertEquals((await owner.signIn("alice", "alice-password")).status, 303);
+      assertEquals((await owner.get("/alice/boxes/secret-box")).status, 200);
+      assertEquals((await owner.get("/alice/boxes/public-box/versions/2.0.0")).status, 200);
+      assert((await owner.get("/boxes/search?q=box")).text.includes("alice/secret-box"));
+    });
+
+    await t.step(
+      "pages carry the CSP, no framing, nosniff; assets have hashed names and year-long caching",
+      async () => {
+        const page = await new WebClient(f.srv.url).get("/");
+        const csp = page.headers.get("content-security-policy")!;
+        assert(csp.includes("script-src 'self'") && csp.includes("frame-ancestors 'none'"), csp);
+        assert(!csp.includes("unsafe-inline"));
+        assertEquals(page.headers.get("x-content-type-options"), "nosniff");
+        assert(!/<script>/.test(page.text) && !/ on[a-z]+="/.test(page.text), "no inline script or handler");
+        const css = /href="(\/ui\/assets\/console\.[0-9a-f]{16}\.css)"/.exec(page.text)![1]!;
+        const js = /src="(\/ui\/assets\/console\.[0-9a-f]{16}\.js)"/.exec(page.text)![1]!;
+        for (const path of [css, js]) {
+          const r = await fetch(f.srv.url + path);
+          await r.body?.cancel();
+          assertEquals(r.status, 200);
+          assertEquals(r.headers.get("cache-control"), "public, max-age=31536000, immutable");
+        }
+        const stale = await fetch(`${f.srv.url}/ui/assets/console.0000000000000000.css`);
+        await stale.body?.cancel();
+        assertEquals(stale.status, 404);
+      },
+    );
+
+    await t.step(
+      "the session cookie is HttpOnly, SameSite=Lax, not Secure over http, and rotated at sign-in",
+      async () => {
+        const web = new WebClient(f.srv.url);
+        assertEquals((await web.signIn("alice", "alice-password")).status, 303);
+        const first = web.cookies.get("wharf_session")!;
+        const line = web.setCookies.find((l) => l.startsWith("wharf_session="))!;
+        assert(/HttpOnly/.test(line) && /SameSite=Lax/.test(line) && !/Secure/.test(line), line);
+        assertEquals((await web.signIn("alice", "alice-password")).status, 303);
+        const second = web.cookies.get("wharf_session")!;
+        assert(first !== second);
+        const old = new WebClient(f.srv.url);
+        old.cookies.set("wharf_session", first);
+        assertEquals(
+          (await old.get("/ui/settings/tokens")).status,
+          303,
+          "the old session ended at the new sign-in",
+        );
+        assertEquals((await web.get("/ui/settings/tokens")).status, 200);
+      },
+    );
+
+    await t.step(
+      "a form post without the CSRF token, with a wrong one, or from another site is refused",
+      async () => {
+        const web = new WebClient(f.srv.url);
+        await web.signIn("alice", "alice-password");
+        await web.get("/ui/boxes/new");
+        const box = (name: string) => ({ owner: "alice", name, short_description: "x", description: "" });
+        assertEquals((await web.postForm("/ui/boxes/new", { ...box("csrf1"), _csrf: null })).status, 403);
+        assertEquals((await web.postForm("/ui/boxes/new", { ...box("csrf2"), _csrf: "forged" })).status, 403);
+        const evil = await web.postForm("/ui/boxes/new", box("csrf3"), { Origin: "http://evil.example" });
+        assertEquals(evil.status, 403);
+        const crossSite = await web.postForm("/ui/boxes/new", box("csrf4"), {
+          "Sec-Fetch-Site": "cross-site",
+        });
+        assertEquals(crossSite.status, 403);
+        for (const n of ["csrf1", "csrf2", "csrf3", "csrf4"]) {
+          assertEquals((await f.api.get(`/api/v1/box/alice/${n}`, { token: alice })).status, 404, n);
+        }
+        const ok = await web.postForm("/ui/boxes/new", box("csrf5"), { Origin: f.srv.url });
+        assertEquals(ok.status, 303, ok.text);
+        assertEquals((await f.api.get("/api/v1/box/alice/csrf5", { token: alice })).status, 200);
+        // The login form has its own token, bound to a cookie.
+        const stranger = new WebClient(f.srv.url);
+        const login = await stranger.postForm("/ui/login", { login: "alice", password: "alice-password" });
+        assertEquals(login.status, 403);
+      },
+    );
+
+    await t.step(
+      "the console applies the API's permission rules: bob cannot change alice's boxes",
+      async () => {
+        const bob = new WebClient(f.srv.url);
+        assertEquals((await bob.signIn("bob", "bob-password")).status, 303);
+        assertEquals((await bob.get("/ui/boxes/alice/public-box/edit")).status, 403);
+        assertEquals((await bob.get("/ui/boxes/alice/secret-box/edit")).status, 404);
+        const post = await bob.postForm("/ui/boxes/alice/public-box/edit", {
+          name: "stolen",
+          short_description: "pwned",
+        });
+        assertEquals(post.status, 303);
+        assertEquals((await bob.get(post.headers.get("location")!)).text.includes("not allowed"), true);
+        const box = await f.api.get("/api/v1/box/alice/public-box", { token: alice });
+        assertEquals(box.body.short_description, null);
+        const created = await bob.postForm("/ui/boxes/new", { owner: "acme", name: "intruder" });
+        assertEquals(created.status, 303);
+        assertEquals((await f.api.get("/api/v1/box/acme/intruder", { token: alice })).status, 404);
+        assertEquals((await bob.get("/ui/orgs/acme")).status, 404);
+        assertEquals((await bob.get("/ui/admin")).status, 403);
+      },
+    );
+
+    await t.step("a box page with 100 versions renders in under 50 ms", async () => {
+      await publishExternal(f, alice, "alice/big", "0.0.1", { isPrivate: false });
+      for (let i = 1; i <= 100; i++) {
+        const version = `1.${i}.0`;
+        const base = `/api/v1/box/alice/big/version/${version}`;
+        assertEquals(
+          (await f.api.post("/api/v1/box/alice/big/versions", {
+            version: { version, description: `Release **${i}** with [notes](https://example.com/${i})` },
+          }, { token: alice })).status,
+          200,
+        );
+        assertEquals(
+          (await f.api.post(`${base}/providers`, {
+            provider: {
+              name: "virtualbox",
+              url: `https://example.com/${i}.box`,
+              checksum_type: "sha256",
+              checksum: "a".repeat(64),
+            },
+          }, { token: alice })).status,
+          200,
+        );
+        assertEquals((await f.api.put(`${base}/release`, {}, { token: alice })).status, 200);
+      }
+      const web = new WebClient(f.srv.url);
+      const first = await web.get("/alice/boxes/big");
+      assertEquals(first.status, 200);
+      assertEquals(first.text.match(/class="version"/g)?.length, 101);
+      const times: number[] = [];
+      for (let i = 0; i < 15; i++) {
+        const started = performance.now();
+        await web.get("/alice/boxes/big");
+        times.push(performance.now() - started);
+      }
+      times.sort((a, b) => a - b);
+      const median = times[Math.floor(times.length / 2)]!;
+      console.log(`box page with 100 versions: median ${median.toFixed(1)} ms (request over localhost)`);
+      assert(median < 50, `median ${median} ms`);
+    });
+  } finally {
+    await f.stop();
+  }
+});
+
+Deno.test("web console sessions expire when idle and at their absolute limit; the login throttle applies", async (t) => {
+  const f = await startRegistry({
+    WHARF_CONSOLE_SESSION_IDLE: "1s",
+    WHARF_CONSOLE_SESSION_MAX: "3s",
+    WHARF_REGISTRY_LOGIN_FAILURES: "3",
+  });
+  try {
+    await createUser(f, "carol");
+    await t.step("idle expiry", async () => {
+      const web = new WebClient(f.srv.url);
+      assertEquals((await web.signIn("carol", "carol-password")).status, 303);
+      assertEquals((await web.get("/ui/settings/tokens")).status, 200);
+      await new Promise((r) => setTimeout(r, 1300));
+      const expired = await web.get("/ui/settings/tokens");
+      assertEquals(expired.status, 303);
+      assertEquals(expired.headers.get("location"), "/ui/login?next=%2Fui%2Fsettings%2Ftokens");
+    });
+    await t.step("absolute expiry, even while used", async () => {
+      const web = new WebClient(f.srv.url);
+      assertEquals((await web.signIn("carol", "carol-password")).status, 303);
+      const started = Date.now();
+      while (Date.now() - started < 2500) {
+        assertEquals((await web.get("/ui/settings/tokens")).status, 200);
+        await new Promise((r) => setTimeout(r, 500));
+      }
+      await new Promise((r) => setTimeout(r, 700));
+      assertEquals((await web.get("/ui/settings/tokens")).status, 303);
+    });
+    await t.step("wrong passwords are throttled as on POST /api/v1/authenticate", async () => {
+      const web = new WebClient(f.srv.url);
+      for (let i = 0; i < 3; i++) assertEquals((await web.signIn("carol", "wrong-password")).status, 401);
+      const throttled = await web.signIn("carol", "carol-password");
+      assertEquals(throttled.status, 429);
+      assert(throttled.text.includes("Rate limit exceeded"));
+      const api = await f.api.post("/api/v1/authenticate", {
+        user: { login: "carol", password: "carol-password" },
+      });
+      assertEquals(api.status, 429);
+    });
+  } finally {
+    await f.stop();
+  }
+});
