@@ -55,7 +55,9 @@ background:#fff;color:var(--fg)}
 @media (max-width:48rem){.cols{grid-template-columns:minmax(0,1fr)}h1{font-size:1.4rem}}
 aside.panel,section.panel{border:1px solid var(--line);border-radius:6px;padding:.75rem 1rem;background:var(--panel)}
 pre,code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.9rem}
-pre{background:#f0f2f4;border:1px solid var(--line);padding:.6rem;overflow-x:auto;border-radius:4px}
+pre{background:#f0f2f4;border:1px solid var(--line);padding:.6rem;white-space:pre-wrap;overflow-wrap:anywhere;
+border-radius:4px}
+.panel h2:first-child,.panel h3:first-child{margin-top:0}
 .table-wrap{overflow-x:auto}
 table{border-collapse:collapse;width:100%;font-size:.95rem}
 th,td{text-align:left;padding:.4rem .5rem;border-bottom:1px solid var(--line);vertical-align:top}

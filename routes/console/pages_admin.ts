@@ -42,7 +42,7 @@ export async function adminPage(c: ConsoleReq): Promise<Response> {
         "",
       )}
       <h2>Users</h2>
-      <div class="table-wrap">
+      <div class="table-wrap" tabindex="0" role="region" aria-label="Scrollable table">
       <table>
         <thead>
           <tr>
@@ -87,7 +87,7 @@ export async function adminPage(c: ConsoleReq): Promise<Response> {
       <div class="check"><input type="checkbox" id="new-admin" name="admin"><label for="new-admin">Administrator</label></div>
       <div><button type="submit">Create user</button></div></form>
       <h2>Organizations</h2>
-      <div class="table-wrap">
+      <div class="table-wrap" tabindex="0" role="region" aria-label="Scrollable table">
       <table>
         <thead>
           <tr>

@@ -67,7 +67,7 @@ export function providerTable(s: ShownBox, v: VersionDoc, actions?: (p: Provider
     }</td>${actions ? html`<td>${actions(p)}</td>` : ""}</tr>`;
   });
   return html`
-    <div class="table-wrap">
+    <div class="table-wrap" tabindex="0" role="region" aria-label="Scrollable table">
       <table>
         <thead>
           <tr><th scope="col">Provider</th><th scope="col">Architecture</th>
@@ -103,12 +103,11 @@ vagrant box add ${tag}</pre>
   </aside>`;
 }
 
-function versionBlock(s: ShownBox, v: VersionDoc, headingLevel: 2 | 3): Html {
+/** One version: heading (none on its own page, whose h1 names it), description, providers. */
+function versionBlock(s: ShownBox, v: VersionDoc, headingLevel: 0 | 3): Html {
   const title = html`<a href="${s.base}/versions/${seg(v.version)}">v${v.version}</a> ${statusTag(v)}`;
   const desc = markdownHtml(v.description);
-  return html`<section class="version">${
-    headingLevel === 2 ? html`<h2>${title}</h2>` : html`<h3>${title}</h3>`
-  }
+  return html`<section class="version">${headingLevel === 3 ? html`<h3>${title}</h3>` : ""}
     <p class="muted">Created ${timeTag(v.created_at)}</p>
     ${desc ? html`<div class="markdown">${trusted(desc)}</div>` : ""}
     ${providerTable(s, v)}</section>`;
@@ -165,7 +164,7 @@ export function versionPage(c: ConsoleReq): Response {
   const writer = s.insider && c.user !== undefined && isInsider(c.reg, c.caller, s.box.doc.owner);
   const body = html`<p><a href="${s.base}">← ${s.owner}/${s.box.doc.name}</a></p>
   <h1>${s.owner}/${s.box.doc.name} v${v.version} ${statusTag(v)}</h1>
-  <div class="cols"><div>${versionBlock(s, v, 2)}</div>${usage(c, s)}</div>
+  <div class="cols"><div>${versionBlock(s, v, 0)}</div>${usage(c, s)}</div>
   ${writer ? versionManagement(c, s, v) : ""}`;
   return page(c, { title: `${s.owner}/${s.box.doc.name} v${v.version}`, body });
 }

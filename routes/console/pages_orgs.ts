@@ -54,7 +54,7 @@ export async function orgPage(c: ConsoleReq): Promise<Response> {
     <h1>${name} <span class="tag">organization</span></h1>
       <p><a href="/${seg(name)}">Boxes of ${name}</a></p>
       <h2>Members</h2>
-      <div class="table-wrap">
+      <div class="table-wrap" tabindex="0" role="region" aria-label="Scrollable table">
       <table>
         <thead>
           <tr><th scope="col">User</th><th scope="col">Role</th>${manager
@@ -112,7 +112,7 @@ export async function orgPage(c: ConsoleReq): Promise<Response> {
         }
     ${
           principals.length === 0 ? html`<p class="muted">No service principals.</p>` : html`
-            <div class="table-wrap">
+            <div class="table-wrap" tabindex="0" role="region" aria-label="Scrollable table">
               <table>
                 <thead>
                   <tr>

@@ -48,7 +48,7 @@ export function tokensPage(c: ConsoleReq): Response {
   <h2>Your tokens</h2>
   ${
     tokens.length === 0 ? html`<p class="muted">No tokens.</p>` : html`
-      <div class="table-wrap">
+      <div class="table-wrap" tabindex="0" role="region" aria-label="Scrollable table">
         <table>
           <thead>
             <tr>
