@@ -4,7 +4,7 @@
 
 import { ApiError } from "../../lib/errors.ts";
 import { randomSecret } from "../../lib/ids.ts";
-import { verifyLogin } from "../registry/tokens.ts";
+import { requestCode, verifyLogin } from "../registry/tokens.ts";
 import { type ConsoleReq, errorMessages, registryReq } from "./context.ts";
 import { field, loginForm, refuseCrossSite, signedInForm } from "./forms.ts";
 import { html } from "./html.ts";
@@ -18,7 +18,14 @@ export function safeNext(next: string | null | undefined): string {
 
 function loginPage(
   c: ConsoleReq,
-  options: { login?: string; next: string; errors?: string[]; needCode?: boolean; status?: number },
+  options: {
+    login?: string;
+    next: string;
+    errors?: string[];
+    needCode?: boolean;
+    status?: number;
+    notice?: string;
+  },
 ) {
   let cookie = readCookie(c.ctx.request, LOGIN_COOKIE);
   const headers = new Headers();
@@ -29,6 +36,7 @@ function loginPage(
   const csrf = c.env.sessions.loginCsrf(cookie);
   const body = html`
     <h1>Sign in</h1>
+    ${options.notice ? html`<p class="notice" role="status">${options.notice}</p>` : ""}
     <form class="stack" method="post" action="/ui/login">
       <input type="hidden" name="_csrf" value="${csrf}">
       <input type="hidden" name="next" value="${options.next}">
@@ -44,8 +52,10 @@ function loginPage(
           aria-invalid="true"
         `
         : ""}></div>
-      <div><button type="submit">Sign in</button></div>
+      <div class="actions"><button type="submit">Sign in</button>
+      <button type="submit" class="secondary" name="send_sms" value="1">Text me a code</button></div>
     </form>
+    <p class="hint">"Text me a code" sends a two-factor code by SMS to accounts that have a mobile number.</p>
   `;
   return page(c, {
     title: "Sign in",
@@ -68,6 +78,7 @@ export async function loginPost(c: ConsoleReq): Promise<Response> {
   const code = field(form, "code");
   const body: Record<string, unknown> = { user: { login, password: form.get("password") ?? "" } };
   if (code) body.two_factor = { code };
+  if (form.get("send_sms")) return await sendSmsCode(c, body, login, next);
   let found;
   try {
     found = await verifyLogin(registryReq(c), body);
@@ -86,6 +97,24 @@ export async function loginPost(c: ConsoleReq): Promise<Response> {
   headers.append("Set-Cookie", cookieHeader(SESSION_COOKIE, cookie, c.env.secureCookies));
   headers.append("Set-Cookie", cookieHeader(LOGIN_COOKIE, "", c.env.secureCookies, 0));
   return seeOther({ ...c, session }, next, undefined, headers);
+}
+
+/** Requests an SMS code as POST /api/v1/two-factor/request-code does (credentials checked and throttled). */
+async function sendSmsCode(c: ConsoleReq, body: Record<string, unknown>, login: string, next: string) {
+  try {
+    const answer = await requestCode(
+      registryReq(c, { body: { ...body, two_factor: { delivery_method: "sms" } } }),
+    );
+    const sent = (await answer.json()).two_factor.obfuscated_destination as string;
+    return loginPage(c, {
+      login,
+      next,
+      notice: `A code was sent to the ${sent}. Enter it with your password.`,
+    });
+  } catch (err) {
+    if (!(err instanceof ApiError) || ![401, 422, 429, 500, 503].includes(err.status)) throw err;
+    return loginPage(c, { login, next, errors: errorMessages(err), status: err.status });
+  }
 }
 
 export function logoutGet(c: ConsoleReq): Response {

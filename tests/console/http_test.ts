@@ -188,6 +188,94 @@ Deno.test("web console over HTTP", async (t) => {
       },
     );
 
+    await t.step(
+      "an upload prepared from the page goes to the API's upload URL (with and without JavaScript)",
+      async () => {
+        const web = new WebClient(f.srv.url);
+        await web.signIn("alice", "alice-password");
+        const v = "/ui/boxes/alice/public-box/versions/2.0.0";
+        await web.get("/alice/boxes/public-box/versions/2.0.0");
+        for (const arch of ["amd64", "arm64"]) {
+          const added = await web.postForm(`${v}/providers`, { name: "libvirt", architecture: arch });
+          assertEquals(added.status, 303, added.text);
+        }
+        // Without JavaScript: a page with the URL and a curl command.
+        const page = await web.postForm(`${v}/providers/libvirt/amd64/upload`, {});
+        assertEquals(page.status, 200);
+        const url = /curl --fail --upload-file \.\/package\.box '([^']+)'/.exec(page.text)?.[1];
+        assert(url, page.text);
+        assert(url.startsWith(`${f.srv.url}/api/v`), url);
+        const put = await fetch(url, { method: "PUT", body: "amd64 bytes" });
+        assertEquals(put.status, 200);
+        await put.body?.cancel();
+        // With JavaScript: JSON, then the script PUTs the file.
+        const prepared = await web.postForm(`${v}/providers/libvirt/arm64/upload`, {}, {
+          Accept: "application/json",
+        });
+        assertEquals(prepared.status, 200);
+        const upload = await fetch(JSON.parse(prepared.text).upload_path, {
+          method: "PUT",
+          body: "arm64 bytes",
+        });
+        assertEquals(upload.status, 200);
+        await upload.body?.cancel();
+        const box = await f.api.get("/api/v2/box/alice/public-box/version/2.0.0", { token: alice });
+        const hosted = box.body.providers.filter((p: { hosted: boolean }) => p.hosted).map((
+          p: { architecture: string },
+        ) => p.architecture).sort();
+        assertEquals(hosted, ["amd64", "arm64"]);
+        // A provider of a box the user may not write gets the API's refusal as JSON for the script.
+        const bob = new WebClient(f.srv.url);
+        await bob.signIn("bob", "bob-password");
+        const refused = await bob.postForm(`${v}/providers/libvirt/arm64/upload`, {}, {
+          Accept: "application/json",
+        });
+        assertEquals(refused.status, 403);
+        assertEquals(JSON.parse(refused.text).success, false);
+      },
+    );
+
+    await t.step("two-factor by SMS: the login page sends a code and signs in with it", async () => {
+      const mobile = await f.api.put("/api/v1/admin/users/bob", {
+        user: { mobile: "+15551231234", two_factor_enabled: true },
+      }, {
+        token: f.admin,
+      });
+      assertEquals(mobile.status, 200, mobile.text);
+      const web = new WebClient(f.srv.url);
+      assertEquals((await web.signIn("bob", "bob-password")).status, 401);
+      await web.get("/ui/login");
+      const sent = await web.postForm("/ui/login", { login: "bob", password: "bob-password", send_sms: "1" });
+      assertEquals(sent.status, 200);
+      assert(sent.text.includes("SMS number ending in 1234"), sent.text);
+      const outbox = await Deno.readTextFile(`${f.srv.dataDir}/outbox/sms.ndjson`);
+      const code = JSON.parse(outbox.trim().split("\n").at(-1)!).code as string;
+      assertEquals((await web.signIn("bob", "bob-password", code)).status, 303);
+      assertEquals((await web.get("/ui/settings/security")).status, 200);
+    });
+
+    await t.step("maintenance mode: only admins use the console", async () => {
+      assertEquals(
+        (await f.api.put("/api/v1/admin/maintenance", { enabled: true }, { token: f.admin })).status,
+        200,
+      );
+      try {
+        const anon = new WebClient(f.srv.url);
+        assertEquals((await anon.get("/")).status, 503);
+        assertEquals((await anon.signIn("alice", "alice-password")).status, 503);
+        const admin = new WebClient(f.srv.url);
+        assertEquals((await admin.signIn("admin", "admin-password-1")).status, 303);
+        const home = await admin.get("/");
+        assertEquals(home.status, 200);
+        assert(home.text.includes("maintenance mode"));
+      } finally {
+        assertEquals(
+          (await f.api.put("/api/v1/admin/maintenance", { enabled: false }, { token: f.admin })).status,
+          200,
+        );
+      }
+    });
+
     await t.step("a box page with 100 versions renders in under 50 ms", async () => {
       await publishExternal(f, alice, "alice/big", "0.0.1", { isPrivate: false });
       for (let i = 1; i <= 100; i++) {
@@ -232,17 +320,20 @@ Deno.test("web console over HTTP", async (t) => {
   }
 });
 
-Deno.test("web console sessions expire when idle and at their absolute limit; the login throttle applies", async (t) => {
+Deno.test("web console sessions expire when idle and at their absolute limit, are Secure behind https; the login throttle applies", async (t) => {
   const f = await startRegistry({
     WHARF_CONSOLE_SESSION_IDLE: "1s",
     WHARF_CONSOLE_SESSION_MAX: "3s",
     WHARF_REGISTRY_LOGIN_FAILURES: "3",
+    WHARF_PUBLIC_URL: "https://wharf.example",
   });
   try {
     await createUser(f, "carol");
-    await t.step("idle expiry", async () => {
+    await t.step("idle expiry (and behind https the cookie is Secure)", async () => {
       const web = new WebClient(f.srv.url);
       assertEquals((await web.signIn("carol", "carol-password")).status, 303);
+      const line = web.setCookies.find((l) => l.startsWith("wharf_session="))!;
+      assert(/; Secure/.test(line) && /HttpOnly/.test(line) && /SameSite=Lax/.test(line), line);
       assertEquals((await web.get("/ui/settings/tokens")).status, 200);
       await new Promise((r) => setTimeout(r, 1300));
       const expired = await web.get("/ui/settings/tokens");
