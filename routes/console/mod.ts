@@ -19,6 +19,8 @@ import { loginGet, loginPost, logoutGet, logoutPost } from "./pages_login.ts";
 import * as settings from "./pages_settings.ts";
 import * as orgs from "./pages_orgs.ts";
 import * as publish from "./pages_publish.ts";
+import * as providers from "./pages_providers.ts";
+import { prepareUpload } from "../registry/uploads.ts";
 import * as admin from "./pages_admin.ts";
 
 type ConsoleHandler = (c: ConsoleReq) => Response | Promise<Response>;
@@ -156,10 +158,10 @@ export function createConsoleApi(ctx: AppContext, registry: RegistryModule): Con
     [["POST"], `${V}/revoke`, publish.revokePost],
     [["GET"], `${V}/delete`, publish.deleteVersionConfirm],
     [["POST"], `${V}/delete`, publish.deleteVersionPost],
-    [["POST"], `${V}/providers`, publish.createProviderPost],
-    [["GET"], `${P}/delete`, publish.deleteProviderConfirm],
-    [["POST"], `${P}/delete`, publish.deleteProviderPost],
-    [["POST"], `${P}/upload`, publish.prepareUploadPost(publish.prepareUpload(registry.uploads, "standard"))],
+    [["POST"], `${V}/providers`, providers.createProviderPost],
+    [["GET"], `${P}/delete`, providers.deleteProviderConfirm],
+    [["POST"], `${P}/delete`, providers.deleteProviderPost],
+    [["POST"], `${P}/upload`, providers.prepareUploadPost(prepareUpload(registry.uploads, "standard"))],
     [["GET"], "/ui/admin", admin.adminPage],
     [["POST"], "/ui/admin/users", admin.createUserPost],
     [["POST"], "/ui/admin/users/:name/delinquent", admin.userDelinquentPost],

@@ -1,5 +1,5 @@
-// Publishing from the browser: create and edit a box, create a version, edit, release, revoke and delete it,
-// add and delete providers, prepare an upload. Each calls the registry handler the API route calls, as the
+// Publishing from the browser: create and edit a box, create a version, edit, release, revoke and delete it
+// (providers and uploads: pages_providers.ts). Each calls the registry handler the API route calls, as the
 // signed-in user; destructive steps go through a confirmation page first.
 
 import { ApiError } from "../../lib/errors.ts";
@@ -11,20 +11,17 @@ import {
   revokeVersion,
   updateVersion,
 } from "../registry/versions.ts";
-import { createProvider, deleteProvider } from "../registry/providers.ts";
-import { prepareUpload } from "../registry/uploads.ts";
 import { callRegistry, type ConsoleReq, errorMessages, type RegistryCall, registryReq } from "./context.ts";
 import { checked, field, type Form, signedInForm } from "./forms.ts";
 import { html, seg } from "./html.ts";
 import { csrfField, page, seeOther } from "./layout.ts";
-import { json } from "../../lib/http.ts";
 
-type Handler = Parameters<typeof callRegistry>[1];
+export type Handler = Parameters<typeof callRegistry>[1];
 // deno-lint-ignore no-explicit-any
 type Json = any;
 
 /** The registry's path parameters of a /ui/boxes/:user/:box/... path. */
-function params(c: ConsoleReq): Record<string, string> {
+export function params(c: ConsoleReq): Record<string, string> {
   const p = c.ctx.params;
   const out: Record<string, string> = { username: p.user ?? "", name: p.box ?? "" };
   if (p.version !== undefined) out.version = p.version;
@@ -33,15 +30,15 @@ function params(c: ConsoleReq): Record<string, string> {
   return out;
 }
 
-function boxHref(c: ConsoleReq, name = c.ctx.params.box ?? ""): string {
+export function boxHref(c: ConsoleReq, name = c.ctx.params.box ?? ""): string {
   return `/${seg(c.ctx.params.user ?? "")}/boxes/${seg(name)}`;
 }
 
-function versionHref(c: ConsoleReq, version = c.ctx.params.version ?? ""): string {
+export function versionHref(c: ConsoleReq, version = c.ctx.params.version ?? ""): string {
   return `${boxHref(c)}/versions/${seg(version)}`;
 }
 
-function requireSignedIn(c: ConsoleReq): void {
+export function requireSignedIn(c: ConsoleReq): void {
   if (!c.user) throw new ApiError(401, "Sign in first.");
 }
 
@@ -49,7 +46,7 @@ function requireSignedIn(c: ConsoleReq): void {
  * Runs a registry write for a form post; 303 to `done` with a notice, or back to `back` with the registry's
  * messages when it refused (422, 402, 403, 409).
  */
-async function write(
+export async function write(
   c: ConsoleReq,
   handler: Handler,
   call: RegistryCall,
@@ -167,7 +164,7 @@ export async function editBoxPost(c: ConsoleReq): Promise<Response> {
 }
 
 /** A confirmation page for a destructive step: one POST form, and a way back. */
-function confirmPage(
+export function confirmPage(
   c: ConsoleReq,
   title: string,
   text: string,
@@ -309,85 +306,3 @@ export async function deleteVersionPost(c: ConsoleReq): Promise<Response> {
     versionHref(c),
   );
 }
-
-export async function createProviderPost(c: ConsoleReq): Promise<Response> {
-  const form = await signedInForm(c);
-  const provider: Record<string, unknown> = {
-    name: field(form, "name"),
-    architecture: field(form, "architecture") || "unknown",
-    default_architecture: checked(form, "default_architecture"),
-  };
-  if (field(form, "url")) provider.url = field(form, "url");
-  if (field(form, "checksum_type") || field(form, "checksum")) {
-    provider.checksum_type = field(form, "checksum_type");
-    provider.checksum = field(form, "checksum");
-  }
-  return await write(
-    c,
-    createProvider,
-    { params: params(c), body: { provider } },
-    () => versionHref(c),
-    "Provider added: upload its file below.",
-    versionHref(c),
-  );
-}
-
-export function deleteProviderConfirm(c: ConsoleReq): Response {
-  requireSignedIn(c);
-  const what = `${c.ctx.params.provider} (${c.ctx.params.arch})`;
-  return confirmPage(
-    c,
-    `Delete provider ${what}?`,
-    "The provider and its file are deleted from this version.",
-    c.ctx.url.pathname,
-    `Delete ${what}`,
-    versionHref(c),
-  );
-}
-
-export async function deleteProviderPost(c: ConsoleReq): Promise<Response> {
-  await signedInForm(c);
-  return await write(
-    c,
-    deleteProvider,
-    { params: params(c), method: "DELETE" },
-    () => versionHref(c),
-    "Provider deleted.",
-    versionHref(c),
-  );
-}
-
-/**
- * Prepares an upload exactly as GET …/provider/:p/:arch/upload does. The page's script asks for JSON and PUTs
- * the file to `upload_path` with a progress bar; without JavaScript the page shows the URL and a curl command.
- */
-export function prepareUploadPost(prepare: Handler) {
-  return async (c: ConsoleReq): Promise<Response> => {
-    await signedInForm(c);
-    const wantsJson = (c.ctx.request.headers.get("accept") ?? "").includes("application/json");
-    let prepared: { upload_path: string };
-    try {
-      prepared = await callRegistry(c, prepare, { params: params(c) });
-    } catch (err) {
-      if (!(err instanceof ApiError) || !wantsJson) throw err;
-      return json({ errors: errorMessages(err), success: false }, err.status);
-    }
-    if (wantsJson) {
-      return json({ upload_path: prepared.upload_path, done: versionHref(c) }, 200, {
-        "Cache-Control": "no-store",
-      });
-    }
-    const body = html`
-      <p><a href="${versionHref(c)}">← back to the version</a></p>
-      <h1>Upload the file</h1>
-      <p>This page needs no JavaScript: upload the box file with curl within ${Math.round(
-        c.reg.settings.uploadUrlTtlMs / 60_000,
-      )} minutes, then go back to the version.</p>
-      <pre id="upload-command">curl --fail --upload-file ./package.box '${prepared.upload_path}'</pre>
-      <p class="hint">The address works once and is secret: do not share it.</p>
-    `;
-    return page(c, { title: "Upload", body, headers: { "Cache-Control": "no-store" } });
-  };
-}
-
-export { prepareUpload };

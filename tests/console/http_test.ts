@@ -235,6 +235,47 @@ Deno.test("web console over HTTP", async (t) => {
       },
     );
 
+    await t.step("an organization's owner manages members and service principals from its page", async () => {
+      const web = new WebClient(f.srv.url);
+      await web.signIn("alice", "alice-password");
+      assertEquals((await web.get("/ui/orgs/acme")).status, 200);
+      const added = await web.postForm("/ui/orgs/acme/members", { username: "bob", role: "member" });
+      assertEquals(added.status, 303);
+      assert((await web.get("/ui/orgs/acme")).text.includes('href="/bob"'));
+      const created = await web.postForm("/ui/orgs/acme/service-principals", { name: "ci" });
+      assertEquals(created.status, 303);
+      const shown = await web.get("/ui/orgs/acme");
+      const secret = /id="sp-secret">([^<]+)</.exec(shown.text)?.[1];
+      const clientId = /Client id: <code>([^<]+)</.exec(shown.text)?.[1];
+      assert(secret && clientId, shown.text);
+      assert(!(await web.get("/ui/orgs/acme")).text.includes(secret), "the secret is shown once");
+      const token = await fetch(`${f.srv.url}/oauth2/token`, {
+        method: "POST",
+        headers: { "Content-Type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({
+          grant_type: "client_credentials",
+          client_id: clientId,
+          client_secret: secret,
+        }),
+      });
+      assertEquals(token.status, 200);
+      await token.body?.cancel();
+      // A plain member sees the members, not the management forms or principals.
+      const bob = new WebClient(f.srv.url);
+      await bob.signIn("bob", "bob-password");
+      const memberView = await bob.get("/ui/orgs/acme");
+      assertEquals(memberView.status, 200);
+      assert(!memberView.text.includes("Service principals") && !memberView.text.includes(clientId));
+      const refused = await bob.postForm(`/ui/orgs/acme/service-principals/${clientId}/delete`, {});
+      assertEquals(refused.status, 303);
+      assert((await bob.get("/ui/orgs/acme")).text.includes("not allowed"));
+      const deleted = await web.postForm(`/ui/orgs/acme/service-principals/${clientId}/delete`, {});
+      assertEquals(deleted.status, 303);
+      assert(!(await web.get("/ui/orgs/acme")).text.includes(clientId));
+      assertEquals((await web.postForm("/ui/orgs/acme/members/bob/delete", {})).status, 303);
+      assertEquals((await bob.get("/ui/orgs/acme")).status, 404);
+    });
+
     await t.step("two-factor by SMS: the login page sends a code and signs in with it", async () => {
       const mobile = await f.api.put("/api/v1/admin/users/bob", {
         user: { mobile: "+15551231234", two_factor_enabled: true },
@@ -274,6 +315,32 @@ Deno.test("web console over HTTP", async (t) => {
           200,
         );
       }
+    });
+
+    await t.step("admin pages: users, organizations, maintenance", async () => {
+      const admin = new WebClient(f.srv.url);
+      await admin.signIn("admin", "admin-password-1");
+      assertEquals((await admin.get("/ui/admin")).status, 200);
+      const made = await admin.postForm("/ui/admin/users", {
+        username: "dave",
+        email: "dave@example.com",
+        password: "dave-password",
+      });
+      assertEquals(made.status, 303);
+      assert((await admin.get("/ui/admin")).text.includes("User dave created."));
+      assertEquals((await admin.postForm("/ui/admin/users/dave/delinquent", { value: "true" })).status, 303);
+      const dave = await f.api.get("/api/v1/admin/users/dave", { token: f.admin });
+      assertEquals(dave.body.delinquent, true);
+      assertEquals((await admin.postForm("/ui/admin/orgs", { name: "initech", owner: "dave" })).status, 303);
+      const org = await f.api.get("/api/v1/admin/organizations/initech", { token: f.admin });
+      assertEquals(org.body.members, [{ username: "dave", role: "owner" }]);
+      assertEquals((await admin.postForm("/ui/admin/maintenance", { value: "true" })).status, 303);
+      assertEquals((await f.api.get("/api/v1/admin/maintenance", { token: f.admin })).body.enabled, true);
+      assertEquals((await admin.postForm("/ui/admin/maintenance", { value: "false" })).status, 303);
+      assertEquals((await f.api.get("/api/v1/admin/maintenance", { token: f.admin })).body.enabled, false);
+      await admin.postForm("/ui/admin/users/bob/reset-2fa", {});
+      const bob = await f.api.get("/api/v1/admin/users/bob", { token: f.admin });
+      assertEquals(bob.body.two_factor_enabled, false);
     });
 
     await t.step("a box page with 100 versions renders in under 50 ms", async () => {
