@@ -74,6 +74,11 @@ function errorPage(c: ConsoleReq, err: unknown): Response {
   return page(c, { title, body, status: err.status, headers: err.headers ?? {} });
 }
 
+function varyOnAccept(response: Response): Response {
+  response.headers.append("Vary", "Accept");
+  return response;
+}
+
 export interface ConsoleModule extends ApiModule {
   /** Wraps the registry's /:user/:box metadata route: a browser gets redirected to the box page. */
   metadataRoute(handler: Handler): Handler;
@@ -190,7 +195,9 @@ export function createConsoleApi(ctx: AppContext, registry: RegistryModule): Con
           const location = `/${encodeURIComponent(username)}/boxes/${encodeURIComponent(name)}`;
           return new Response(null, { status: 302, headers: { Location: location, Vary: "Accept" } });
         }
-        return handler(rc);
+        // The same URL answers JSON or a redirect by Accept: caches must keep them apart.
+        const answer = handler(rc);
+        return answer instanceof Promise ? answer.then(varyOnAccept) : varyOnAccept(answer);
       };
     },
     close() {

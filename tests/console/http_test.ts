@@ -37,6 +37,7 @@ Deno.test("web console over HTTP", async (t) => {
           assertEquals(r.status, 200, accept);
           assert(r.headers.get("content-type")!.startsWith("application/json"));
           assertEquals((await r.json()).name, "alice/public-box");
+          assert(r.headers.get("vary")?.includes("Accept"), "caches keep the JSON and the redirect apart");
           const head = await fetch(`${f.srv.url}/alice/public-box`, {
             method: "HEAD",
             headers,
