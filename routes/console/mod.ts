@@ -115,6 +115,13 @@ export function createConsoleApi(ctx: AppContext, registry: RegistryModule): Con
     }
     const c = consoleReq(consoleEnv, rc);
     try {
+      // Pages count against the registry's rate limit of the client's address, as its API calls do.
+      const retry = registry.limiter.enabled ? registry.limiter.take(`ip:${rc.clientIp}`) : 0;
+      if (retry > 0) {
+        throw new ApiError(429, `Rate limit exceeded; retry in ${retry} s`, {
+          headers: { "Retry-After": String(retry) },
+        });
+      }
       return await handler(c);
     } catch (err) {
       if (rootPage && err instanceof ApiError && !wantsHtml(rc.request)) throw err;

@@ -112,6 +112,8 @@ const SP = "/api/v1/admin/organizations/:name/service-principals";
 export interface RegistryModule extends ApiModule {
   reg: Registry;
   uploads: Uploads;
+  /** The registry's request rate limit (per token or client IP), which web console pages share. */
+  limiter: RateLimiter;
 }
 
 export async function createRegistryApi(ctx: AppContext): Promise<RegistryModule> {
@@ -320,6 +322,7 @@ export async function createRegistryApi(ctx: AppContext): Promise<RegistryModule
     routes,
     reg,
     uploads,
+    limiter,
     async close() {
       clearInterval(orphanTimer);
       await uploads.close();

@@ -434,3 +434,25 @@ Deno.test("web console sessions expire when idle and at their absolute limit, ar
     await f.stop();
   }
 });
+
+Deno.test("web console pages count against the registry's rate limit of the client's address", async () => {
+  const f = await startRegistry({ WHARF_RATE_LIMIT_RPS: "1", WHARF_RATE_LIMIT_BURST: "3" });
+  try {
+    const web = new WebClient(f.srv.url);
+    // The burst (3) is shared with the fixture's own sign-in over the API from the same address.
+    const first = await web.get("/boxes/search");
+    assertEquals(first.status, 200);
+    let limited = first;
+    for (let i = 0; i < 5 && limited.status !== 429; i++) limited = await web.get("/");
+    assertEquals(limited.status, 429);
+    assert(limited.headers.get("retry-after"));
+    assert(limited.text.includes("Too many attempts"));
+    // Assets are not counted.
+    const css = /href="(\/ui\/assets\/[^"]+\.css)"/.exec(
+      (await new WebClient(f.srv.url).get("/ui/nothing")).text,
+    );
+    if (css) assertEquals((await web.get(css[1]!)).status, 200);
+  } finally {
+    await f.stop();
+  }
+});
