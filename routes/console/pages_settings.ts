@@ -132,8 +132,13 @@ export function securityPage(c: ConsoleReq): Response {
   ${enrolment}
   ${
     user.totp_secret
-      ? html`<form method="post" action="/ui/settings/security/totp/remove">${csrfField(c)}
-      <button type="submit" class="danger">Remove the authenticator app</button></form>`
+      ? html`
+        <h2>Remove the authenticator app</h2>
+        <form class="stack" method="post" action="/ui/settings/security/totp/remove">${csrfField(c)}
+              <div><label for="remove-code">A current code from the app <span class="hint">(proves it is you)</span></label>
+              <input type="text" id="remove-code" name="code" inputmode="numeric" autocomplete="one-time-code" required maxlength="8"></div>
+              <div><button type="submit" class="danger">Remove the authenticator app</button></div></form>
+      `
       : enrolment
       ? ""
       : html`<form method="post" action="/ui/settings/security/totp">${csrfField(c)}
@@ -174,9 +179,14 @@ export async function confirmTotpPost(c: ConsoleReq): Promise<Response> {
 }
 
 export async function removeTotpPost(c: ConsoleReq): Promise<Response> {
-  await signedInForm(c);
-  const { key } = signedIn(c);
+  const form = await signedInForm(c);
+  const { user, key } = signedIn(c);
   writable(c);
+  // A session alone (a borrowed laptop) may not turn the second factor off: a current code must come with it.
+  const code = field(form, "code");
+  if (!user.totp_secret || c.reg.twoFactor.totpStep(key, user.totp_secret, code, 0) === undefined) {
+    return seeOther(c, "/ui/settings/security", undefined, {}, ["Invalid two-factor code"]);
+  }
   await removeTotpFor(c.reg, key);
   return seeOther(c, "/ui/settings/security", "The authenticator app was removed.");
 }

@@ -2,6 +2,7 @@
 // invisible boxes and versions, CSRF and cross-site refusals, cookie attributes and rotation, the API's login
 // throttle, session idle and absolute expiry, security headers, hashed assets, and a 100-version box page's time.
 
+import * as OTPAuth from "otpauth";
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { createOrg, createUser, type Fixture, publishExternal, startRegistry } from "../registry/helpers.ts";
 import { WebClient } from "./helpers.ts";
@@ -276,6 +277,44 @@ Deno.test("web console over HTTP", async (t) => {
       assertEquals((await web.postForm("/ui/orgs/acme/members/bob/delete", {})).status, 303);
       assertEquals((await bob.get("/ui/orgs/acme")).status, 404);
     });
+
+    await t.step(
+      "an authenticator app is enrolled with a code and removed only with a current code",
+      async () => {
+        const web = new WebClient(f.srv.url);
+        await web.signIn("alice", "alice-password");
+        await web.get("/ui/settings/security");
+        assertEquals((await web.postForm("/ui/settings/security/totp", {})).status, 303);
+        const shown = await web.get("/ui/settings/security");
+        assert(shown.text.includes("<svg"), "QR code");
+        const secret = /Key: <span class="secret">([A-Z2-7]+)</.exec(shown.text)?.[1];
+        assert(secret, shown.text);
+        const totp = new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret), digits: 6, period: 30 });
+        assertEquals(
+          (await web.postForm("/ui/settings/security/totp/confirm", { code: "000000" })).status,
+          303,
+        );
+        assert((await web.get("/ui/settings/security")).text.includes("Invalid two-factor code"));
+        assertEquals(
+          (await web.postForm("/ui/settings/security/totp/confirm", { code: totp.generate() })).status,
+          303,
+        );
+        const on = await f.api.get("/api/v1/admin/users/alice", { token: f.admin });
+        assertEquals(on.body.two_factor, { enabled: true, delivery_methods: ["app"] });
+        assertEquals((await web.postForm("/ui/settings/security/totp/remove", { code: "" })).status, 303);
+        assert((await web.get("/ui/settings/security")).text.includes("Invalid two-factor code"));
+        assertEquals(
+          (await f.api.get("/api/v1/admin/users/alice", { token: f.admin })).body.two_factor_enabled,
+          true,
+        );
+        assertEquals(
+          (await web.postForm("/ui/settings/security/totp/remove", { code: totp.generate() })).status,
+          303,
+        );
+        const off = await f.api.get("/api/v1/admin/users/alice", { token: f.admin });
+        assertEquals(off.body.two_factor, { enabled: false, delivery_methods: [] });
+      },
+    );
 
     await t.step("two-factor by SMS: the login page sends a code and signs in with it", async () => {
       const mobile = await f.api.put("/api/v1/admin/users/bob", {
