@@ -12,6 +12,7 @@ import { createRegistryApi } from "../routes/registry/mod.ts";
 import { createAuthMethodsApi } from "../routes/authmethods/mod.ts";
 import { createEventsApi } from "../routes/events/mod.ts";
 import { createServerApi } from "../routes/server/mod.ts";
+import { createConsoleApi } from "../routes/console/mod.ts";
 import { createTestingApi } from "../routes/testing/mod.ts";
 import { renderRegistryError } from "../routes/registry/errors.ts";
 import { renderAuthError } from "../routes/authmethods/errors.ts";
@@ -80,13 +81,21 @@ export async function startServer(
   const ctx: AppContext = { config, data, logger, shutdownSignal: shutdown.signal, announce };
   let modules: ApiModule[];
   try {
+    const registry = await createRegistryApi(ctx);
+    const webConsole = createConsoleApi(ctx, registry);
+    // A browser asking /:user/:box for HTML is sent to the box page; Vagrant (Accept: application/json) is not.
+    for (const r of registry.routes) {
+      if (r.path === "/:username/:name") r.handler = webConsole.metadataRoute(r.handler);
+    }
     modules = [
       await createServerApi(ctx),
       ...(config.testRoutes ? [await createTestingApi(ctx)] : []),
       await createEventsApi(ctx),
       await createAuthMethodsApi(ctx),
+      // The web console owns /, /boxes/search, /ui/** and the HTML pages under /:user (ARCHITECTURE.md).
+      webConsole,
       // The registry owns root paths (/:user/:box), so its routes are matched last.
-      await createRegistryApi(ctx),
+      registry,
     ];
   } catch (err) {
     await data.close();

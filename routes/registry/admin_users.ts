@@ -175,11 +175,15 @@ export async function deleteUser(req: Req): Promise<Response> {
 
 export async function enrolTotp(req: Req): Promise<Response> {
   requireAdmin(req);
-  existingUser(req);
-  const reg = req.reg;
+  return json(await enrolTotpFor(req.reg, existingUser(req).id));
+}
+
+/** Starts an authenticator app enrolment for a user (admin API, and a user's own security page). */
+export async function enrolTotpFor(reg: Registry, key: string) {
   const secret = newTotpSecret();
   const doc = await reg.write(() => {
-    const current = existingUser(req);
+    const current = reg.user(key);
+    if (!current) throw notFound();
     const next = {
       ...current.doc,
       totp_pending: reg.twoFactor.sealSecret(current.id, secret),
@@ -190,24 +194,34 @@ export async function enrolTotp(req: Req): Promise<Response> {
       result: next,
     };
   });
-  return json({ otpauth_url: otpauthUrl(reg.settings.totpIssuer, doc.username, secret), secret });
+  return { otpauth_url: otpauthUrl(reg.settings.totpIssuer, doc.username, secret), secret };
 }
 
 export async function confirmTotp(req: Req): Promise<Response> {
   const body = await readPayload(req, "totp");
   requireAdmin(req);
-  existingUser(req);
+  const key = existingUser(req).id;
   const errors = new FieldErrors();
   const code = errors.required(body, "code", "Code", 16);
   errors.throwIfAny();
-  const reg = req.reg;
-  const doc = await reg.write(() => {
-    const current = existingUser(req);
+  return json(renderAdminUser(req.reg, await confirmTotpFor(req.reg, key, code!)));
+}
+
+/** Activates the pending enrolment with a valid code; `enable` also turns two-factor on (self-service). */
+export async function confirmTotpFor(
+  reg: Registry,
+  key: string,
+  code: string,
+  enable = false,
+): Promise<UserDoc> {
+  return await reg.write(() => {
+    const current = reg.user(key);
+    if (!current) throw notFound();
     if (!current.doc.totp_pending) throw new ApiError(422, "No authenticator app enrolment is pending");
     const pending = current.doc.totp_pending;
     const secret = reg.twoFactor.openSecret(current.id, pending);
     const sealed = reg.twoFactor.sealSecret(current.id, secret);
-    const step = reg.twoFactor.totpStep(current.id, pending, code!.trim(), 0);
+    const step = reg.twoFactor.totpStep(current.id, pending, code.trim(), 0);
     if (step === undefined) throw new ApiError(422, "Invalid two-factor code");
     const next = {
       ...current.doc,
@@ -216,20 +230,24 @@ export async function confirmTotp(req: Req): Promise<Response> {
       totp_last_step: step,
       updated_at: now(),
     };
+    if (enable) next.two_factor_enabled = true;
     return {
       writes: [{ collection: USERS, id: current.id, doc: next, ifVersion: current.version }],
       result: next,
     };
   });
-  return json(renderAdminUser(reg, doc));
 }
 
 export async function removeTotp(req: Req): Promise<Response> {
   requireAdmin(req);
-  existingUser(req);
-  const reg = req.reg;
-  const doc = await reg.write(() => {
-    const current = existingUser(req);
+  return json(renderAdminUser(req.reg, await removeTotpFor(req.reg, existingUser(req).id)));
+}
+
+/** Removes the authenticator app; two-factor stays on only when SMS remains. */
+export async function removeTotpFor(reg: Registry, key: string): Promise<UserDoc> {
+  return await reg.write(() => {
+    const current = reg.user(key);
+    if (!current) throw notFound();
     const next = { ...current.doc, totp_secret: null, totp_pending: null, updated_at: now() };
     if (next.two_factor_enabled && !next.mobile) next.two_factor_enabled = false;
     return {
@@ -237,35 +255,42 @@ export async function removeTotp(req: Req): Promise<Response> {
       result: next,
     };
   });
-  return json(renderAdminUser(reg, doc));
 }
 
 export function listUserTokens(req: Req): Response {
   requireAdmin(req);
-  const user = existingUser(req);
-  const tokens = [...req.reg.store.list<TokenDoc>(TOKENS)]
-    .filter((t) => t.doc.username.toLowerCase() === user.id)
+  const tokens = tokensOf(req.reg, existingUser(req).id).map(({ expires_at: _, ...t }) => t);
+  return json({ tokens });
+}
+
+/** A user's tokens (service principals' tokens are not theirs), without secrets. */
+export function tokensOf(reg: Registry, key: string) {
+  return [...reg.store.list<TokenDoc>(TOKENS)]
+    .filter((t) => typeof t.doc.principal !== "string" && t.doc.username.toLowerCase() === key)
     .map((t) => {
-      const used = req.reg.tokenUse.get(t.id);
+      const used = reg.tokenUse.get(t.id);
       return {
         token_hash: t.id,
         description: t.doc.description,
         created_at: t.doc.created_at,
+        expires_at: t.doc.expires_at,
         last_used_at: used ? new Date(used).toISOString() : null,
       };
     });
-  return json({ tokens });
 }
 
 export async function deleteUserToken(req: Req): Promise<Response> {
   requireAdmin(req);
-  const user = existingUser(req);
-  const hash = req.ctx.params.token_hash ?? "";
-  await req.reg.write(() => {
-    const token = req.reg.store.get<TokenDoc>(TOKENS, hash);
-    if (!token || token.doc.username.toLowerCase() !== user.id) throw notFound();
+  await deleteTokenOf(req.reg, existingUser(req).id, req.ctx.params.token_hash ?? "");
+  return new Response(null, { status: 204 });
+}
+
+/** Revokes one of a user's tokens; 404 when it is not theirs. */
+export async function deleteTokenOf(reg: Registry, key: string, hash: string): Promise<void> {
+  await reg.write(() => {
+    const token = reg.store.get<TokenDoc>(TOKENS, hash);
+    if (!token || token.doc.username.toLowerCase() !== key) throw notFound();
     return { writes: [{ collection: TOKENS, id: hash, doc: null }] };
   });
-  req.reg.tokenUse.delete(hash);
-  return new Response(null, { status: 204 });
+  reg.tokenUse.delete(hash);
 }

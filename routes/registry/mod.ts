@@ -109,7 +109,15 @@ const P = `${V}/provider/:provider`;
 const ROOT_USER = ":username";
 const SP = "/api/v1/admin/organizations/:name/service-principals";
 
-export async function createRegistryApi(ctx: AppContext): Promise<ApiModule> {
+/** The registry's routes, and its state for the web console (which calls the same functions). */
+export interface RegistryModule extends ApiModule {
+  reg: Registry;
+  uploads: Uploads;
+  /** The registry's request rate limit (per token or client IP), which web console pages share. */
+  limiter: RateLimiter;
+}
+
+export async function createRegistryApi(ctx: AppContext): Promise<RegistryModule> {
   const settings = loadRegistrySettings(ctx.config);
   const reg = new Registry(ctx, settings, {
     downloads: await ctx.data.counters("registry-downloads"),
@@ -253,7 +261,9 @@ export async function createRegistryApi(ctx: AppContext): Promise<ApiModule> {
     try {
       // Root patterns also match other families' unknown paths (/v1/…): those get their family's 404.
       if (rootPath && ctx.family !== "registry") throw new ApiError(404, `Not found: ${ctx.url.pathname}`);
-      const caller = resolveCaller(reg, ctx);
+      let caller = resolveCaller(reg, ctx);
+      // Metadata and downloads followed from a web console page carry its session cookie, not a token.
+      if (rootPath && !caller.tokenPresent && reg.browserCaller) caller = reg.browserCaller(ctx) ?? caller;
       if (!login && reg.maintenanceEnabled() && !caller.user?.admin) throw maintenanceError();
       if (limiter.enabled) {
         const retry = limiter.take(caller.tokenHash ? `t:${caller.tokenHash}` : `ip:${ctx.clientIp}`);
@@ -313,6 +323,9 @@ export async function createRegistryApi(ctx: AppContext): Promise<ApiModule> {
 
   return {
     routes,
+    reg,
+    uploads,
+    limiter,
     async close() {
       clearInterval(orphanTimer);
       await uploads.close();

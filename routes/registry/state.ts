@@ -11,6 +11,8 @@ import type { TwoFactor } from "./twofactor.ts";
 import type { Principals } from "./principals.ts";
 import { LoginThrottle } from "./throttle.ts";
 import { fillArchitectureDefaults } from "./architectures.ts";
+import type { RequestContext } from "../../lib/http.ts";
+import type { Caller } from "./auth.ts";
 
 export class Registry {
   readonly ctx: AppContext;
@@ -28,6 +30,8 @@ export class Registry {
   twoFactor!: TwoFactor;
   /** Service principals' tokens and last use (spec v2 §4). */
   principals!: Principals;
+  /** The signed-in web console user of a request without a token (set by the console), for metadata and downloads. */
+  browserCaller: ((ctx: RequestContext) => Caller | undefined) | undefined;
   /** Grows with every box change (and namespace renames never happen): search caches key on it. */
   boxGeneration = 0;
   /** Grows with every counted download (search's by-downloads order). */

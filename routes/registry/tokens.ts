@@ -8,7 +8,7 @@ import { FieldErrors, member, readBodyObject } from "./body.ts";
 import { now, type TokenDoc, TOKENS, type UserDoc, USERS } from "./model.ts";
 import { verifyPassword } from "./passwords.ts";
 import type { Registry } from "./state.ts";
-import type { DocWrite, StoredDoc } from "../../lib/store/mod.ts";
+import type { StoredDoc } from "../../lib/store/mod.ts";
 
 function findByLogin(reg: Registry, login: string): StoredDoc<UserDoc> | undefined {
   const lower = login.trim().toLowerCase();
@@ -47,6 +47,19 @@ export async function createToken(req: Req): Promise<Response> {
   const body = await readBodyObject(req);
   const errors = new FieldErrors();
   const description = errors.text(member(body, "token"), "description", "Description", 255) ?? "";
+  const found = await verifyLogin(req, body, errors);
+  return json(await issueToken(req.reg, found.doc.username, description));
+}
+
+/**
+ * A login as POST /authenticate checks it (also the web console's sign-in): credentials with the login throttle,
+ * maintenance (admins only), then the two-factor code, whose TOTP step is recorded (no reuse). 422/401/406/429/503.
+ */
+export async function verifyLogin(
+  req: Req,
+  body: Record<string, unknown>,
+  errors = new FieldErrors(),
+): Promise<StoredDoc<UserDoc>> {
   const reg = req.reg;
   let found: StoredDoc<UserDoc>;
   try {
@@ -57,36 +70,40 @@ export async function createToken(req: Req): Promise<Response> {
     throw err;
   }
   if (reg.maintenanceEnabled() && !found.doc.admin) throw maintenanceError();
-  let totpStep: number | undefined;
-  if (found.doc.two_factor_enabled) {
-    totpStep = reg.twoFactor.checkLoginCode(found.id, found.doc, member(body, "two_factor").code).totpStep;
-  }
+  if (!found.doc.two_factor_enabled) return found;
+  const { totpStep } = reg.twoFactor.checkLoginCode(found.id, found.doc, member(body, "two_factor").code);
+  if (totpStep === undefined) return found;
+  await reg.write(() => {
+    const user = reg.user(found.id);
+    if (!user) return { writes: [] };
+    if (user.doc.totp_last_step >= totpStep) throw new ApiError(406, "Invalid or expired two-factor code!");
+    return {
+      writes: [{
+        collection: USERS,
+        id: user.id,
+        doc: { ...user.doc, totp_last_step: totpStep },
+        ifVersion: user.version,
+      }],
+    };
+  });
+  return found;
+}
+
+/** Creates a token for `username` (its plaintext is only in the answer). */
+export async function issueToken(reg: Registry, username: string, description: string) {
   const token = `wharf_${randomSecret(32)}`;
   const hash = tokenHash(reg, token);
   const createdAt = now();
   const ttl = reg.settings.tokenTtlMs;
   const doc: TokenDoc = {
     token_hash: hash,
-    username: found.doc.username,
+    username,
     description,
     created_at: createdAt,
     expires_at: ttl > 0 ? new Date(Date.now() + ttl).toISOString() : null,
   };
-  await reg.write(() => {
-    const writes: DocWrite[] = [{ collection: TOKENS, id: hash, doc, ifVersion: 0 }];
-    const user = reg.user(found.id);
-    if (totpStep !== undefined && user) {
-      if (user.doc.totp_last_step >= totpStep) throw new ApiError(406, "Invalid or expired two-factor code!");
-      writes.push({
-        collection: USERS,
-        id: user.id,
-        doc: { ...user.doc, totp_last_step: totpStep },
-        ifVersion: user.version,
-      });
-    }
-    return { writes };
-  });
-  return json({ description, token, token_hash: hash, created_at: createdAt });
+  await reg.write(() => ({ writes: [{ collection: TOKENS, id: hash, doc, ifVersion: 0 }] }));
+  return { description, token, token_hash: hash, created_at: createdAt };
 }
 
 export function maintenanceError(): ApiError {

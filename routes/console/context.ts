@@ -1,0 +1,112 @@
+// What every console handler gets (the registry, the viewer, the session) and the bridge to the registry: the
+// console calls the registry's own handlers with the signed-in user as caller, so every permission, visibility
+// and validation rule is the API's.
+
+import { ApiError } from "../../lib/errors.ts";
+import { baseUrl, type RequestContext } from "../../lib/http.ts";
+import type { Caller, Req } from "../registry/auth.ts";
+import type { Registry } from "../registry/state.ts";
+import type { Uploads } from "../registry/uploads.ts";
+import type { UserDoc } from "../registry/model.ts";
+import { readCookie, type Session, SESSION_COOKIE, type Sessions } from "./session.ts";
+
+export interface ConsoleEnv {
+  reg: Registry;
+  uploads: Uploads;
+  sessions: Sessions;
+  /** Cookies get Secure (WHARF_PUBLIC_URL is https). */
+  secureCookies: boolean;
+}
+
+export interface ConsoleReq {
+  ctx: RequestContext;
+  env: ConsoleEnv;
+  reg: Registry;
+  origin: string;
+  session: Session | undefined;
+  user: UserDoc | undefined;
+  caller: Caller;
+}
+
+const ANONYMOUS: Caller = Object.freeze({
+  tokenPresent: false,
+  tokenHash: undefined,
+  user: undefined,
+  userKey: undefined,
+});
+
+/** The viewer of a request: the session's user while the session lives and the user still exists unchanged. */
+export function sessionViewer(env: ConsoleEnv, ctx: RequestContext): { session?: Session; caller: Caller } {
+  const session = env.sessions.lookup(readCookie(ctx.request, SESSION_COOKIE));
+  if (!session) return { caller: ANONYMOUS };
+  const user = env.reg.user(session.userKey)?.doc;
+  if (!user || user.password_hash !== session.passwordHash) {
+    env.sessions.end(session);
+    return { caller: ANONYMOUS };
+  }
+  return { session, caller: { tokenPresent: true, tokenHash: undefined, user, userKey: session.userKey } };
+}
+
+export function consoleReq(env: ConsoleEnv, ctx: RequestContext): ConsoleReq {
+  const { session, caller } = sessionViewer(env, ctx);
+  const origin = baseUrl(ctx, env.reg.settings.publicUrl, env.reg.settings.trustProxy);
+  return { ctx, env, reg: env.reg, origin, session, user: caller.user, caller };
+}
+
+export interface RegistryCall {
+  params?: Record<string, string>;
+  body?: unknown;
+  /** The query string, with its "?". */
+  search?: string;
+  method?: string;
+}
+
+/** A registry request as the API would see it, made by the console's viewer (API v2 shapes). */
+export function registryReq(c: ConsoleReq, call: RegistryCall = {}): Req {
+  const url = new URL(`${c.origin}/api/v2/console${call.search ?? ""}`);
+  const request = new Request(url, {
+    method: call.method ?? (call.body === undefined ? "GET" : "POST"),
+    ...(call.body === undefined
+      ? {}
+      : { body: JSON.stringify(call.body), headers: { "Content-Type": "application/json" } }),
+  });
+  const ctx: RequestContext = {
+    request,
+    url,
+    params: call.params ?? {},
+    requestId: c.ctx.requestId,
+    clientIp: c.ctx.clientIp,
+    family: "registry",
+    maxBodyBytes: 1024 * 1024,
+  };
+  return { ctx, reg: c.reg, caller: c.caller, origin: c.origin, api: 2 };
+}
+
+type RegistryHandler = (req: Req) => Response | Promise<Response>;
+/** A registry JSON answer, read as the API documents it. */
+// deno-lint-ignore no-explicit-any
+export type RegistryJson = any;
+
+/** Runs a registry handler for the viewer; its JSON answer (null for 204). ApiErrors propagate. */
+export async function callRegistry(
+  c: ConsoleReq,
+  handler: RegistryHandler,
+  call: RegistryCall = {},
+): Promise<RegistryJson> {
+  if (c.reg.maintenanceEnabled() && !c.user?.admin) throw maintenance();
+  const response = await handler(registryReq(c, call));
+  if (response.status === 204) return null;
+  return await response.json();
+}
+
+export function maintenance(): ApiError {
+  return new ApiError(503, "wharf is down for maintenance; try again later", {
+    headers: { "Retry-After": "60" },
+  });
+}
+
+/** The messages of a registry error (422s carry one per problem). */
+export function errorMessages(err: ApiError): string[] {
+  const list = err.details?.errors;
+  return Array.isArray(list) ? list.map(String) : [err.message];
+}

@@ -1,0 +1,210 @@
+// Admin pages (admins only, as the admin API): users (create, delinquent, reset two-factor), organizations
+// (create with a first owner, delinquent) and maintenance mode, each through the admin API's handler.
+
+import { ApiError } from "../../lib/errors.ts";
+import * as adminUsers from "../registry/admin_users.ts";
+import * as adminOrgs from "../registry/admin_orgs.ts";
+import { callRegistry, type ConsoleReq, errorMessages, type RegistryCall } from "./context.ts";
+import { checked, field, signedInForm } from "./forms.ts";
+import { html, seg } from "./html.ts";
+import { csrfField, page, seeOther } from "./layout.ts";
+
+type Handler = Parameters<typeof callRegistry>[1];
+// deno-lint-ignore no-explicit-any
+type Json = any;
+
+function requireAdminViewer(c: ConsoleReq): void {
+  if (!c.user) throw new ApiError(401, "Sign in first.");
+  if (!c.user.admin) throw new ApiError(403, "Admin privileges required!");
+}
+
+export async function adminPage(c: ConsoleReq): Promise<Response> {
+  requireAdminViewer(c);
+  const users: Json[] = (await callRegistry(c, adminUsers.listUsers)).users;
+  const orgs: Json[] = (await callRegistry(c, adminOrgs.listOrgs)).organizations;
+  const maintenance: Json = await callRegistry(c, adminOrgs.getMaintenance);
+  users.sort((a, b) => a.username.localeCompare(b.username));
+  orgs.sort((a, b) => a.name.localeCompare(b.name));
+  const toggle = (action: string, label: string, on: boolean, what: string) =>
+    html`<form class="inline" method="post" action="${action}">${csrfField(c)}
+    <input type="hidden" name="value" value="${on ? "false" : "true"}">
+    <button type="submit" class="secondary">${label}<span class="skip"> ${what}</span></button></form>`;
+  const body = html`
+    <h1>Administration</h1>
+      <h2>Maintenance mode</h2>
+      <p>Maintenance mode is <strong>${maintenance.enabled ? "on" : "off"}</strong>${maintenance.forced
+        ? " (forced by WHARF_MAINTENANCE)"
+        : ""}. While it is on, only administrators can use the registry.</p>
+      ${maintenance.forced ? "" : toggle(
+        "/ui/admin/maintenance",
+        maintenance.enabled ? "Turn maintenance off" : "Turn maintenance on",
+        maintenance.enabled,
+        "",
+      )}
+      <h2>Users</h2>
+      <div class="table-wrap" tabindex="0" role="region" aria-label="Scrollable table">
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">User</th>
+            <th scope="col">E-mail</th>
+            <th scope="col">Admin</th>
+            <th scope="col">Two-factor</th>
+            <th scope="col">Billing</th>
+            <th scope="col">Manage</th>
+          </tr>
+        </thead>
+        <tbody>${users.map((u) =>
+          html`
+            <tr>
+              <td><a href="/${seg(u.username)}">${u.username}</a></td>
+              <td>${u.email ?? ""}</td>
+              <td>${u.admin ? "yes" : "no"}</td>
+              <td>${u.two_factor_enabled ? u.two_factor.delivery_methods.join(", ") : "off"}</td>
+              <td>${u.delinquent ? "delinquent" : "ok"}</td>
+              <td class="actions">${toggle(
+                `/ui/admin/users/${seg(u.username)}/delinquent`,
+                u.delinquent ? "Clear delinquent" : "Mark delinquent",
+                u.delinquent,
+                u.username,
+              )}${u.two_factor_enabled || u.two_factor.delivery_methods.length
+                ? html`<form class="inline" method="post" action="/ui/admin/users/${
+                  seg(u.username)
+                }/reset-2fa">${csrfField(c)}
+        <button type="submit" class="danger">Reset two-factor<span class="skip"> of ${u.username}</span></button></form>`
+                : ""}</td>
+            </tr>
+          `
+        )}</tbody>
+      </table>
+    </div>
+      <h3>Create a user</h3>
+      <form class="stack" method="post" action="/ui/admin/users">${csrfField(c)}
+      <div><label for="new-username">Username</label><input type="text" id="new-username" name="username" required></div>
+      <div><label for="new-email">E-mail</label><input type="email" id="new-email" name="email" required></div>
+      <div><label for="new-password">Password <span class="hint">(at least 8 characters)</span></label>
+      <input type="password" id="new-password" name="password" required autocomplete="new-password"></div>
+      <div class="check"><input type="checkbox" id="new-admin" name="admin"><label for="new-admin">Administrator</label></div>
+      <div><button type="submit">Create user</button></div></form>
+      <h2>Organizations</h2>
+      <div class="table-wrap" tabindex="0" role="region" aria-label="Scrollable table">
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Organization</th>
+            <th scope="col">Members</th>
+            <th scope="col">Billing</th>
+            <th scope="col">Manage</th>
+          </tr>
+        </thead>
+        <tbody>${orgs.map((o) =>
+          html`
+            <tr>
+              <td><a href="/ui/orgs/${seg(o.name)}">${o.name}</a></td>
+              <td>${o.members.length}</td>
+              <td>${o.delinquent ? "delinquent" : "ok"}</td>
+              <td>${toggle(
+                `/ui/admin/orgs/${seg(o.name)}/delinquent`,
+                o.delinquent ? "Clear delinquent" : "Mark delinquent",
+                o.delinquent,
+                o.name,
+              )}</td>
+            </tr>
+          `
+        )}</tbody>
+      </table>
+    </div>
+      <h3>Create an organization</h3>
+      <form class="stack" method="post" action="/ui/admin/orgs">${csrfField(c)}
+      <div><label for="org-name">Name</label><input type="text" id="org-name" name="name" required></div>
+      <div><label for="org-owner">First owner <span class="hint">(a username; optional)</span></label>
+      <input type="text" id="org-owner" name="owner"></div>
+      <div><button type="submit">Create organization</button></div></form>
+  `;
+  return page(c, { title: "Administration", body });
+}
+
+async function adminWrite(c: ConsoleReq, handler: Handler, call: RegistryCall, notice: string) {
+  requireAdminViewer(c);
+  try {
+    await callRegistry(c, handler, call);
+    return seeOther(c, "/ui/admin", notice);
+  } catch (err) {
+    if (err instanceof ApiError && [404, 409, 422].includes(err.status)) {
+      return seeOther(c, "/ui/admin", undefined, {}, errorMessages(err));
+    }
+    throw err;
+  }
+}
+
+export async function createUserPost(c: ConsoleReq): Promise<Response> {
+  const form = await signedInForm(c);
+  const user = {
+    username: field(form, "username"),
+    email: field(form, "email"),
+    password: form.get("password") ?? "",
+    admin: checked(form, "admin"),
+  };
+  return await adminWrite(c, adminUsers.createUser, { body: { user } }, `User ${user.username} created.`);
+}
+
+export async function userDelinquentPost(c: ConsoleReq): Promise<Response> {
+  const form = await signedInForm(c);
+  const name = c.ctx.params.name ?? "";
+  return await adminWrite(c, adminUsers.updateUser, {
+    params: { name },
+    body: { user: { delinquent: field(form, "value") === "true" } },
+    method: "PUT",
+  }, `Billing state of ${name} saved.`);
+}
+
+export async function resetTwoFactorPost(c: ConsoleReq): Promise<Response> {
+  await signedInForm(c);
+  requireAdminViewer(c);
+  const name = c.ctx.params.name ?? "";
+  try {
+    await callRegistry(c, adminUsers.removeTotp, { params: { name }, method: "DELETE" });
+    await callRegistry(c, adminUsers.updateUser, {
+      params: { name },
+      body: { user: { two_factor_enabled: false } },
+      method: "PUT",
+    });
+  } catch (err) {
+    if (err instanceof ApiError && [404, 422].includes(err.status)) {
+      return seeOther(c, "/ui/admin", undefined, {}, errorMessages(err));
+    }
+    throw err;
+  }
+  return seeOther(c, "/ui/admin", `Two-factor authentication of ${name} was reset.`);
+}
+
+export async function createOrgPost(c: ConsoleReq): Promise<Response> {
+  const form = await signedInForm(c);
+  const owner = field(form, "owner");
+  const organization: Record<string, unknown> = { name: field(form, "name") };
+  if (owner) organization.members = [{ username: owner, role: "owner" }];
+  return await adminWrite(
+    c,
+    adminOrgs.createOrg,
+    { body: { organization } },
+    `Organization ${field(form, "name")} created.`,
+  );
+}
+
+export async function orgDelinquentPost(c: ConsoleReq): Promise<Response> {
+  const form = await signedInForm(c);
+  const name = c.ctx.params.name ?? "";
+  return await adminWrite(c, adminOrgs.updateOrg, {
+    params: { name },
+    body: { organization: { delinquent: field(form, "value") === "true" } },
+    method: "PUT",
+  }, `Billing state of ${name} saved.`);
+}
+
+export async function maintenancePost(c: ConsoleReq): Promise<Response> {
+  const form = await signedInForm(c);
+  return await adminWrite(c, adminOrgs.putMaintenance, {
+    body: { maintenance: { enabled: field(form, "value") === "true" } },
+    method: "PUT",
+  }, "Maintenance mode saved.");
+}

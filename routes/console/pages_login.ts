@@ -1,0 +1,139 @@
+// Sign in (password, then the two-factor code when the account has it on) and sign out. The checks are the
+// API's (POST /api/v1/authenticate): the same login throttle, maintenance rule and two-factor rules. A new
+// session id at every sign-in; signing out ends the session.
+
+import { ApiError } from "../../lib/errors.ts";
+import { randomSecret } from "../../lib/ids.ts";
+import { requestCode, verifyLogin } from "../registry/tokens.ts";
+import { type ConsoleReq, errorMessages, registryReq } from "./context.ts";
+import { field, loginForm, refuseCrossSite, signedInForm } from "./forms.ts";
+import { html } from "./html.ts";
+import { page, seeOther } from "./layout.ts";
+import { cookieHeader, LOGIN_COOKIE, readCookie, SESSION_COOKIE } from "./session.ts";
+
+/** Where to go after signing in: a local path only (no open redirect). */
+export function safeNext(next: string | null | undefined): string {
+  return next && /^\/(?![/\\])[^\s]*$/.test(next) ? next : "/";
+}
+
+function loginPage(
+  c: ConsoleReq,
+  options: {
+    login?: string;
+    next: string;
+    errors?: string[];
+    needCode?: boolean;
+    status?: number;
+    notice?: string;
+  },
+) {
+  let cookie = readCookie(c.ctx.request, LOGIN_COOKIE);
+  const headers = new Headers();
+  if (!cookie || !/^[A-Za-z0-9_-]{43}$/.test(cookie)) {
+    cookie = randomSecret(32);
+    headers.append("Set-Cookie", cookieHeader(LOGIN_COOKIE, cookie, c.env.secureCookies, 3600));
+  }
+  const csrf = c.env.sessions.loginCsrf(cookie);
+  const body = html`
+    <h1>Sign in</h1>
+    ${options.notice ? html`<p class="notice" role="status">${options.notice}</p>` : ""}
+    <form class="stack" method="post" action="/ui/login">
+      <input type="hidden" name="_csrf" value="${csrf}">
+      <input type="hidden" name="next" value="${options.next}">
+      <div><label for="login">Username or e-mail</label>
+      <input type="text" id="login" name="login" autocomplete="username" required value="${options.login ??
+        ""}"></div>
+      <div><label for="password">Password</label>
+      <input type="password" id="password" name="password" autocomplete="current-password" required></div>
+      <div><label for="code">Two-factor code <span class="hint">(only if your account has two-factor authentication on)</span></label>
+      <input type="text" id="code" name="code" inputmode="numeric" autocomplete="one-time-code" maxlength="16"${options
+          .needCode
+        ? html`
+          aria-invalid="true"
+        `
+        : ""}></div>
+      <div class="actions"><button type="submit">Sign in</button>
+      <button type="submit" class="secondary" name="send_sms" value="1">Text me a code</button></div>
+    </form>
+    <p class="hint">"Text me a code" sends a two-factor code by SMS to accounts that have a mobile number.</p>
+  `;
+  return page(c, {
+    title: "Sign in",
+    body,
+    errors: options.errors ?? [],
+    status: options.status ?? 200,
+    headers,
+  });
+}
+
+export function loginGet(c: ConsoleReq): Response {
+  // Shown to a signed-in user too: signing in again (or as someone else) starts a new session.
+  return loginPage(c, { next: safeNext(c.ctx.url.searchParams.get("next")) });
+}
+
+export async function loginPost(c: ConsoleReq): Promise<Response> {
+  const form = await loginForm(c);
+  const login = field(form, "login");
+  const next = safeNext(form.get("next"));
+  const code = field(form, "code");
+  const body: Record<string, unknown> = { user: { login, password: form.get("password") ?? "" } };
+  if (code) body.two_factor = { code };
+  if (form.get("send_sms")) return await sendSmsCode(c, body, login, next);
+  let found;
+  try {
+    found = await verifyLogin(registryReq(c), body);
+  } catch (err) {
+    if (!(err instanceof ApiError) || ![401, 406, 422, 429, 503].includes(err.status)) throw err;
+    const needCode = err.status === 406;
+    const errors = needCode && !code
+      ? ["Enter the code from your authenticator app (or the SMS) to sign in."]
+      : errorMessages(err);
+    return loginPage(c, { login, next, errors, needCode, status: err.status === 406 ? 401 : err.status });
+  }
+  const previous = readCookie(c.ctx.request, SESSION_COOKIE);
+  const { cookie, session } = c.env.sessions.create(found.id, found.doc.password_hash, previous);
+  session.flash = `Signed in as ${found.doc.username}.`;
+  const headers = new Headers();
+  headers.append("Set-Cookie", cookieHeader(SESSION_COOKIE, cookie, c.env.secureCookies));
+  headers.append("Set-Cookie", cookieHeader(LOGIN_COOKIE, "", c.env.secureCookies, 0));
+  return seeOther({ ...c, session }, next, undefined, headers);
+}
+
+/** Requests an SMS code as POST /api/v1/two-factor/request-code does (credentials checked and throttled). */
+async function sendSmsCode(c: ConsoleReq, body: Record<string, unknown>, login: string, next: string) {
+  try {
+    const answer = await requestCode(
+      registryReq(c, { body: { ...body, two_factor: { delivery_method: "sms" } } }),
+    );
+    const sent = (await answer.json()).two_factor.obfuscated_destination as string;
+    return loginPage(c, {
+      login,
+      next,
+      notice: `A code was sent to the ${sent}. Enter it with your password.`,
+    });
+  } catch (err) {
+    if (!(err instanceof ApiError) || ![401, 422, 429, 500, 503].includes(err.status)) throw err;
+    return loginPage(c, { login, next, errors: errorMessages(err), status: err.status });
+  }
+}
+
+export function logoutGet(c: ConsoleReq): Response {
+  if (!c.session) return seeOther(c, "/");
+  const body = html`
+    <h1>Sign out</h1>
+    <form method="post" action="/ui/logout">
+      <input type="hidden" name="_csrf" value="${c.session
+        .csrf}"><button type="submit">Sign out</button></form>
+  `;
+  return page(c, { title: "Sign out", body });
+}
+
+export async function logoutPost(c: ConsoleReq): Promise<Response> {
+  refuseCrossSite(c);
+  if (c.session) {
+    await signedInForm(c);
+    c.env.sessions.end(c.session);
+  }
+  const headers = { "Set-Cookie": cookieHeader(SESSION_COOKIE, "", c.env.secureCookies, 0) };
+  return seeOther({ ...c, session: undefined }, "/", undefined, headers);
+}

@@ -1,0 +1,220 @@
+// An organization's page for its members: members and roles (owners and admins add, change and remove them) and
+// service principals (create with the secret shown once, delete) through the registry's admin-API handlers,
+// which allow admins and the organization's owners.
+
+import { ApiError } from "../../lib/errors.ts";
+import { orgRole } from "../registry/auth.ts";
+import { deleteMember, putMember } from "../registry/admin_orgs.ts";
+import { createPrincipal, deletePrincipal, listPrincipals } from "../registry/principals.ts";
+import { callRegistry, type ConsoleReq, errorMessages, type RegistryCall } from "./context.ts";
+import { field, signedInForm } from "./forms.ts";
+import { html, seg, timeTag } from "./html.ts";
+import { csrfField, page, seeOther } from "./layout.ts";
+
+type Handler = Parameters<typeof callRegistry>[1];
+
+function orgOf(c: ConsoleReq) {
+  if (!c.user || !c.caller.userKey) throw new ApiError(401, "Sign in first.");
+  const org = c.reg.org(c.ctx.params.org ?? "");
+  if (!org) throw new ApiError(404, "Resource not found!");
+  const role = orgRole(org.doc, c.caller.userKey);
+  if (!role && !c.user.admin) throw new ApiError(404, "Resource not found!");
+  return { org, manager: c.user.admin || role === "owner" };
+}
+
+function orgHref(c: ConsoleReq): string {
+  return `/ui/orgs/${seg(c.ctx.params.org ?? "")}`;
+}
+
+export async function orgPage(c: ConsoleReq): Promise<Response> {
+  const { org, manager } = orgOf(c);
+  const name = org.doc.name;
+  const shown = c.session?.shownOnce?.label === "sp" ? c.session.shownOnce : undefined;
+  if (shown) c.session!.shownOnce = undefined;
+  const principals = manager
+    ? (await callRegistry(c, listPrincipals, { params: { name } })).service_principals as Record<
+      string,
+      string
+    >[]
+    : [];
+  const members = [...org.doc.members].sort((a, b) => a.username.localeCompare(b.username));
+  const roleSelect = (id: string, role: string) =>
+    html`<select id="${id}" name="role">${
+      ["member", "owner"].map((r) =>
+        html`
+          <option value="${r}" ${r === role
+            ? html`
+              selected
+            `
+            : ""}>${r}</option>
+        `
+      )
+    }</select>`;
+  const body = html`
+    <h1>${name} <span class="tag">organization</span></h1>
+      <p><a href="/${seg(name)}">Boxes of ${name}</a></p>
+      <h2>Members</h2>
+      <div class="table-wrap" tabindex="0" role="region" aria-label="Scrollable table">
+      <table>
+        <thead>
+          <tr><th scope="col">User</th><th scope="col">Role</th>${manager
+            ? html`<th scope="col">Manage</th>`
+            : ""}</tr>
+        </thead>
+        <tbody>${members.map((m, i) =>
+          html`<tr><td><a href="/${seg(m.username)}">${m.username}</a></td>
+      <td>${
+            manager
+              ? html`<form class="inline" method="post" action="${orgHref(c)}/members/${seg(m.username)}">${
+                csrfField(c)
+              }
+        <label class="skip" for="role-${i}">Role of ${m.username}</label>${roleSelect(`role-${i}`, m.role)}
+        <button type="submit" class="secondary">Save<span class="skip"> role of ${m.username}</span></button></form>`
+              : m.role
+          }</td>
+      ${
+            manager
+              ? html`
+                <td>
+                  <form class="inline" method="post" action="${orgHref(c)}/members/${seg(
+                    m.username,
+                  )}/delete">${csrfField(c)}
+                        <button type="submit" class="danger">Remove<span class="skip"> ${m
+                          .username}</span></button></form>
+                </td>
+              `
+              : ""
+          }</tr>`
+        )}</tbody>
+      </table>
+    </div>
+      ${manager
+        ? html`<h3>Add a member</h3><form class="stack" method="post" action="${orgHref(c)}/members">${
+          csrfField(c)
+        }
+    <div><label for="member-username">Username</label><input type="text" id="member-username" name="username" required></div>
+    <div><label for="member-role">Role</label>${roleSelect("member-role", "member")}</div>
+    <div><button type="submit">Add member</button></div></form>
+    <h2>Service principals</h2>
+    <p>What CI pipelines use instead of a password: <code>HCP_CLIENT_ID</code> and <code>HCP_CLIENT_SECRET</code>,
+    with <code>HCP_AUTH_URL=${c.origin}</code> and <code>VAGRANT_SERVER_URL=${c.origin}</code>.</p>
+    ${
+          shown
+            ? html`
+              <section class="panel" aria-labelledby="new-sp">
+                <h3 id="new-sp">New service principal</h3>
+                <p>Client id: <code>${shown.extra?.client_id ?? ""}</code></p>
+                <p>Client secret (shown only once): </p>
+                <p class="secret" id="sp-secret">${shown.value}</p>
+              </section>
+            `
+            : ""
+        }
+    ${
+          principals.length === 0 ? html`<p class="muted">No service principals.</p>` : html`
+            <div class="table-wrap" tabindex="0" role="region" aria-label="Scrollable table">
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Name</th>
+                    <th scope="col">Client id</th>
+                    <th scope="col">Created</th>
+                    <th scope="col">Last used</th>
+                    <th scope="col">Delete</th>
+                  </tr>
+                </thead>
+                <tbody>${principals.map((p) =>
+                  html`
+                    <tr>
+                      <td>${p.name}</td>
+                      <td><code>${p.client_id}</code></td>
+                      <td>${timeTag(p.created_at)}</td>
+                      <td>${timeTag(p.last_used_at)}</td>
+                      <td>
+                        <form class="inline" method="post"
+                          action="${orgHref(c)}/service-principals/${seg(
+                            p.client_id ?? "",
+                          )}/delete">${csrfField(c)}
+                          <button type="submit" class="danger">Delete<span class="skip"> ${p
+                            .name}</span></button></form>
+                      </td>
+                    </tr>
+                  `
+                )}</tbody>
+              </table>
+            </div>
+          `
+        }
+    <form class="stack" method="post" action="${orgHref(c)}/service-principals">${csrfField(c)}
+    <div><label for="sp-name">Name</label><input type="text" id="sp-name" name="name" required maxlength="255"></div>
+    <div><button type="submit">Create service principal</button></div></form>`
+        : ""}
+  `;
+  return page(c, { title: name, body });
+}
+
+async function orgWrite(c: ConsoleReq, handler: Handler, call: RegistryCall, notice: string) {
+  try {
+    await callRegistry(c, handler, call);
+    return seeOther(c, orgHref(c), notice);
+  } catch (err) {
+    if (err instanceof ApiError && [403, 404, 409, 422].includes(err.status)) {
+      return seeOther(c, orgHref(c), undefined, {}, errorMessages(err));
+    }
+    throw err;
+  }
+}
+
+export async function addMemberPost(c: ConsoleReq): Promise<Response> {
+  const form = await signedInForm(c);
+  const params = { name: c.ctx.params.org ?? "", username: field(form, "username") };
+  if (!params.username) return seeOther(c, orgHref(c), undefined, {}, ["Username can't be blank"]);
+  return await orgWrite(c, putMember, {
+    params,
+    body: { member: { role: field(form, "role") } },
+    method: "PUT",
+  }, "Member saved.");
+}
+
+export async function setMemberPost(c: ConsoleReq): Promise<Response> {
+  const form = await signedInForm(c);
+  const params = { name: c.ctx.params.org ?? "", username: c.ctx.params.member ?? "" };
+  return await orgWrite(c, putMember, {
+    params,
+    body: { member: { role: field(form, "role") } },
+    method: "PUT",
+  }, "Role saved.");
+}
+
+export async function removeMemberPost(c: ConsoleReq): Promise<Response> {
+  await signedInForm(c);
+  const params = { name: c.ctx.params.org ?? "", username: c.ctx.params.member ?? "" };
+  return await orgWrite(c, deleteMember, { params, method: "DELETE" }, "Member removed.");
+}
+
+export async function createPrincipalPost(c: ConsoleReq): Promise<Response> {
+  const form = await signedInForm(c);
+  try {
+    const created = await callRegistry(c, createPrincipal, {
+      params: { name: c.ctx.params.org ?? "" },
+      body: { service_principal: { name: field(form, "name") } },
+    });
+    c.session!.shownOnce = {
+      label: "sp",
+      value: created.client_secret,
+      extra: { client_id: created.client_id },
+    };
+    return seeOther(c, orgHref(c), "Service principal created.");
+  } catch (err) {
+    if (err instanceof ApiError && [403, 422].includes(err.status)) {
+      return seeOther(c, orgHref(c), undefined, {}, errorMessages(err));
+    }
+    throw err;
+  }
+}
+
+export async function deletePrincipalPost(c: ConsoleReq): Promise<Response> {
+  await signedInForm(c);
+  const params = { name: c.ctx.params.org ?? "", client_id: c.ctx.params.client_id ?? "" };
+  return await orgWrite(c, deletePrincipal, { params, method: "DELETE" }, "Service principal deleted.");
+}

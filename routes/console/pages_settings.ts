@@ -1,0 +1,192 @@
+// A user's own settings: API tokens (create with a description, the token shown once; list; revoke) and
+// security (an authenticator app enrolled with a QR code and a confirmation code; SMS when configured).
+
+import { renderSVG } from "uqr";
+import { ApiError } from "../../lib/errors.ts";
+import {
+  confirmTotpFor,
+  deleteTokenOf,
+  enrolTotpFor,
+  removeTotpFor,
+  tokensOf,
+} from "../registry/admin_users.ts";
+import { issueToken } from "../registry/tokens.ts";
+import { type ConsoleReq, errorMessages, maintenance } from "./context.ts";
+import { field, signedInForm } from "./forms.ts";
+import { html, timeTag, trusted } from "./html.ts";
+import { csrfField, page, seeOther } from "./layout.ts";
+
+function signedIn(c: ConsoleReq) {
+  if (!c.user || !c.session) throw new ApiError(401, "Sign in first.");
+  return { user: c.user, session: c.session, key: c.session.userKey };
+}
+
+function writable(c: ConsoleReq): void {
+  if (c.reg.maintenanceEnabled() && !c.user?.admin) throw maintenance();
+}
+
+export function tokensPage(c: ConsoleReq): Response {
+  const { session, key } = signedIn(c);
+  const shown = session.shownOnce;
+  session.shownOnce = undefined;
+  const tokens = tokensOf(c.reg, key).sort((a, b) => b.created_at.localeCompare(a.created_at));
+  const body = html`<h1>API tokens</h1>
+  <p>Tokens let Vagrant, Packer and CI use the registry as you: <code>export VAGRANT_CLOUD_TOKEN=…</code> or
+  <code>Authorization: Bearer …</code>.</p>
+  ${
+    shown
+      ? html`<section class="panel" aria-labelledby="new-token"><h2 id="new-token">${shown.label}</h2>
+    <p>Copy it now: it is shown only once.</p><p class="secret" id="token-value">${shown.value}</p>
+    <button type="button" class="secondary" data-copy="token-value" hidden>Copy</button></section>`
+      : ""
+  }
+  <h2>Create a token</h2>
+  <form class="stack" method="post" action="/ui/settings/tokens">${csrfField(c)}
+  <div><label for="description">Description <span class="hint">(what uses it, e.g. "CI")</span></label>
+  <input type="text" id="description" name="description" maxlength="255" required></div>
+  <div><button type="submit">Create token</button></div></form>
+  <h2>Your tokens</h2>
+  ${
+    tokens.length === 0 ? html`<p class="muted">No tokens.</p>` : html`
+      <div class="table-wrap" tabindex="0" role="region" aria-label="Scrollable table">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Description</th>
+              <th scope="col">Created</th>
+              <th scope="col">Last used</th>
+              <th scope="col">Expires</th>
+              <th scope="col">Revoke</th>
+            </tr>
+          </thead>
+          <tbody>${tokens.map((t) =>
+            html`
+              <tr>
+                <td>${t.description || html`<span class="muted">(none)</span>`}</td>
+                <td>${timeTag(t.created_at)}</td>
+                <td>${timeTag(t.last_used_at)}</td>
+                <td>${t.expires_at ? timeTag(t.expires_at) : "never"}</td>
+                <td>
+                  <form class="inline" method="post" action="/ui/settings/tokens/${t
+                    .token_hash}/delete">${csrfField(c)}
+                    <button type="submit" class="danger">Revoke<span class="skip"> ${t
+                      .description}</span></button></form>
+                </td>
+              </tr>
+            `
+          )}</tbody>
+        </table>
+      </div>
+    `
+  }`;
+  return page(c, { title: "API tokens", body });
+}
+
+export async function createTokenPost(c: ConsoleReq): Promise<Response> {
+  const form = await signedInForm(c);
+  const { user, session } = signedIn(c);
+  writable(c);
+  const description = field(form, "description");
+  if (description.length > 255) {
+    return seeOther(c, "/ui/settings/tokens", undefined, {}, [
+      "Description is too long (maximum is 255 characters)",
+    ]);
+  }
+  const created = await issueToken(c.reg, user.username, description);
+  session.shownOnce = { label: "Your new token", value: created.token };
+  return seeOther(c, "/ui/settings/tokens", "Token created.");
+}
+
+export async function deleteTokenPost(c: ConsoleReq): Promise<Response> {
+  await signedInForm(c);
+  const { key } = signedIn(c);
+  writable(c);
+  await deleteTokenOf(c.reg, key, c.ctx.params.hash ?? "");
+  return seeOther(c, "/ui/settings/tokens", "Token revoked.");
+}
+
+export function securityPage(c: ConsoleReq): Response {
+  const { user, session } = signedIn(c);
+  const pending = session.shownOnce?.label === "totp" ? session.shownOnce : undefined;
+  if (pending && !user.totp_pending) session.shownOnce = undefined;
+  const enrolment = pending && user.totp_pending
+    ? html`
+      <section class="panel" aria-labelledby="enrol">
+        <h2 id="enrol">Scan this code</h2>
+        <p>Scan it with an authenticator app (or type the key), then enter the 6-digit code the app shows.</p>
+        <div class="qr" role="img" aria-label="QR code of the authenticator key">${trusted(
+          renderSVG(pending.value),
+        )}</div>
+        <p>Key: <span class="secret">${pending.extra?.secret ?? ""}</span></p>
+        <form class="stack" method="post" action="/ui/settings/security/totp/confirm">${csrfField(c)}
+          <div><label for="totp-code">Code from the app</label>
+          <input type="text" id="totp-code" name="code" inputmode="numeric" autocomplete="one-time-code" required maxlength="8"></div>
+          <div><button type="submit">Turn on two-factor authentication</button></div></form>
+      </section>
+    `
+    : "";
+  const body = html`<h1>Security</h1>
+  <p>Two-factor authentication is <strong>${user.two_factor_enabled ? "on" : "off"}</strong>.
+  ${user.totp_secret ? "An authenticator app is set up." : ""}
+  ${user.mobile ? html`SMS codes go to the number ending in ${user.mobile.slice(-4)}.` : ""}</p>
+  ${enrolment}
+  ${
+    user.totp_secret
+      ? html`
+        <h2>Remove the authenticator app</h2>
+        <form class="stack" method="post" action="/ui/settings/security/totp/remove">${csrfField(c)}
+              <div><label for="remove-code">A current code from the app <span class="hint">(proves it is you)</span></label>
+              <input type="text" id="remove-code" name="code" inputmode="numeric" autocomplete="one-time-code" required maxlength="8"></div>
+              <div><button type="submit" class="danger">Remove the authenticator app</button></div></form>
+      `
+      : enrolment
+      ? ""
+      : html`<form method="post" action="/ui/settings/security/totp">${csrfField(c)}
+      <button type="submit">Set up an authenticator app</button></form>`
+  }
+  ${
+    c.reg.settings.smsWebhook
+      ? html`<p class="hint">SMS codes are delivered to the mobile number an administrator set on your account.</p>`
+      : ""
+  }`;
+  return page(c, { title: "Security", body });
+}
+
+export async function enrolTotpPost(c: ConsoleReq): Promise<Response> {
+  await signedInForm(c);
+  const { session, key } = signedIn(c);
+  writable(c);
+  const enrolled = await enrolTotpFor(c.reg, key);
+  session.shownOnce = { label: "totp", value: enrolled.otpauth_url, extra: { secret: enrolled.secret } };
+  return seeOther(c, "/ui/settings/security");
+}
+
+export async function confirmTotpPost(c: ConsoleReq): Promise<Response> {
+  const form = await signedInForm(c);
+  const { session, key } = signedIn(c);
+  writable(c);
+  try {
+    await confirmTotpFor(c.reg, key, field(form, "code"), true);
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 422) {
+      return seeOther(c, "/ui/settings/security", undefined, {}, errorMessages(err));
+    }
+    throw err;
+  }
+  session.shownOnce = undefined;
+  // The stored user changed (not its password): the session stays.
+  return seeOther(c, "/ui/settings/security", "Two-factor authentication is on.");
+}
+
+export async function removeTotpPost(c: ConsoleReq): Promise<Response> {
+  const form = await signedInForm(c);
+  const { user, key } = signedIn(c);
+  writable(c);
+  // A session alone (a borrowed laptop) may not turn the second factor off: a current code must come with it.
+  const code = field(form, "code");
+  if (!user.totp_secret || c.reg.twoFactor.totpStep(key, user.totp_secret, code, 0) === undefined) {
+    return seeOther(c, "/ui/settings/security", undefined, {}, ["Invalid two-factor code"]);
+  }
+  await removeTotpFor(c.reg, key);
+  return seeOther(c, "/ui/settings/security", "The authenticator app was removed.");
+}
