@@ -68,6 +68,7 @@ export async function startServer(
     rootKey: config.env.WHARF_ROOT_KEY,
     checkpointMs: envDurationMs(config.env, "WHARF_CHECKPOINT_INTERVAL", 1000),
     packedCollections,
+    ...(config.env.WHARF_DATABASE_URL ? { databaseUrl: config.env.WHARF_DATABASE_URL } : {}),
     log: {
       segmentBytes: envInt(config.env, "WHARF_EVENTS_SEGMENT_BYTES", 64 * 1024 * 1024, 1024),
       segmentIndexes: envInt(config.env, "WHARF_EVENTS_SEGMENT_INDEXES", 10_000, 1),

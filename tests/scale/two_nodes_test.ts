@@ -1,0 +1,122 @@
+// Two wharf processes on one PostgreSQL database: writes on one are visible on the other, a name created on
+// both at once is created once, and events published on both reach both streams as one identical sequence.
+
+import { assert, assertEquals } from "../helpers/assert.ts";
+import { type ChildServer, spawnServer } from "../helpers/server.ts";
+import { postgresSkipReason, startPostgres } from "../fixtures/postgres.ts";
+import { Client } from "../registry/helpers.ts";
+import { nodeEvent, publish, rootSecret, subscribe } from "../events/stream_helpers.ts";
+
+const rootKey = btoa(String.fromCharCode(...new Uint8Array(32).fill(9)));
+if (postgresSkipReason) console.warn(`two-node tests skipped: ${postgresSkipReason}`);
+
+async function eventually<T>(what: string, fn: () => Promise<T | undefined>, ms = 5000): Promise<T> {
+  const deadline = Date.now() + ms;
+  while (true) {
+    const v = await fn();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+Deno.test({
+  name: "two nodes on one database: shared writes, one winner per name, identical event streams",
+  ignore: postgresSkipReason !== undefined,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const pg = await startPostgres();
+    const dirs: string[] = [];
+    const nodes: ChildServer[] = [];
+    try {
+      const url = await pg.createDatabase();
+      const env = {
+        WHARF_DATABASE_URL: url,
+        WHARF_ROOT_KEY: rootKey,
+        WHARF_REGISTRY_ADMIN_PASSWORD: "admin-password-1",
+        WHARF_ACL_BOOTSTRAP_SECRET: rootSecret,
+        WHARF_EVENTS_HEARTBEAT_MS: "200",
+      };
+      // One after the other: the second node starts from what the first bootstrapped (admin, ACL root token).
+      for (const name of ["one", "two"]) {
+        const dir = await Deno.makeTempDir({ prefix: `wharf-node-${name}-` });
+        dirs.push(dir);
+        nodes.push(await spawnServer(dir, { ...env, WHARF_NODE_NAME: name }));
+      }
+      const [one, two] = nodes.map((n) => new Client(n.url)) as [Client, Client];
+
+      // A user created on one logs in on the other.
+      const admin = await one.login("admin", "admin-password-1");
+      const created = await one.post("/api/v1/admin/users", {
+        user: { username: "alice", email: "alice@example.com", password: "alice-password" },
+      }, { token: admin });
+      assertEquals(created.status, 200, created.text);
+      const alice = await eventually("alice visible on node two", async () => {
+        const a = await two.post("/api/v1/authenticate", {
+          user: { login: "alice", password: "alice-password" },
+        });
+        return a.status === 200 ? a.body.token as string : undefined;
+      });
+
+      // The same box name created on both nodes at once: exactly one success for each name.
+      const results = await Promise.all(
+        Array.from(
+          { length: 50 },
+          (_, i) =>
+            Promise.all(
+              [one, two].map((node) =>
+                node.post("/api/v1/boxes", { box: { username: "alice", name: `box${i}` } }, { token: alice })
+              ),
+            ),
+        ),
+      );
+      for (const [i, pair] of results.entries()) {
+        const statuses = pair.map((a) => a.status).sort();
+        assertEquals(statuses.filter((s) => s === 200).length, 1, `box${i}: ${pair.map((a) => a.text)}`);
+      }
+      for (const node of [one, two]) {
+        const box = await eventually("box49 everywhere", async () => {
+          const a = await node.get("/api/v1/box/alice/box49", { token: alice });
+          return a.status === 200 ? a.body : undefined;
+        });
+        assertEquals(box.name, "box49");
+      }
+
+      // 500 events published across both nodes: both streams serve one identical, gapless sequence.
+      const streams = await Promise.all(nodes.map((n) => subscribe(n.url, "index=1&topic=Node")));
+      const indexes: number[] = [];
+      for (let round = 0; round < 50; round++) {
+        indexes.push(
+          ...await Promise.all(
+            Array.from({ length: 10 }, (_, i) => publish(nodes[i % 2]!.url, [nodeEvent(`n${round}-${i}`)])),
+          ),
+        );
+      }
+      const last = Math.max(...indexes);
+      const seen = await Promise.all(streams.map(async (s) => {
+        const got: number[] = [];
+        while (got.at(-1) !== last) {
+          const frame = await s.nextData(10_000);
+          if (!frame) throw new Error("stream ended");
+          for (const e of frame.Events ?? []) got.push(e.Index);
+        }
+        await s.close();
+        return got;
+      }));
+      assertEquals(seen[0], seen[1]);
+      assertEquals(seen[0]!.length, 500);
+      for (let i = 1; i < seen[0]!.length; i++) {
+        assert(seen[0]![i]! > seen[0]![i - 1]!, "strictly increasing");
+      }
+      assertEquals([...seen[0]!].sort((a, b) => a - b), [...indexes].sort((a, b) => a - b));
+    } finally {
+      for (const n of nodes) {
+        n.kill("SIGTERM");
+        await n.status;
+      }
+      for (const d of dirs) await Deno.remove(d, { recursive: true });
+      await pg.stop();
+    }
+  },
+});
