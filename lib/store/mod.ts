@@ -5,7 +5,7 @@ import { ConfigError } from "../errors.ts";
 import { Keyring, loadRootKey } from "../crypto.ts";
 import { EventLog, type EventLogOptions } from "./eventlog.ts";
 import { DocumentStore } from "./documents.ts";
-import { BlobStore } from "./blobs.ts";
+import { type Blobs, BlobStore } from "./blobs.ts";
 import { type Counters, UsageCounters } from "./counters.ts";
 import type { CommitLog } from "./commit_log.ts";
 import type { PostgresBackend } from "./postgres/mod.ts";
@@ -16,7 +16,7 @@ export type { CommittedBatch, LogRecord, StreamEvent } from "./eventlog.ts";
 export { DocumentStore, VersionConflictError } from "./documents.ts";
 export type { CommitPlan, DocChange, DocWrite, EventInput, Json, StoredDoc } from "./documents.ts";
 export { BlobStore } from "./blobs.ts";
-export type { DigestName, StoredBlob } from "./blobs.ts";
+export type { Blobs, DigestName, StoredBlob } from "./blobs.ts";
 export { UsageCounters } from "./counters.ts";
 export type { Counters } from "./counters.ts";
 export type { CommitLog } from "./commit_log.ts";
@@ -29,13 +29,24 @@ export interface DataDirOptions {
   packedCollections?: readonly string[];
   /** `postgres://…`: documents, the log, counters and locks in PostgreSQL (docs/scale-out.md). */
   databaseUrl?: string;
+  /** Blobs in an S3 bucket instead of the data dir (docs/scale-out.md). */
+  s3?: S3Settings;
+}
+
+export interface S3Settings {
+  /** WHARF_BLOB_STORE: s3://BUCKET[/PREFIX]. */
+  url: string;
+  /** WHARF_S3_ENDPOINT, WHARF_S3_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY. */
+  env: Record<string, string | undefined>;
+  downloads: "redirect" | "proxy";
+  urlTtlMs: number;
 }
 
 export class DataDir {
   readonly path: string;
   readonly log: CommitLog;
   readonly store: DocumentStore;
-  readonly blobs: BlobStore;
+  readonly blobs: Blobs;
   readonly keys: Keyring;
   #counters = new Map<string, Counters>();
   #postgres: PostgresBackend | undefined;
@@ -43,7 +54,7 @@ export class DataDir {
   #lock: Deno.FsFile | undefined;
   #closed = false;
 
-  private constructor(path: string, log: CommitLog, store: DocumentStore, blobs: BlobStore, keys: Keyring) {
+  private constructor(path: string, log: CommitLog, store: DocumentStore, blobs: Blobs, keys: Keyring) {
     this.path = path;
     this.log = log;
     this.store = store;
@@ -80,7 +91,13 @@ export class DataDir {
         log = fileLog;
         store = await DocumentStore.open(path, fileLog, { packed: options.packedCollections });
       }
-      const blobs = await BlobStore.open(`${path}/blobs`);
+      let blobs: Blobs;
+      try {
+        blobs = options.s3 ? await openS3Blobs(options.s3) : await BlobStore.open(`${path}/blobs`);
+      } catch (err) {
+        await postgres?.close();
+        throw err;
+      }
       dir = new DataDir(path, log, store, blobs, keys);
       dir.#postgres = postgres;
     } catch (err) {
@@ -167,4 +184,13 @@ async function lockDataDir(path: string): Promise<Deno.FsFile> {
     throw new ConfigError(`data dir ${path} is in use by another wharf process (${path}/.lock is locked)`);
   }
   return file;
+}
+
+async function openS3Blobs(settings: S3Settings): Promise<Blobs> {
+  const { createS3Client, ensureBucket, parseBlobStore } = await import("./s3/client.ts");
+  const { S3BlobStore } = await import("./s3/blobs.ts");
+  const location = parseBlobStore(settings.url);
+  const client = createS3Client(settings.env);
+  await ensureBucket(client, location.bucket);
+  return new S3BlobStore(client, location, { downloads: settings.downloads, urlTtlMs: settings.urlTtlMs });
 }

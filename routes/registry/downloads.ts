@@ -99,11 +99,14 @@ export async function downloadProvider(req: Req): Promise<Response> {
   };
   let response: Response;
   try {
-    response = await req.reg.ctx.data.blobs.respond(provider.blob.sha256, req.ctx.request, headers);
+    response = await req.reg.ctx.data.blobs.respond(provider.blob.sha256, req.ctx.request, headers, {
+      redirect: true,
+    });
   } catch {
     throw notFound();
   }
-  const fromStart = response.status === 200 ||
+  // A 302 hands the whole file out (a presigned URL of the object store): it counts as a download.
+  const fromStart = response.status === 200 || response.status === 302 ||
     (response.status === 206 && /^bytes 0-/.test(response.headers.get("Content-Range") ?? ""));
   if (isGet && fromStart) req.reg.countDownload(box.id);
   return response;
