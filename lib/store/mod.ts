@@ -33,6 +33,13 @@ export interface DataDirOptions {
   s3?: S3Settings;
 }
 
+export interface StorageHealth {
+  database?: "up" | "down";
+  object_store?: "up" | "down";
+  /** Committed batches this node has been told of and not applied yet. */
+  lag?: number;
+}
+
 export interface S3Settings {
   /** WHARF_BLOB_STORE: s3://BUCKET[/PREFIX]. */
   url: string;
@@ -153,6 +160,23 @@ export class DataDir {
       this.#lock?.close();
       await this.#postgres?.close();
     }
+  }
+
+  /**
+   * Whether the scale-out engines answer and how many committed batches this node has not applied yet
+   * (undefined on the data directory alone, whose /health stays as it was).
+   */
+  storageHealth(): StorageHealth | undefined {
+    const s3 = this.blobs as { lastError?: unknown };
+    if (!this.#postgres && !("lastError" in s3)) return undefined;
+    const health: StorageHealth = {};
+    if (this.#postgres) {
+      const log = this.#postgres.log;
+      health.database = log.lastError ? "down" : "up";
+      health.lag = Math.max(0, log.announcedIndex - log.lastIndex);
+    }
+    if ("lastError" in s3) health.object_store = s3.lastError ? "down" : "up";
+    return health;
   }
 
   /** Which storage this node runs on (for /health and logs). */

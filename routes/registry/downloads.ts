@@ -1,6 +1,7 @@
 // What `vagrant box add` reads (§9): box metadata at /:user/:box and the provider files at
 // /:user/boxes/:box/versions/:version/providers/:provider.box (hosted with Range, or a redirect).
 
+import { ApiError } from "../../lib/errors.ts";
 import type { Req } from "./auth.ts";
 import { notFound } from "./errors.ts";
 import { type BoxDoc, providerIsValid } from "./model.ts";
@@ -102,7 +103,9 @@ export async function downloadProvider(req: Req): Promise<Response> {
     response = await req.reg.ctx.data.blobs.respond(provider.blob.sha256, req.ctx.request, headers, {
       redirect: true,
     });
-  } catch {
+  } catch (err) {
+    // The object store unreachable is a 503 to retry, not a missing file.
+    if (err instanceof ApiError && err.status === 503) throw err;
     throw notFound();
   }
   // A 302 hands the whole file out (a presigned URL of the object store): it counts as a download.

@@ -6,9 +6,12 @@ import type { AppendBatch, CommitLog } from "../commit_log.ts";
 import type { BatchBody, CommittedBatch, LogCursor, LogRecord } from "../eventlog.ts";
 import { LogClosedError } from "../eventlog.ts";
 import type { Sql } from "./schema.ts";
+import { isDatabaseUnreachable, StorageUnavailableError } from "../unavailable.ts";
 
 const channel = "wharf_log";
 const pullRows = 1000;
+/** How long a commit waits for this node's view to catch up before it answers 503. */
+const catchUpMs = 10_000;
 
 export interface PgLogOptions {
   retainIndexes: number;
@@ -31,6 +34,7 @@ export class PgLog implements CommitLog {
   #timer: ReturnType<typeof setInterval> | undefined;
   #unlisten: (() => Promise<void>) | undefined;
   #closed = false;
+  #announced = 0;
   /** When the last pull failed (the database unreachable), for /health. */
   lastError: unknown;
 
@@ -59,7 +63,10 @@ export class PgLog implements CommitLog {
 
   follow(apply: (batch: CommittedBatch) => void): void {
     this.#follower = apply;
-    const listening = this.#tail.listen(channel, () => this.#kick(), () => this.#kick());
+    const listening = this.#tail.listen(channel, (payload) => {
+      this.#announced = Math.max(this.#announced, Number(payload) || 0);
+      this.#kick();
+    }, () => this.#kick());
     listening.then((l) => {
       if (this.#closed) l.unlisten().catch(() => {});
       else this.#unlisten = () => l.unlisten();
@@ -79,7 +86,12 @@ export class PgLog implements CommitLog {
     body: (append: AppendBatch) => Promise<T>,
   ): Promise<T> {
     if (this.#closed) throw new LogClosedError();
-    const conn = await this.#sql.reserve();
+    let conn: Awaited<ReturnType<Sql["reserve"]>>;
+    try {
+      conn = await this.#sql.reserve();
+    } catch (err) {
+      throw isDatabaseUnreachable(err) ? new StorageUnavailableError("database", err) : err;
+    }
     let open = false;
     try {
       await conn`BEGIN`;
@@ -97,7 +109,7 @@ export class PgLog implements CommitLog {
       }
       // The plan must read what every node has committed under these locks.
       const [head] = await conn`SELECT last FROM wharf_head`;
-      await this.waitFor(Number(head!.last));
+      await this.#catchUp(Number(head!.last));
       const append: AppendBatch = async (build) => {
         const [row] = await conn`UPDATE wharf_head SET last = last + 1 RETURNING last`;
         const index = Number(row!.last);
@@ -107,14 +119,36 @@ export class PgLog implements CommitLog {
         await conn`COMMIT`;
         open = false;
         // Read-your-writes: answer only once this node's view includes the commit.
-        await this.waitFor(index);
+        await this.#catchUp(index);
         return { index, record };
       };
       return await body(append);
+    } catch (err) {
+      throw isDatabaseUnreachable(err) ? new StorageUnavailableError("database", err) : err;
     } finally {
       if (open) await conn`ROLLBACK`.catch(() => {});
       conn.release();
     }
+  }
+
+  /** waitFor, bounded: a view that cannot catch up (its tail connection lost) makes the request a 503. */
+  async #catchUp(index: number): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    try {
+      await Promise.race([
+        this.waitFor(index),
+        new Promise<never>((_, reject) =>
+          timer = setTimeout(() => reject(new StorageUnavailableError("database", this.lastError)), catchUpMs)
+        ),
+      ]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** The newest Index a notification announced (to report how far this node's view lags). */
+  get announcedIndex(): number {
+    return Math.max(this.#announced, this.#applied);
   }
 
   /** Resolves once this node has applied every batch up to `index`. */

@@ -32,6 +32,7 @@ import {
   type StoredBlob,
 } from "../blobs.ts";
 import type { S3Location } from "./client.ts";
+import { isObjectStoreUnreachable, StorageUnavailableError } from "../unavailable.ts";
 
 export interface S3BlobOptions {
   downloads: "redirect" | "proxy";
@@ -51,6 +52,8 @@ export class S3BlobStore implements Blobs {
   readonly #options: S3BlobOptions;
   readonly #hashing = new HashPool();
   readonly #removing = new Map<string, Promise<void>>();
+  /** Set by the last request that could not reach the store, cleared by the next that did (for /health). */
+  lastError: unknown;
 
   constructor(client: S3Client, location: S3Location, options: S3BlobOptions) {
     this.#client = client;
@@ -74,7 +77,7 @@ export class S3BlobStore implements Blobs {
 
   async size(sha256: string): Promise<number | undefined> {
     try {
-      const head = await this.#client.send(
+      const head = await this.#send<{ ContentLength?: number }>(
         new HeadObjectCommand({ Bucket: this.#bucket, Key: this.#key(sha256) }),
       );
       return head.ContentLength ?? 0;
@@ -143,6 +146,7 @@ export class S3BlobStore implements Blobs {
       }
       options.hold?.(digests.sha256);
       await this.#removing.get(digests.sha256);
+      this.lastError = undefined;
       if ((await this.size(digests.sha256)) !== size) {
         await this.#copy(tmpKey, this.#key(digests.sha256), size);
       }
@@ -153,7 +157,7 @@ export class S3BlobStore implements Blobs {
         stream.destroy();
         await upload.abort().catch(() => {});
       }
-      throw err;
+      throw this.#unavailable(err);
     } finally {
       hashing.close();
       if (uploaded) {
@@ -240,10 +244,28 @@ export class S3BlobStore implements Blobs {
     out.set("Content-Length", String(range ? end - start + 1 : size));
     const status = range ? 206 : 200;
     if (request.method === "HEAD" || size === 0) return new Response(null, { status, headers: out });
-    const object = await this.#client.send(
+    const object = await this.#send<{ Body?: { transformToWebStream(): ReadableStream } }>(
       new GetObjectCommand({ Bucket: this.#bucket, Key: key, Range: `bytes=${start}-${end}` }),
     );
     return new Response(object.Body!.transformToWebStream(), { status, headers: out });
+  }
+
+  /** Sends one command; a store that cannot be reached becomes a 503 (StorageUnavailableError). */
+  // deno-lint-ignore no-explicit-any
+  async #send<T>(command: any): Promise<T> {
+    try {
+      const out = await this.#client.send(command) as T;
+      this.lastError = undefined;
+      return out;
+    } catch (err) {
+      throw this.#unavailable(err);
+    }
+  }
+
+  #unavailable(err: unknown): unknown {
+    if (err instanceof ApiError || !isObjectStoreUnreachable(err)) return err;
+    this.lastError = err;
+    return new StorageUnavailableError("object store", err);
   }
 
   async removeOrphans(names: Iterable<string>, references: BlobReferences): Promise<number> {
