@@ -5,8 +5,8 @@
 import type { Config } from "./config.ts";
 import { type Logger } from "./log.ts";
 import { type Route, Router } from "./router.ts";
-import { DataDir, type S3Settings } from "./store/mod.ts";
-import { ConfigError } from "./errors.ts";
+import { DataDir } from "./store/mod.ts";
+import { s3Settings } from "./store/s3/settings.ts";
 import { envBool, envDurationMs, envInt } from "./config.ts";
 import { defaultMaxConnections, serve, type Serving } from "./serve.ts";
 import { createRegistryApi } from "../routes/registry/mod.ts";
@@ -58,19 +58,6 @@ export interface RunningServer {
   /** Stops accepting, ends streams, waits for in-flight requests (up to the grace period), closes the data dir. */
   shutdown(): Promise<void>;
   finished: Promise<void>;
-}
-
-/** WHARF_BLOB_STORE=s3://… and its settings (docs/scale-out.md); nothing for the default "file". */
-function s3Settings(env: Readonly<Record<string, string>>): { s3?: S3Settings } {
-  const store = env.WHARF_BLOB_STORE ?? "file";
-  const downloads = env.WHARF_DOWNLOADS ?? "redirect";
-  if (downloads !== "redirect" && downloads !== "proxy") {
-    throw new ConfigError(`WHARF_DOWNLOADS must be "redirect" or "proxy", got ${JSON.stringify(downloads)}`);
-  }
-  if (store === "file") return {};
-  return {
-    s3: { url: store, env, downloads, urlTtlMs: envDurationMs(env, "WHARF_DOWNLOAD_URL_TTL", 5 * 60_000) },
-  };
 }
 
 export async function startServer(

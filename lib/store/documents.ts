@@ -192,6 +192,11 @@ export class DocumentStore {
     return (this.#collections.get(collection)?.values() ?? [].values()) as IterableIterator<StoredDoc<T>>;
   }
 
+  /** Names of the collections that hold documents (storage migrate copies them all). */
+  collections(): string[] {
+    return [...this.#collections].filter(([, docs]) => docs.size > 0).map(([name]) => name);
+  }
+
   count(collection: string): number {
     return this.#collections.get(collection)?.size ?? 0;
   }
