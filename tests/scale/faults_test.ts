@@ -1,14 +1,14 @@
 // PostgreSQL or the object store unreachable: writes answer 503 with Retry-After in the API family's shape,
-// /health says which engine is down, and everything recovers by itself once the engine is back. (The events
-// family's publish while PostgreSQL is down is not covered yet: see the report on #14.)
+// /health says which engine is down, and everything recovers by itself once the engine is back; the node (a real
+// process) never exits meanwhile.
 
 import { assert, assertEquals } from "../helpers/assert.ts";
-import { startTestServer } from "../helpers/server.ts";
+import { type ChildServer, spawnServer } from "../helpers/server.ts";
 import { postgresSkipReason, startPostgres } from "../fixtures/postgres.ts";
 import { startSwift, swiftSkipReason } from "../fixtures/swift.ts";
 import { Client as RegistryClient } from "../registry/helpers.ts";
 import { adminPassword, Client as AuthClient, fastEnv, login } from "../authmethods/helpers.ts";
-import { rootSecret } from "../events/stream_helpers.ts";
+import { nodeEvent, rootSecret } from "../events/stream_helpers.ts";
 
 const skip = postgresSkipReason ?? swiftSkipReason;
 if (skip) console.warn(`fault tests skipped: ${skip}`);
@@ -25,16 +25,16 @@ async function eventually<T>(what: string, fn: () => Promise<T | undefined>, ms 
 }
 
 Deno.test({
-  name: "PostgreSQL or S3 down → 503 + Retry-After (registry, auth methods), /health degraded, then recovery",
+  name: "PostgreSQL or S3 down → 503 + Retry-After in each family's shape, /health degraded, then recovery",
   ignore: skip !== undefined,
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
     const [pg, swift] = await Promise.all([startPostgres(), startSwift()]);
     const dataDir = await Deno.makeTempDir({ prefix: "wharf-faults-" });
-    let srv: Awaited<ReturnType<typeof startTestServer>> | undefined;
+    let srv: ChildServer | undefined;
     try {
-      srv = await startTestServer({
+      srv = await spawnServer(dataDir, {
         ...fastEnv,
         ...swift.env("wharf-faults"),
         WHARF_DOWNLOADS: "proxy",
@@ -43,7 +43,7 @@ Deno.test({
         WHARF_NODE_NAME: "node-a",
         WHARF_REGISTRY_ADMIN_PASSWORD: "admin-password-1",
         WHARF_ACL_BOOTSTRAP_SECRET: rootSecret,
-      }, dataDir);
+      });
       const url = srv.url;
       const registry = new RegistryClient(url);
       const admin = await registry.login("admin", "admin-password-1");
@@ -92,6 +92,14 @@ Deno.test({
       assertEquals(method.headers.get("Retry-After"), "5");
       assertEquals(typeof method.body.kind, "string");
       assert(method.body.message.includes("database"));
+      const published = await fetch(`${url}/v1/event/publish`, {
+        method: "POST",
+        headers: { "X-Nomad-Token": rootSecret },
+        body: JSON.stringify({ Events: [nodeEvent("n1")] }),
+      });
+      assertEquals(published.status, 503);
+      assertEquals(published.headers.get("Retry-After"), "5");
+      assertEquals(await published.text(), "the database is unreachable; retry shortly");
       // Reads are served from memory meanwhile.
       assertEquals((await registry.get("/api/v1/box/admin/devbox", { token: admin })).status, 200);
       await eventually("health says the database is down", async () => {
@@ -122,7 +130,10 @@ Deno.test({
       assertEquals(again.status, 200, again.text);
       assertEquals((await health()).status, "ok");
     } finally {
-      await srv?.stop({ keepData: true });
+      if (srv) {
+        srv.kill("SIGTERM");
+        assertEquals((await srv.status).code, 0, srv.stderr());
+      }
       await Deno.remove(dataDir, { recursive: true });
       await Promise.all([pg.stop(), swift.stop()]);
     }
