@@ -1,6 +1,6 @@
 // Runs the suites that use startTestServer on the scale-out backends when WHARF_TEST_STORAGE says so:
 // "postgres" (documents, log, counters on PostgreSQL) or "postgres-s3" (and blobs on Swift's S3 API, downloads
-// proxied unless the test asks for redirects). Each server gets a fresh database and bucket; the engines start
+// proxied unless WHARF_TEST_DOWNLOADS=redirect). Each server gets a fresh database and bucket; the engines start
 // once per test process and stop when it exits.
 
 import { type PostgresServer, startPostgres } from "../fixtures/postgres.ts";
@@ -33,7 +33,7 @@ export async function testStorageEnv(): Promise<Record<string, string>> {
       return s;
     });
     Object.assign(env, (await swift).env(`wharf-suite-${Deno.pid}-${++buckets}`), {
-      WHARF_DOWNLOADS: "proxy",
+      WHARF_DOWNLOADS: Deno.env.get("WHARF_TEST_DOWNLOADS") ?? "proxy",
     });
   }
   return env;
