@@ -6,6 +6,7 @@ import { type ChildServer, spawnServer } from "../helpers/server.ts";
 import { postgresSkipReason, startPostgres } from "../fixtures/postgres.ts";
 import { Client } from "../registry/helpers.ts";
 import { nodeEvent, publish, rootSecret, subscribe } from "../events/stream_helpers.ts";
+import { adminPassword, Client as AuthClient, fastEnv, login } from "../authmethods/helpers.ts";
 
 const rootKey = btoa(String.fromCharCode(...new Uint8Array(32).fill(9)));
 if (postgresSkipReason) console.warn(`two-node tests skipped: ${postgresSkipReason}`);
@@ -32,6 +33,7 @@ Deno.test({
     try {
       const url = await pg.createDatabase();
       const env = {
+        ...fastEnv,
         WHARF_DATABASE_URL: url,
         WHARF_ROOT_KEY: rootKey,
         WHARF_REGISTRY_ADMIN_PASSWORD: "admin-password-1",
@@ -81,6 +83,40 @@ Deno.test({
           return a.status === 200 ? a.body : undefined;
         });
         assertEquals(box.name, "box49");
+      }
+
+      // Conflicting PATCHes of one auth method version on both nodes: one winner, the other a conflict.
+      const authOf = async (nodeUrl: string) => {
+        const anon = new AuthClient(nodeUrl);
+        const scope = await anon.get("/v1/auth-methods?scope_id=global");
+        const primary = scope.body.items.find((m: { is_primary?: boolean }) => m.is_primary);
+        return new AuthClient(nodeUrl, await login(anon, primary.id, "admin", adminPassword));
+      };
+      const [authOne, authTwo] = [await authOf(nodes[0]!.url), await authOf(nodes[1]!.url)];
+      for (let round = 0; round < 5; round++) {
+        const method = await authOne.post("/v1/auth-methods", {
+          scope_id: "global",
+          type: "password",
+          version: 0,
+        });
+        assertEquals(method.status, 200);
+        const id = method.body.id as string;
+        await eventually(
+          "the method on node two",
+          async () => (await authTwo.get(`/v1/auth-methods/${id}`)).status === 200 ? true : undefined,
+        );
+        const patches = await Promise.all(
+          [authOne, authTwo].map((c, i) =>
+            c.patch(`/v1/auth-methods/${id}`, { version: 1, name: `round ${round} by node ${i}` })
+          ),
+        );
+        const statuses = patches.map((p) => p.status).sort();
+        assertEquals(
+          statuses.filter((st) => st === 200).length,
+          1,
+          JSON.stringify(patches.map((p) => p.body)),
+        );
+        assert(statuses.every((st) => st === 200 || st >= 400), String(statuses));
       }
 
       // 500 events published across both nodes: both streams serve one identical, gapless sequence.
