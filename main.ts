@@ -11,6 +11,11 @@ async function main(): Promise<number> {
     const { runRegistryCli, processIo } = await import("./routes/registry/cli.ts");
     return await runRegistryCli(Deno.args.slice(1), processIo());
   }
+  if (Deno.args[0] === "storage") {
+    // Copies an embedded data directory into PostgreSQL + S3 (docs/scale-out.md).
+    const { runStorageCli } = await import("./lib/store/migrate_cli.ts");
+    return await runStorageCli(Deno.args.slice(1), Deno.env.toObject());
+  }
   let config;
   try {
     config = loadConfig(Deno.args, Deno.env.toObject());

@@ -6,6 +6,7 @@ import type { Config } from "./config.ts";
 import { type Logger } from "./log.ts";
 import { type Route, Router } from "./router.ts";
 import { DataDir } from "./store/mod.ts";
+import { s3Settings } from "./store/s3/settings.ts";
 import { envBool, envDurationMs, envInt } from "./config.ts";
 import { defaultMaxConnections, serve, type Serving } from "./serve.ts";
 import { createRegistryApi } from "../routes/registry/mod.ts";
@@ -69,6 +70,8 @@ export async function startServer(
     rootKey: config.env.WHARF_ROOT_KEY,
     checkpointMs: envDurationMs(config.env, "WHARF_CHECKPOINT_INTERVAL", 1000),
     packedCollections,
+    ...(config.env.WHARF_DATABASE_URL ? { databaseUrl: config.env.WHARF_DATABASE_URL } : {}),
+    ...s3Settings(config.env),
     log: {
       segmentBytes: envInt(config.env, "WHARF_EVENTS_SEGMENT_BYTES", 64 * 1024 * 1024, 1024),
       segmentIndexes: envInt(config.env, "WHARF_EVENTS_SEGMENT_INDEXES", 10_000, 1),

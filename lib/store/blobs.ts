@@ -37,14 +37,35 @@ export interface BlobReferences {
   has(sha256: string): boolean;
 }
 
-const blobName = /^[0-9a-f]{64}$/;
+/** What the API families use: the data directory's blobs and an S3 bucket's (s3/blobs.ts) alike. */
+export interface Blobs {
+  has(sha256: string): Promise<boolean>;
+  size(sha256: string): Promise<number | undefined>;
+  ingest(body: ReadableStream<Uint8Array>, options: IngestOptions): Promise<StoredBlob>;
+  /**
+   * A response for the blob (Range, ETag, 304, 416). With `redirect`, a store that can hand the bytes out itself
+   * (S3 with WHARF_DOWNLOADS=redirect) answers 302 to a short-lived URL instead.
+   */
+  respond(
+    sha256: string,
+    request: Request,
+    headers?: HeadersInit,
+    options?: { redirect?: boolean },
+  ): Promise<Response>;
+  removeOrphans(names: Iterable<string>, references: BlobReferences): Promise<number>;
+  collectOrphans(references: BlobReferences, graceMs?: number): Promise<number>;
+  readonly hashWorkers: number;
+  close(): void;
+}
+
+export const blobName = /^[0-9a-f]{64}$/;
 
 export interface BlobStoreOptions {
   /** The digest threads shared by this store's uploads (default: at most 2, stopped after 30 s idle). */
   hashing?: HashPoolOptions;
 }
 
-export class BlobStore {
+export class BlobStore implements Blobs {
   readonly dir: string;
   #tmpCounter = 0;
   readonly #hashing: HashPool;

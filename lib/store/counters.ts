@@ -3,7 +3,16 @@
 
 import { atomicWrite, ensureDir } from "./fsutil.ts";
 
-export class UsageCounters {
+/** What the API families use: the data directory's counters and PostgreSQL's (postgres/counters.ts) alike. */
+export interface Counters {
+  get(key: string): number;
+  add(key: string, by?: number): number;
+  set(key: string, value: number): void;
+  delete(key: string): void;
+  flush(): Promise<void>;
+}
+
+export class UsageCounters implements Counters {
   readonly path: string;
   #values: Record<string, number> = {};
   #dirty = false;

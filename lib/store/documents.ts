@@ -1,75 +1,29 @@
 // JSON documents in collections: held in memory for reads, committed through the event log, and
-// checkpointed to data/<family>/<collection>/<id>.json by atomic replacement (token collections as packs).
+// checkpointed to data/<family>/<collection>/<id>.json by atomic replacement (token collections as packs), or to
+// a DocSnapshots backend (the PostgreSQL documents table).
 
-import { type BatchBody, type CommittedBatch, type EventLog, type StreamEvent } from "./eventlog.ts";
+import { type BatchBody, type CommittedBatch, type StreamEvent } from "./eventlog.ts";
+import type { AppendBatch, CommitLog } from "./commit_log.ts";
+import type { DocSnapshots } from "./snapshots.ts";
+import type { CommitPlan, DocChange, EventInput, Json, PlanResult, StoredDoc } from "./doc_types.ts";
+import { VersionConflictError } from "./doc_types.ts";
+import { assertCollection, collectionPattern, fileNameForId, idForFileName } from "./doc_names.ts";
+
+export type {
+  CommitPlan,
+  DocChange,
+  DocWrite,
+  EventInput,
+  Json,
+  PlanResult,
+  StoredDoc,
+} from "./doc_types.ts";
+export { VersionConflictError } from "./doc_types.ts";
+export { assertCollection, fileNameForId, idForFileName } from "./doc_names.ts";
 import { writeChangedDocuments } from "./checkpoint.ts";
 import { atomicWrite, ensureDir, removeTempFiles, tempSuffix } from "./fsutil.ts";
 import { KeyedLocks } from "./locks.ts";
 import { isPackFile, PackFolder } from "./packs.ts";
-
-export type Json = Record<string, unknown>;
-
-export interface StoredDoc<T = Json> {
-  id: string;
-  /** Starts at 1 on create and grows by one per write: the compare-and-set token. */
-  version: number;
-  /** Log Index of the commit that wrote this state. */
-  index: number;
-  doc: T;
-}
-
-export interface DocWrite {
-  collection: string;
-  id: string;
-  /** The new full state, or null to delete. */
-  doc: Json | null;
-  /** Compare-and-set: the version the caller read (0 = must not exist). */
-  ifVersion?: number;
-}
-
-/** An event as producers give it; Index, Namespace and FilterKeys are filled in. */
-export interface EventInput {
-  Topic: string;
-  Type: string;
-  Key: string;
-  Namespace?: string;
-  FilterKeys?: string[] | null;
-  Payload: Record<string, unknown>;
-}
-
-export interface CommitPlan<R = unknown> {
-  writes?: DocWrite[];
-  events?: EventInput[];
-  /** Extra members kept in the log line for recovery only (never streamed). */
-  recovery?: Json;
-  result?: R;
-}
-
-/** A plan, or a function of the Index the commit will get (for CreateIndex/ModifyIndex fields). */
-export type PlanResult<R> = CommitPlan<R> | ((index: number) => CommitPlan<R>);
-
-export class VersionConflictError extends Error {
-  readonly collection: string;
-  readonly id: string;
-  readonly expected: number;
-  readonly current: number;
-  constructor(collection: string, id: string, expected: number, current: number) {
-    super(`version ${expected} of ${collection}/${id} is stale: current is ${current}`);
-    this.name = "VersionConflictError";
-    this.collection = collection;
-    this.id = id;
-    this.expected = expected;
-    this.current = current;
-  }
-}
-
-export interface DocChange {
-  collection: string;
-  id: string;
-  current: StoredDoc | undefined;
-  previous: StoredDoc | undefined;
-  index: number;
-}
 
 interface LoggedDoc {
   c: string;
@@ -78,8 +32,6 @@ interface LoggedDoc {
   d: Json | null;
 }
 
-const collectionPattern = /^(registry|auth|cluster|test)\/[a-z][a-z0-9_-]{0,63}$/;
-const plainId = /^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,149}$/;
 const encoder = new TextEncoder();
 /**
  * Files written at once by a checkpoint. In the background a few are enough and keep request latency flat (32
@@ -89,31 +41,10 @@ const encoder = new TextEncoder();
 const backgroundParallelism = 4;
 const shutdownParallelism = 32;
 
-/** Maps any id to a safe file name: plain ids as-is, anything else as `~` + hex of its UTF-8. */
-export function fileNameForId(id: string): string {
-  if (id.length === 0) throw new RangeError("a document id must not be empty");
-  if (plainId.test(id) && !id.includes("..") && !id.endsWith(".tmp")) return `${id}.json`;
-  const bytes = encoder.encode(id);
-  if (bytes.length > 110) throw new RangeError("a document id must be at most 110 bytes when not plain");
-  return `~${[...bytes].map((b) => b.toString(16).padStart(2, "0")).join("")}.json`;
-}
-
-export function idForFileName(name: string): string | undefined {
-  if (!name.endsWith(".json")) return undefined;
-  const stem = name.slice(0, -5);
-  if (!stem.startsWith("~")) return stem;
-  const hex = stem.slice(1);
-  if (!/^([0-9a-f]{2})+$/.test(hex)) return undefined;
-  return new TextDecoder().decode(new Uint8Array(hex.match(/../g)!.map((h) => parseInt(h, 16))));
-}
-
-export function assertCollection(name: string): void {
-  if (!collectionPattern.test(name)) throw new RangeError(`invalid collection name ${JSON.stringify(name)}`);
-}
-
 export class DocumentStore {
   readonly root: string;
-  readonly log: EventLog;
+  readonly log: CommitLog;
+  readonly #snapshots: DocSnapshots | undefined;
   #collections = new Map<string, Map<string, StoredDoc>>();
   #dirty = new Map<string, { collection: string; id: string }>();
   #watchers = new Map<string, Set<(change: DocChange) => void>>();
@@ -126,19 +57,33 @@ export class DocumentStore {
   #packed: Set<string>;
   #packs = new Map<string, PackFolder>();
 
-  private constructor(root: string, log: EventLog, packed: Iterable<string>) {
+  private constructor(
+    root: string,
+    log: CommitLog,
+    packed: Iterable<string>,
+    snapshots: DocSnapshots | undefined,
+  ) {
     this.root = root;
     this.log = log;
     this.#packed = new Set(packed);
+    this.#snapshots = snapshots;
   }
 
   /**
    * Loads every document under `root`, then replays log lines after the manifest's checkpoint. `packed`
    * names collections whose checkpoints are packs of many documents (see packs.ts) rather than a file each.
    */
-  static async open(root: string, log: EventLog, options: { packed?: Iterable<string> } = {}) {
-    const store = new DocumentStore(root, log, options.packed ?? []);
-    await store.#load();
+  static async open(
+    root: string,
+    log: CommitLog,
+    options: { packed?: Iterable<string>; snapshots?: DocSnapshots } = {},
+  ) {
+    const store = new DocumentStore(root, log, options.packed ?? [], options.snapshots);
+    if (options.snapshots) await store.#loadSnapshots(options.snapshots);
+    else await store.#load();
+    await store.#replay();
+    // A shared log hands this node every batch (its own and other nodes') through one ordered path.
+    log.follow?.((batch) => store.#applyCommitted(batch));
     return store;
   }
 
@@ -173,6 +118,15 @@ export class DocumentStore {
         this.#loadCollection(collection, `${familyDir}/${entry.name}`);
       }
     }
+  }
+
+  async #loadSnapshots(snapshots: DocSnapshots): Promise<void> {
+    const loaded = await snapshots.load();
+    this.#checkpointIndex = loaded.checkpointIndex;
+    for (const { collection, stored } of loaded.docs) this.#collection(collection).set(stored.id, stored);
+  }
+
+  async #replay(): Promise<void> {
     if (this.#checkpointIndex > this.log.lastIndex) {
       throw new Error(
         `documents are checkpointed at index ${this.#checkpointIndex} but the event log ends at ${this.log.lastIndex}`,
@@ -238,6 +192,11 @@ export class DocumentStore {
     return (this.#collections.get(collection)?.values() ?? [].values()) as IterableIterator<StoredDoc<T>>;
   }
 
+  /** Names of the collections that hold documents (storage migrate copies them all). */
+  collections(): string[] {
+    return [...this.#collections].filter(([, docs]) => docs.size > 0).map(([name]) => name);
+  }
+
   count(collection: string): number {
     return this.#collections.get(collection)?.size ?? 0;
   }
@@ -270,21 +229,46 @@ export class DocumentStore {
     plan: () => PlanResult<R> | Promise<PlanResult<R>>,
     options: { sharedLocks?: Iterable<string> } = {},
   ): Promise<{ index: number; result: R }> {
-    const release = await this.#locks.acquire(locks, options.sharedLocks);
+    const keys = [...locks];
+    const shared = [...options.sharedLocks ?? []];
+    const release = await this.#locks.acquire(keys, shared);
     try {
-      const planned = await plan();
-      let result: R | undefined;
-      const batch = await this.log.append(
+      const log = this.log;
+      if (log.locked) {
+        return await log.locked(keys, shared, (append) => this.#commitPlan(plan, append, false));
+      }
+      return await this.#commitPlan(plan, (build, apply) => log.append(build, apply), true);
+    } finally {
+      release();
+    }
+  }
+
+  async #commitPlan<R>(
+    plan: () => PlanResult<R> | Promise<PlanResult<R>>,
+    append: AppendBatch,
+    applyOwn: boolean,
+  ): Promise<{ index: number; result: R }> {
+    const planned = await plan();
+    let result: R | undefined;
+    let built = 0;
+    try {
+      const batch = await append(
         (index) => {
           const p = typeof planned === "function" ? planned(index) : planned;
           result = p.result;
-          return this.#buildBody(index, p);
+          const body = this.#buildBody(index, p);
+          built = index;
+          return body;
         },
-        (committed) => this.#applyCommitted(committed),
+        applyOwn ? (committed) => this.#applyCommitted(committed) : undefined,
       );
       return { index: batch.index, result: result as R };
-    } finally {
-      release();
+    } catch (err) {
+      // A shared log's transaction can fail after the body was built: its reserved versions never commit.
+      if (built && !applyOwn) {
+        for (const [key, state] of this.#inFlight) if (state.index === built) this.#inFlight.delete(key);
+      }
+      throw err;
     }
   }
 
@@ -395,6 +379,19 @@ export class DocumentStore {
     if (this.#dirty.size === 0 && upTo === this.#checkpointIndex) return;
     const batch = [...this.#dirty.entries()];
     this.#dirty.clear();
+    if (this.#snapshots) {
+      try {
+        await this.#snapshots.write(
+          batch.map(([, e]) => ({ ...e, current: this.#collections.get(e.collection)?.get(e.id) })),
+          upTo,
+        );
+      } catch (err) {
+        for (const [key, value] of batch) if (!this.#dirty.has(key)) this.#dirty.set(key, value);
+        throw err;
+      }
+      this.#checkpointIndex = upTo;
+      return;
+    }
     try {
       await writeChangedDocuments(batch.map(([, entry]) => entry), {
         root: this.root,

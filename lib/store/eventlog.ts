@@ -4,6 +4,7 @@
 // reused. append() resolves only after the line is fsynced; concurrent appends share one fsync.
 
 import { ensureDir, removeTempFiles, syncDir, writeAll } from "./fsutil.ts";
+import type { CommitLog } from "./commit_log.ts";
 
 /** A stream-visible event, keys in the order the event stream emits them. */
 export interface StreamEvent {
@@ -82,7 +83,7 @@ export class LogClosedError extends Error {
   }
 }
 
-export class EventLog {
+export class EventLog implements CommitLog {
   readonly dir: string;
   readonly options: EventLogOptions;
   #segments: Segment[] = [];

@@ -1,11 +1,14 @@
-// Opens a data directory: the event log, the documents checkpointed from it, blobs and usage counters.
+// Opens a data directory: the event log, the documents checkpointed from it, blobs and usage counters; or,
+// with a database URL, the same interfaces on PostgreSQL (lib/store/postgres/) beside the node's data dir.
 
 import { ConfigError } from "../errors.ts";
 import { Keyring, loadRootKey } from "../crypto.ts";
 import { EventLog, type EventLogOptions } from "./eventlog.ts";
 import { DocumentStore } from "./documents.ts";
-import { BlobStore } from "./blobs.ts";
-import { UsageCounters } from "./counters.ts";
+import { type Blobs, BlobStore } from "./blobs.ts";
+import { type Counters, UsageCounters } from "./counters.ts";
+import type { CommitLog } from "./commit_log.ts";
+import type { PostgresBackend } from "./postgres/mod.ts";
 import { ensureDir } from "./fsutil.ts";
 
 export { EventLog } from "./eventlog.ts";
@@ -13,8 +16,10 @@ export type { CommittedBatch, LogRecord, StreamEvent } from "./eventlog.ts";
 export { DocumentStore, VersionConflictError } from "./documents.ts";
 export type { CommitPlan, DocChange, DocWrite, EventInput, Json, StoredDoc } from "./documents.ts";
 export { BlobStore } from "./blobs.ts";
-export type { DigestName, StoredBlob } from "./blobs.ts";
+export type { Blobs, DigestName, StoredBlob } from "./blobs.ts";
 export { UsageCounters } from "./counters.ts";
+export type { Counters } from "./counters.ts";
+export type { CommitLog } from "./commit_log.ts";
 
 export interface DataDirOptions {
   log?: Partial<EventLogOptions>;
@@ -22,20 +27,41 @@ export interface DataDirOptions {
   checkpointMs?: number;
   /** Collections checkpointed as packs of many documents, not a file each (lib/store/packs.ts). */
   packedCollections?: readonly string[];
+  /** `postgres://…`: documents, the log, counters and locks in PostgreSQL (docs/scale-out.md). */
+  databaseUrl?: string;
+  /** Blobs in an S3 bucket instead of the data dir (docs/scale-out.md). */
+  s3?: S3Settings;
+}
+
+export interface StorageHealth {
+  database?: "up" | "down";
+  object_store?: "up" | "down";
+  /** Committed batches this node has been told of and not applied yet. */
+  lag?: number;
+}
+
+export interface S3Settings {
+  /** WHARF_BLOB_STORE: s3://BUCKET[/PREFIX]. */
+  url: string;
+  /** WHARF_S3_ENDPOINT, WHARF_S3_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY. */
+  env: Record<string, string | undefined>;
+  downloads: "redirect" | "proxy";
+  urlTtlMs: number;
 }
 
 export class DataDir {
   readonly path: string;
-  readonly log: EventLog;
+  readonly log: CommitLog;
   readonly store: DocumentStore;
-  readonly blobs: BlobStore;
+  readonly blobs: Blobs;
   readonly keys: Keyring;
-  #counters = new Map<string, UsageCounters>();
+  #counters = new Map<string, Counters>();
+  #postgres: PostgresBackend | undefined;
   #timer: ReturnType<typeof setInterval> | undefined;
   #lock: Deno.FsFile | undefined;
   #closed = false;
 
-  private constructor(path: string, log: EventLog, store: DocumentStore, blobs: BlobStore, keys: Keyring) {
+  private constructor(path: string, log: CommitLog, store: DocumentStore, blobs: Blobs, keys: Keyring) {
     this.path = path;
     this.log = log;
     this.store = store;
@@ -48,11 +74,39 @@ export class DataDir {
     const lock = await lockDataDir(path);
     let dir: DataDir;
     try {
+      if (options.databaseUrl && !options.rootKey) {
+        throw new ConfigError("WHARF_DATABASE_URL needs WHARF_ROOT_KEY: every node must share one root key");
+      }
       const keys = new Keyring(await loadRootKey(options.rootKey, `${path}/root.key`));
-      const log = await EventLog.open(`${path}/events`, options.log);
-      const store = await DocumentStore.open(path, log, { packed: options.packedCollections });
-      const blobs = await BlobStore.open(`${path}/blobs`);
+      let postgres: PostgresBackend | undefined;
+      let log: CommitLog;
+      let store: DocumentStore;
+      if (options.databaseUrl) {
+        const { openPostgres } = await import("./postgres/mod.ts");
+        postgres = await openPostgres(options.databaseUrl, {
+          retainIndexes: options.log?.retainIndexes ?? 100_000,
+        });
+        log = postgres.log;
+        try {
+          store = await DocumentStore.open(path, log, { snapshots: postgres.snapshots });
+        } catch (err) {
+          await postgres.close();
+          throw err;
+        }
+      } else {
+        const fileLog = await EventLog.open(`${path}/events`, options.log);
+        log = fileLog;
+        store = await DocumentStore.open(path, fileLog, { packed: options.packedCollections });
+      }
+      let blobs: Blobs;
+      try {
+        blobs = options.s3 ? await openS3Blobs(options.s3) : await BlobStore.open(`${path}/blobs`);
+      } catch (err) {
+        await postgres?.close();
+        throw err;
+      }
       dir = new DataDir(path, log, store, blobs, keys);
+      dir.#postgres = postgres;
     } catch (err) {
       lock.close();
       throw err;
@@ -66,10 +120,12 @@ export class DataDir {
   }
 
   /** Usage counters named `name`, flushed with every checkpoint. */
-  async counters(name: string): Promise<UsageCounters> {
+  async counters(name: string): Promise<Counters> {
     let c = this.#counters.get(name);
     if (!c) {
-      c = await UsageCounters.open(`${this.path}/usage`, name);
+      c = this.#postgres
+        ? await this.#postgres.counters(name)
+        : await UsageCounters.open(`${this.path}/usage`, name);
       this.#counters.set(name, c);
     }
     return c;
@@ -97,9 +153,35 @@ export class DataDir {
     clearInterval(this.#timer);
     this.blobs.close();
     await this.log.close();
-    if (options.checkpoint !== false) await this.store.checkpoint();
-    this.#lock?.close();
-    for (const c of this.#counters.values()) await c.flush();
+    try {
+      if (options.checkpoint !== false) await this.store.checkpoint();
+      for (const c of this.#counters.values()) await c.flush();
+    } finally {
+      this.#lock?.close();
+      await this.#postgres?.close();
+    }
+  }
+
+  /**
+   * Whether the scale-out engines answer and how many committed batches this node has not applied yet
+   * (undefined on the data directory alone, whose /health stays as it was).
+   */
+  storageHealth(): StorageHealth | undefined {
+    const s3 = this.blobs as { lastError?: unknown };
+    if (!this.#postgres && !("lastError" in s3)) return undefined;
+    const health: StorageHealth = {};
+    if (this.#postgres) {
+      const log = this.#postgres.log;
+      health.database = log.lastError ? "down" : "up";
+      health.lag = Math.max(0, log.announcedIndex - log.lastIndex);
+    }
+    if ("lastError" in s3) health.object_store = s3.lastError ? "down" : "up";
+    return health;
+  }
+
+  /** Which storage this node runs on (for /health and logs). */
+  get backend(): "file" | "postgres" {
+    return this.#postgres ? "postgres" : "file";
   }
 }
 
@@ -126,4 +208,13 @@ async function lockDataDir(path: string): Promise<Deno.FsFile> {
     throw new ConfigError(`data dir ${path} is in use by another wharf process (${path}/.lock is locked)`);
   }
   return file;
+}
+
+async function openS3Blobs(settings: S3Settings): Promise<Blobs> {
+  const { createS3Client, ensureBucket, parseBlobStore } = await import("./s3/client.ts");
+  const { S3BlobStore } = await import("./s3/blobs.ts");
+  const location = parseBlobStore(settings.url);
+  const client = createS3Client(settings.env);
+  await ensureBucket(client, location.bucket);
+  return new S3BlobStore(client, location, { downloads: settings.downloads, urlTtlMs: settings.urlTtlMs });
 }

@@ -10,6 +10,9 @@ export function renderEventsError(error: ApiError, requestId: string): Response 
   if (error.status === 400 && error.details?.malformedJson) {
     message = `Failed to decode request body: ${message.replace(/^Request body is not valid JSON: /, "")}`;
   }
-  if (error.status >= 500 && !message.includes(requestId)) message = `Internal error (request ${requestId})`;
+  // A 503 (storage unreachable) says what to wait for; other server errors never show their message.
+  if (error.status >= 500 && error.status !== 503 && !message.includes(requestId)) {
+    message = `Internal error (request ${requestId})`;
+  }
   return text(message, error.status, error.headers);
 }

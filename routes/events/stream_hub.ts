@@ -1,7 +1,7 @@
 // One listener on the event log for every stream: each live batch is prepared (sanitized, serialized per event)
 // once and shared by all subscribers, whose own work is then matching and string concatenation.
 
-import type { CommittedBatch, EventLog, StreamEvent } from "../../lib/store/mod.ts";
+import type { CommitLog, CommittedBatch, StreamEvent } from "../../lib/store/mod.ts";
 import type { EventMatcher } from "./stream_filter.ts";
 
 const encoder = new TextEncoder();
@@ -147,7 +147,7 @@ export function frameFor(
 export type BatchSink = (batch: PreparedBatch) => void;
 
 export class StreamHub {
-  readonly #log: EventLog;
+  readonly #log: CommitLog;
   #sinks = new Set<BatchSink>();
   #unsubscribe: (() => void) | undefined;
   /**
@@ -160,7 +160,7 @@ export class StreamHub {
     if (this.#alive.get(index)?.deref() === undefined) this.#alive.delete(index);
   });
 
-  constructor(log: EventLog) {
+  constructor(log: CommitLog) {
     this.#log = log;
   }
 

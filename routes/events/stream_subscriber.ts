@@ -2,13 +2,13 @@
 // it falls back to reading the log from its cursor and rejoins live when caught up. The body is pull-based and
 // hands out pieces of at most streamChunkBytes, so a reader that stops reading holds little (docs/events.md).
 
-import type { EventLog } from "../../lib/store/mod.ts";
+import type { CommitLog } from "../../lib/store/mod.ts";
 import type { LogCursor } from "../../lib/store/eventlog.ts";
 import type { EventMatcher } from "./stream_filter.ts";
 import { frameFor, type PreparedBatch, splitBytes, streamChunkBytes, type StreamHub } from "./stream_hub.ts";
 
 export interface SubscriberOptions {
-  log: EventLog;
+  log: CommitLog;
   hub: StreamHub;
   /** The `index` query value: 0 = oldest retained, N = first batch >= N, negative = from now. */
   startIndex: number;

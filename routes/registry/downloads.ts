@@ -3,6 +3,7 @@
 // /:user/boxes/:box/versions/:version/providers/:provider.box (the default architecture) and
 // …/providers/:provider/:architecture/vagrant.box (hosted with Range, or a redirect).
 
+import { ApiError } from "../../lib/errors.ts";
 import type { Req } from "./auth.ts";
 import { notFound } from "./errors.ts";
 import { type BoxDoc, type ProviderDoc, providerIsValid, type VersionDoc } from "./model.ts";
@@ -121,11 +122,16 @@ export async function downloadProvider(req: Req): Promise<Response> {
   };
   let response: Response;
   try {
-    response = await req.reg.ctx.data.blobs.respond(provider.blob.sha256, req.ctx.request, headers);
-  } catch {
+    response = await req.reg.ctx.data.blobs.respond(provider.blob.sha256, req.ctx.request, headers, {
+      redirect: true,
+    });
+  } catch (err) {
+    // The object store unreachable is a 503 to retry, not a missing file.
+    if (err instanceof ApiError && err.status === 503) throw err;
     throw notFound();
   }
-  const fromStart = response.status === 200 ||
+  // A 302 hands the whole file out (a presigned URL of the object store): it counts as a download.
+  const fromStart = response.status === 200 || response.status === 302 ||
     (response.status === 206 && /^bytes 0-/.test(response.headers.get("Content-Range") ?? ""));
   if (isGet && fromStart) req.reg.countDownload(box.id);
   return response;

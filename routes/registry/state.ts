@@ -2,7 +2,7 @@
 // reference counts, usage counters, and the single write path (one lock, one commit per operation).
 
 import type { AppContext } from "../../lib/app.ts";
-import type { CommitPlan, StoredDoc, UsageCounters } from "../../lib/store/mod.ts";
+import type { CommitPlan, Counters, StoredDoc } from "../../lib/store/mod.ts";
 import { VersionConflictError } from "../../lib/store/mod.ts";
 import { ApiError } from "../../lib/errors.ts";
 import { type BoxDoc, BOXES, type OrgDoc, ORGS, SETTINGS, type UserDoc, USERS } from "./model.ts";
@@ -17,8 +17,8 @@ import type { Caller } from "./auth.ts";
 export class Registry {
   readonly ctx: AppContext;
   readonly settings: RegistrySettings;
-  readonly downloads: UsageCounters;
-  readonly tokenUse: UsageCounters;
+  readonly downloads: Counters;
+  readonly tokenUse: Counters;
   /** owner key → lowercase box name → box id. */
   readonly #boxesByOwner = new Map<string, Map<string, string>>();
   /** sha256 → number of providers pointing at it. */
@@ -60,7 +60,7 @@ export class Registry {
   constructor(
     ctx: AppContext,
     settings: RegistrySettings,
-    counters: { downloads: UsageCounters; tokenUse: UsageCounters },
+    counters: { downloads: Counters; tokenUse: Counters },
   ) {
     this.ctx = ctx;
     this.settings = settings;

@@ -1,7 +1,10 @@
-// The server's own routes: GET /health, answered 200 while the data dir is open.
+// The server's own routes: GET /health, answered 200 while the data dir is open; on the scale-out backends it
+// also names the node, says which engine is down ("degraded": reads are still served from memory) and how far
+// this node's view lags the log table.
 
 import type { ApiModule, AppContext } from "../../lib/app.ts";
 import { jsonText } from "../../lib/http.ts";
+import type { StorageHealth } from "../../lib/store/mod.ts";
 
 export function createServerApi(ctx: AppContext): ApiModule {
   // The body is serialized again only when the indexes it reports have moved since the last answer.
@@ -13,6 +16,8 @@ export function createServerApi(ctx: AppContext): ApiModule {
       method: "GET",
       path: "/health",
       handler: () => {
+        const storage = ctx.data.storageHealth();
+        if (storage) return scaleOutHealth(ctx, storage);
         const last = ctx.data.log.lastIndex;
         const checkpoint = ctx.data.store.checkpointIndex;
         if (last !== index || checkpoint !== checkpointIndex) {
@@ -24,4 +29,15 @@ export function createServerApi(ctx: AppContext): ApiModule {
       },
     }],
   };
+}
+
+function scaleOutHealth(ctx: AppContext, storage: StorageHealth): Response {
+  const down = storage.database === "down" || storage.object_store === "down";
+  return jsonText(JSON.stringify({
+    status: down ? "degraded" : "ok",
+    node: ctx.config.env.WHARF_NODE_NAME ?? `${Deno.hostname()}:${ctx.config.port}`,
+    index: ctx.data.log.lastIndex,
+    checkpoint_index: ctx.data.store.checkpointIndex,
+    ...storage,
+  }));
 }

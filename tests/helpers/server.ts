@@ -3,6 +3,7 @@
 import { loadConfig } from "../../lib/config.ts";
 import { createLogger } from "../../lib/log.ts";
 import { type RunningServer, startServer } from "../../lib/app.ts";
+import { testStorageEnv } from "./storage_backend.ts";
 
 export interface TestServer {
   url: string;
@@ -22,6 +23,8 @@ export async function startTestServer(
   dataDir?: string,
 ): Promise<TestServer> {
   const dir = dataDir ?? await Deno.makeTempDir({ prefix: "wharf-test-" });
+  // WHARF_TEST_STORAGE runs the same suites on PostgreSQL (+ S3); a restart keeps its database.
+  if (!dataDir) env = { ...await testStorageEnv(), ...env };
   const config = loadConfig(["--port", "0", "--data-dir", dir, "--log-level", "error"], {
     WHARF_SHUTDOWN_GRACE: "2s",
     ...env,

@@ -1,0 +1,342 @@
+// Content-addressed blobs in an S3 bucket: uploads stream through wharf into a multipart upload under tmp/
+// while every digest is computed on the way, then are copied to blobs/<sha256> before anything points at them;
+// downloads are a 302 to a presigned GET (WHARF_DOWNLOADS=redirect) or streamed with Range and ETag (proxy).
+
+import { Buffer } from "node:buffer";
+import { PassThrough } from "node:stream";
+import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CopyObjectCommand,
+  CreateMultipartUploadCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListMultipartUploadsCommand,
+  ListObjectsV2Command,
+  type S3Client,
+  UploadPartCopyCommand,
+} from "@aws-sdk/client-s3";
+import { Upload } from "@aws-sdk/lib-storage";
+import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
+import { ApiError } from "../../errors.ts";
+import { BatchReader, ParallelDigests } from "../blob_stream.ts";
+import { HashPool } from "../hash_pool.ts";
+import {
+  blobName,
+  type BlobReferences,
+  type Blobs,
+  digestNames,
+  type IngestOptions,
+  parseRange,
+  type StoredBlob,
+} from "../blobs.ts";
+import type { S3Location } from "./client.ts";
+import { isObjectStoreUnreachable, StorageUnavailableError } from "../unavailable.ts";
+
+export interface S3BlobOptions {
+  downloads: "redirect" | "proxy";
+  /** How long a presigned download URL is valid. */
+  urlTtlMs: number;
+}
+
+const partBytes = 8 * 1024 * 1024;
+/** CopyObject copies at most 5 GiB; larger blobs are copied part by part. */
+const singleCopyLimit = 5 * 1024 * 1024 * 1024;
+const copyPartBytes = 1024 * 1024 * 1024;
+
+export class S3BlobStore implements Blobs {
+  readonly #client: S3Client;
+  readonly #bucket: string;
+  readonly #prefix: string;
+  readonly #options: S3BlobOptions;
+  readonly #hashing = new HashPool();
+  readonly #removing = new Map<string, Promise<void>>();
+  /** Set by the last request that could not reach the store, cleared by the next that did (for /health). */
+  lastError: unknown;
+
+  constructor(client: S3Client, location: S3Location, options: S3BlobOptions) {
+    this.#client = client;
+    this.#bucket = location.bucket;
+    this.#prefix = location.prefix;
+    this.#options = options;
+  }
+
+  get hashWorkers(): number {
+    return this.#hashing.workerCount;
+  }
+
+  close(): void {
+    this.#hashing.close();
+  }
+
+  #key(sha256: string): string {
+    if (!blobName.test(sha256)) throw new RangeError("a blob name is 64 lowercase hex characters");
+    return `${this.#prefix}blobs/${sha256}`;
+  }
+
+  async size(sha256: string): Promise<number | undefined> {
+    try {
+      const head = await this.#send<{ ContentLength?: number }>(
+        new HeadObjectCommand({ Bucket: this.#bucket, Key: this.#key(sha256) }),
+      );
+      return head.ContentLength ?? 0;
+    } catch (err) {
+      if (statusOf(err) === 404) return undefined;
+      throw err;
+    }
+  }
+
+  async has(sha256: string): Promise<boolean> {
+    return (await this.size(sha256)) !== undefined;
+  }
+
+  async ingest(body: ReadableStream<Uint8Array>, options: IngestOptions): Promise<StoredBlob> {
+    const wanted = options.digests
+      ? digestNames.filter((n) =>
+        n === "sha256" || n === options.expect?.algorithm || options.digests!.includes(n)
+      )
+      : digestNames;
+    const reader = new BatchReader(body);
+    const hashing = new ParallelDigests(wanted, this.#hashing);
+    const tmpKey = `${this.#prefix}tmp/${crypto.randomUUID()}`;
+    // A Node stream body: the SDK's multipart Upload does not take a web ReadableStream under Deno.
+    const stream = new PassThrough({ highWaterMark: partBytes });
+    const upload = new Upload({
+      client: this.#client,
+      params: { Bucket: this.#bucket, Key: tmpKey, Body: stream },
+      partSize: partBytes,
+      queueSize: 2,
+      leavePartsOnError: false,
+    });
+    let failure: unknown;
+    const done = upload.done().catch((err) => {
+      failure = err;
+      throw err;
+    });
+    done.catch(() => {});
+    let size = 0;
+    let uploaded = false;
+    try {
+      for (;;) {
+        const batch = await reader.read(hashing.buffer());
+        if (!batch) break;
+        size += batch.length;
+        if (size > options.maxBytes) {
+          throw new ApiError(413, `upload exceeds the limit of ${options.maxBytes} bytes`);
+        }
+        // A copy for the upload: the hash worker takes the batch's buffer over.
+        if (!stream.write(Buffer.from(batch))) await drained(stream, done);
+        if (failure) throw failure;
+        await hashing.update(batch);
+      }
+      stream.end();
+      await done;
+      uploaded = true;
+      const digests = await hashing.finish() as StoredBlob["digests"];
+      if (options.expect && digests[options.expect.algorithm] !== options.expect.hex.toLowerCase()) {
+        const actual = digests[options.expect.algorithm]!;
+        const message = options.mismatchMessage;
+        throw new ApiError(
+          422,
+          typeof message === "function"
+            ? message(actual)
+            : message ?? `checksum mismatch: the ${options.expect.algorithm} differs`,
+        );
+      }
+      options.hold?.(digests.sha256);
+      await this.#removing.get(digests.sha256);
+      this.lastError = undefined;
+      if ((await this.size(digests.sha256)) !== size) {
+        await this.#copy(tmpKey, this.#key(digests.sha256), size);
+      }
+      return { sha256: digests.sha256, size, digests };
+    } catch (err) {
+      reader.cancel(err);
+      if (!uploaded) {
+        stream.destroy();
+        await upload.abort().catch(() => {});
+      }
+      throw this.#unavailable(err);
+    } finally {
+      hashing.close();
+      if (uploaded) {
+        await this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: tmpKey })).catch(
+          () => {},
+        );
+      }
+    }
+  }
+
+  async #copy(from: string, to: string, size: number): Promise<void> {
+    const source = `${this.#bucket}/${from}`;
+    if (size <= singleCopyLimit) {
+      await this.#client.send(new CopyObjectCommand({ Bucket: this.#bucket, Key: to, CopySource: source }));
+      return;
+    }
+    const { UploadId } = await this.#client.send(
+      new CreateMultipartUploadCommand({ Bucket: this.#bucket, Key: to }),
+    );
+    try {
+      const parts: Array<{ ETag: string; PartNumber: number }> = [];
+      for (let start = 0, n = 1; start < size; start += copyPartBytes, n++) {
+        const end = Math.min(size, start + copyPartBytes) - 1;
+        const part = await this.#client.send(
+          new UploadPartCopyCommand({
+            Bucket: this.#bucket,
+            Key: to,
+            UploadId,
+            PartNumber: n,
+            CopySource: source,
+            CopySourceRange: `bytes=${start}-${end}`,
+          }),
+        );
+        parts.push({ ETag: part.CopyPartResult!.ETag!, PartNumber: n });
+      }
+      await this.#client.send(
+        new CompleteMultipartUploadCommand({
+          Bucket: this.#bucket,
+          Key: to,
+          UploadId,
+          MultipartUpload: { Parts: parts },
+        }),
+      );
+    } catch (err) {
+      await this.#client.send(new AbortMultipartUploadCommand({ Bucket: this.#bucket, Key: to, UploadId }))
+        .catch(() => {});
+      throw err;
+    }
+  }
+
+  async respond(
+    sha256: string,
+    request: Request,
+    headers: HeadersInit = {},
+    options: { redirect?: boolean } = {},
+  ): Promise<Response> {
+    const key = this.#key(sha256);
+    const size = await this.size(sha256);
+    if (size === undefined) throw new ApiError(404, "blob not found");
+    const out = new Headers(headers);
+    if (options.redirect && this.#options.downloads === "redirect") {
+      const url = await getSignedUrl(this.#client, new GetObjectCommand({ Bucket: this.#bucket, Key: key }), {
+        expiresIn: Math.max(1, Math.round(this.#options.urlTtlMs / 1000)),
+      });
+      out.set("Location", url);
+      // The URL is a short-lived credential: no cache may keep it.
+      out.set("Cache-Control", "private, no-store");
+      return new Response(null, { status: 302, headers: out });
+    }
+    out.set("ETag", `"${sha256}"`);
+    out.set("Accept-Ranges", "bytes");
+    if (!out.has("Content-Type")) out.set("Content-Type", "application/octet-stream");
+    const inm = request.headers.get("If-None-Match");
+    if (inm && inm.split(",").some((t) => t.trim() === `"${sha256}"` || t.trim() === "*")) {
+      return new Response(null, { status: 304, headers: out });
+    }
+    const range = parseRange(request.headers.get("Range"), size, request.headers.get("If-Range"), sha256);
+    if (range === "unsatisfiable") {
+      out.set("Content-Range", `bytes */${size}`);
+      return new Response(null, { status: 416, headers: out });
+    }
+    const [start, end] = range ?? [0, size - 1];
+    if (range) out.set("Content-Range", `bytes ${start}-${end}/${size}`);
+    out.set("Content-Length", String(range ? end - start + 1 : size));
+    const status = range ? 206 : 200;
+    if (request.method === "HEAD" || size === 0) return new Response(null, { status, headers: out });
+    const object = await this.#send<{ Body?: { transformToWebStream(): ReadableStream } }>(
+      new GetObjectCommand({ Bucket: this.#bucket, Key: key, Range: `bytes=${start}-${end}` }),
+    );
+    return new Response(object.Body!.transformToWebStream(), { status, headers: out });
+  }
+
+  /** Sends one command; a store that cannot be reached becomes a 503 (StorageUnavailableError). */
+  // deno-lint-ignore no-explicit-any
+  async #send<T>(command: any): Promise<T> {
+    try {
+      const out = await this.#client.send(command) as T;
+      this.lastError = undefined;
+      return out;
+    } catch (err) {
+      throw this.#unavailable(err);
+    }
+  }
+
+  #unavailable(err: unknown): unknown {
+    if (err instanceof ApiError || !isObjectStoreUnreachable(err)) return err;
+    this.lastError = err;
+    return new StorageUnavailableError("object store", err);
+  }
+
+  async removeOrphans(names: Iterable<string>, references: BlobReferences): Promise<number> {
+    let removed = 0;
+    for (const name of names) {
+      if (!blobName.test(name) || references.has(name) || this.#removing.has(name)) continue;
+      const removal = this.#client.send(
+        new DeleteObjectCommand({ Bucket: this.#bucket, Key: this.#key(name) }),
+      )
+        .then(() => void removed++, () => {});
+      this.#removing.set(name, removal);
+      await removal;
+      this.#removing.delete(name);
+    }
+    return removed;
+  }
+
+  /** Unreferenced blobs, leftover tmp/ objects and abandoned multipart uploads older than `graceMs`. */
+  async collectOrphans(references: BlobReferences, graceMs = 60_000): Promise<number> {
+    const before = Date.now() - graceMs;
+    const candidates: string[] = [];
+    let removed = 0;
+    for await (const object of this.#list(`${this.#prefix}blobs/`)) {
+      const name = object.key.slice(this.#prefix.length + 6);
+      if (object.modified < before && blobName.test(name) && !references.has(name)) candidates.push(name);
+    }
+    for await (const object of this.#list(`${this.#prefix}tmp/`)) {
+      if (object.modified >= before) continue;
+      await this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: object.key }));
+      removed++;
+    }
+    const uploads = await this.#client.send(
+      new ListMultipartUploadsCommand({ Bucket: this.#bucket, Prefix: `${this.#prefix}tmp/` }),
+    );
+    for (const u of uploads.Uploads ?? []) {
+      if ((u.Initiated?.getTime() ?? 0) >= before) continue;
+      await this.#client.send(
+        new AbortMultipartUploadCommand({ Bucket: this.#bucket, Key: u.Key, UploadId: u.UploadId }),
+      )
+        .catch(() => {});
+    }
+    return removed + await this.removeOrphans(candidates, references);
+  }
+
+  async *#list(prefix: string): AsyncGenerator<{ key: string; modified: number }> {
+    let token: string | undefined;
+    do {
+      const page = await this.#client.send(
+        new ListObjectsV2Command({ Bucket: this.#bucket, Prefix: prefix, ContinuationToken: token }),
+      );
+      for (const o of page.Contents ?? []) yield { key: o.Key!, modified: o.LastModified?.getTime() ?? 0 };
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+  }
+}
+
+function statusOf(err: unknown): number | undefined {
+  return (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+}
+
+/** Waits for the stream to take more, or for the upload to fail (then nothing would ever drain it). */
+function drained(stream: PassThrough, upload: Promise<unknown>): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const done = () => {
+      stream.off("drain", done);
+      resolve();
+    };
+    stream.on("drain", done);
+    upload.then(done, (err) => {
+      stream.off("drain", done);
+      reject(err);
+    });
+  });
+}

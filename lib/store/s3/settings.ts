@@ -1,0 +1,19 @@
+// Reads the blob store settings from the environment: WHARF_BLOB_STORE, WHARF_DOWNLOADS, WHARF_DOWNLOAD_URL_TTL
+// (the S3 connection settings themselves are read by client.ts).
+
+import { ConfigError } from "../../errors.ts";
+import { envDurationMs } from "../../config.ts";
+import type { S3Settings } from "../mod.ts";
+
+/** WHARF_BLOB_STORE=s3://… and its settings (docs/scale-out.md); nothing for the default "file". */
+export function s3Settings(env: Readonly<Record<string, string>>): { s3?: S3Settings } {
+  const store = env.WHARF_BLOB_STORE ?? "file";
+  const downloads = env.WHARF_DOWNLOADS ?? "redirect";
+  if (downloads !== "redirect" && downloads !== "proxy") {
+    throw new ConfigError(`WHARF_DOWNLOADS must be "redirect" or "proxy", got ${JSON.stringify(downloads)}`);
+  }
+  if (store === "file") return {};
+  return {
+    s3: { url: store, env, downloads, urlTtlMs: envDurationMs(env, "WHARF_DOWNLOAD_URL_TTL", 5 * 60_000) },
+  };
+}

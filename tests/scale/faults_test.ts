@@ -1,0 +1,141 @@
+// PostgreSQL or the object store unreachable: writes answer 503 with Retry-After in the API family's shape,
+// /health says which engine is down, and everything recovers by itself once the engine is back; the node (a real
+// process) never exits meanwhile.
+
+import { assert, assertEquals } from "../helpers/assert.ts";
+import { type ChildServer, spawnServer } from "../helpers/server.ts";
+import { postgresSkipReason, startPostgres } from "../fixtures/postgres.ts";
+import { startSwift, swiftSkipReason } from "../fixtures/swift.ts";
+import { Client as RegistryClient } from "../registry/helpers.ts";
+import { adminPassword, Client as AuthClient, fastEnv, login } from "../authmethods/helpers.ts";
+import { nodeEvent, rootSecret } from "../events/stream_helpers.ts";
+
+const skip = postgresSkipReason ?? swiftSkipReason;
+if (skip) console.warn(`fault tests skipped: ${skip}`);
+const rootKey = btoa(String.fromCharCode(...new Uint8Array(32).fill(5)));
+
+async function eventually<T>(what: string, fn: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  while (true) {
+    const v = await fn();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+Deno.test({
+  name: "PostgreSQL or S3 down → 503 + Retry-After in each family's shape, /health degraded, then recovery",
+  ignore: skip !== undefined,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const [pg, swift] = await Promise.all([startPostgres(), startSwift()]);
+    const dataDir = await Deno.makeTempDir({ prefix: "wharf-faults-" });
+    let srv: ChildServer | undefined;
+    try {
+      srv = await spawnServer(dataDir, {
+        ...fastEnv,
+        ...swift.env("wharf-faults"),
+        WHARF_DOWNLOADS: "proxy",
+        WHARF_DATABASE_URL: await pg.createDatabase(),
+        WHARF_ROOT_KEY: rootKey,
+        WHARF_NODE_NAME: "node-a",
+        WHARF_REGISTRY_ADMIN_PASSWORD: "admin-password-1",
+        WHARF_ACL_BOOTSTRAP_SECRET: rootSecret,
+      });
+      const url = srv.url;
+      const registry = new RegistryClient(url);
+      const admin = await registry.login("admin", "admin-password-1");
+      const anon = new AuthClient(url);
+      const scope = await anon.get("/v1/auth-methods?scope_id=global");
+      const primary = scope.body.items.find((m: { is_primary?: boolean }) => m.is_primary);
+      const auth = new AuthClient(url, await login(anon, primary.id, "admin", adminPassword));
+      const health = async () => await (await fetch(`${url}/health`)).json();
+      assertEquals(await health(), {
+        status: "ok",
+        node: "node-a",
+        index: (await health()).index,
+        checkpoint_index: (await health()).checkpoint_index,
+        database: "up",
+        lag: 0,
+        object_store: "up",
+      });
+
+      // A hosted box, uploaded to the object store.
+      const V = "/api/v1/box/admin/devbox/version/1.0.0";
+      assertEquals((await registry.post("/api/v1/boxes", { name: "devbox" }, { token: admin })).status, 200);
+      await registry.post("/api/v1/box/admin/devbox/versions", { version: { version: "1.0.0" } }, {
+        token: admin,
+      });
+      await registry.post(`${V}/providers`, { provider: { name: "virtualbox" } }, { token: admin });
+      const upload = async () => {
+        const { upload_path } =
+          (await registry.get(`${V}/provider/virtualbox/upload`, { token: admin })).body;
+        const r = await fetch(upload_path, { method: "PUT", body: new Uint8Array(100_000).fill(1) });
+        return { status: r.status, headers: r.headers, text: await r.text() };
+      };
+      assertEquals((await upload()).status, 200);
+
+      await pg.halt();
+      const box = await registry.post("/api/v1/boxes", { name: "second" }, { token: admin });
+      assertEquals(box.status, 503, box.text);
+      assertEquals(box.headers.get("Retry-After"), "5");
+      assertEquals(box.body.success, false);
+      assert(box.body.errors[0].includes("database"));
+      const method = await auth.post("/v1/auth-methods", {
+        scope_id: "global",
+        type: "password",
+        version: 0,
+      });
+      assertEquals(method.status, 503);
+      assertEquals(method.headers.get("Retry-After"), "5");
+      assertEquals(typeof method.body.kind, "string");
+      assert(method.body.message.includes("database"));
+      const published = await fetch(`${url}/v1/event/publish`, {
+        method: "POST",
+        headers: { "X-Nomad-Token": rootSecret },
+        body: JSON.stringify({ Events: [nodeEvent("n1")] }),
+      });
+      assertEquals(published.status, 503);
+      assertEquals(published.headers.get("Retry-After"), "5");
+      assertEquals(await published.text(), "the database is unreachable; retry shortly");
+      // Reads are served from memory meanwhile.
+      assertEquals((await registry.get("/api/v1/box/admin/devbox", { token: admin })).status, 200);
+      await eventually("health says the database is down", async () => {
+        const h = await health();
+        return h.status === "degraded" && h.database === "down" ? h : undefined;
+      });
+
+      await pg.start();
+      await eventually("writes succeed again", async () => {
+        const r = await registry.post("/api/v1/boxes", { name: "second" }, { token: admin });
+        return r.status === 200 ? r : undefined;
+      });
+      await eventually("health ok again", async () => ((await health()).status === "ok" ? true : undefined));
+
+      await swift.haltProxy();
+      const failed = await upload();
+      assertEquals(failed.status, 503, failed.text);
+      assertEquals(failed.headers.get("Retry-After"), "5");
+      assertEquals(JSON.parse(failed.text).success, false);
+      const download = await fetch(`${url}/admin/boxes/devbox/versions/1.0.0/providers/virtualbox.box`, {
+        headers: { Authorization: `Bearer ${admin}` },
+      });
+      await download.body?.cancel();
+      assertEquals(download.status, 503);
+      assertEquals((await health()).object_store, "down");
+      await swift.startProxy();
+      const again = await upload();
+      assertEquals(again.status, 200, again.text);
+      assertEquals((await health()).status, "ok");
+    } finally {
+      if (srv) {
+        srv.kill("SIGTERM");
+        assertEquals((await srv.status).code, 0, srv.stderr());
+      }
+      await Deno.remove(dataDir, { recursive: true });
+      await Promise.all([pg.stop(), swift.stop()]);
+    }
+  },
+});
