@@ -5,7 +5,7 @@
 import { json } from "../../lib/http.ts";
 import { constantTimeEqual } from "../../lib/crypto.ts";
 import { prefixedId, randomSecret } from "../../lib/ids.ts";
-import type { DocChange, DocWrite, StoredDoc, UsageCounters } from "../../lib/store/mod.ts";
+import type { Counters, DocChange, DocWrite, StoredDoc } from "../../lib/store/mod.ts";
 import type { Req } from "./auth.ts";
 import { requireOrgManager } from "./admin_orgs.ts";
 import { FieldErrors, readPayload } from "./body.ts";
@@ -41,12 +41,12 @@ export interface PrincipalTokenDoc extends TokenDoc {
 /** The principals' in-memory side: their tokens by client id and when each was last used. */
 export class Principals {
   readonly #reg: Registry;
-  readonly lastUsed: UsageCounters;
+  readonly lastUsed: Counters;
   /** client id → hashes of its tokens (kept by watching the token collection). */
   readonly #tokens = new Map<string, Set<string>>();
   readonly #unwatch: () => void;
 
-  constructor(reg: Registry, lastUsed: UsageCounters) {
+  constructor(reg: Registry, lastUsed: Counters) {
     this.#reg = reg;
     this.lastUsed = lastUsed;
     for (const t of reg.store.list<TokenDoc>(TOKENS)) this.#index(t, +1);
