@@ -9,20 +9,14 @@ import { startSwift, swiftSkipReason } from "../fixtures/swift.ts";
 import { Client as RegistryClient } from "../registry/helpers.ts";
 import { adminPassword, Client as AuthClient, fastEnv, login } from "../authmethods/helpers.ts";
 import { nodeEvent, rootSecret } from "../events/stream_helpers.ts";
+import { eventually, testRootKey } from "./helpers.ts";
 
 const skip = postgresSkipReason ?? swiftSkipReason;
 if (skip) console.warn(`fault tests skipped: ${skip}`);
-const rootKey = btoa(String.fromCharCode(...new Uint8Array(32).fill(5)));
+const rootKey = testRootKey(5);
 
-async function eventually<T>(what: string, fn: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  while (true) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+/** The engines take seconds to come back: poll for 20 s, every 100 ms. */
+const recovered = <T>(what: string, fn: () => Promise<T | undefined>) => eventually(what, fn, 20_000, 100);
 
 Deno.test({
   name: "PostgreSQL or S3 down → 503 + Retry-After in each family's shape, /health degraded, then recovery",
@@ -102,17 +96,17 @@ Deno.test({
       assertEquals(await published.text(), "the database is unreachable; retry shortly");
       // Reads are served from memory meanwhile.
       assertEquals((await registry.get("/api/v1/box/admin/devbox", { token: admin })).status, 200);
-      await eventually("health says the database is down", async () => {
+      await recovered("health says the database is down", async () => {
         const h = await health();
         return h.status === "degraded" && h.database === "down" ? h : undefined;
       });
 
       await pg.start();
-      await eventually("writes succeed again", async () => {
+      await recovered("writes succeed again", async () => {
         const r = await registry.post("/api/v1/boxes", { name: "second" }, { token: admin });
         return r.status === 200 ? r : undefined;
       });
-      await eventually("health ok again", async () => ((await health()).status === "ok" ? true : undefined));
+      await recovered("health ok again", async () => ((await health()).status === "ok" ? true : undefined));
 
       await swift.haltProxy();
       const failed = await upload();

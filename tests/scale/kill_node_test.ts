@@ -2,12 +2,13 @@
 // shared log, and the other node goes on serving and streams it.
 
 import { assert, assertEquals } from "../helpers/assert.ts";
-import { type ChildServer, spawnServer } from "../helpers/server.ts";
+import type { ChildServer } from "../helpers/server.ts";
 import { postgresSkipReason, startPostgres } from "../fixtures/postgres.ts";
 import { nodeEvent, rootSecret, subscribe } from "../events/stream_helpers.ts";
+import { indexesUntil, Nodes, testRootKey } from "./helpers.ts";
 
 if (postgresSkipReason) console.warn(`kill -9 test skipped: ${postgresSkipReason}`);
-const rootKey = btoa(String.fromCharCode(...new Uint8Array(32).fill(11)));
+const rootKey = testRootKey(11);
 
 Deno.test({
   name: "kill -9 of a node under write load: every acknowledged write is on the surviving node",
@@ -16,20 +17,15 @@ Deno.test({
   sanitizeOps: false,
   async fn() {
     const pg = await startPostgres();
-    const dirs: string[] = [];
-    const nodes: ChildServer[] = [];
+    const nodes = new Nodes();
     try {
       const env = {
         WHARF_DATABASE_URL: await pg.createDatabase(),
         WHARF_ROOT_KEY: rootKey,
         WHARF_ACL_BOOTSTRAP_SECRET: rootSecret,
       };
-      for (const name of ["victim", "survivor"]) {
-        const dir = await Deno.makeTempDir({ prefix: `wharf-${name}-` });
-        dirs.push(dir);
-        nodes.push(await spawnServer(dir, { ...env, WHARF_NODE_NAME: name }));
-      }
-      const [victim, survivor] = nodes as [ChildServer, ChildServer];
+      for (const name of ["victim", "survivor"]) await nodes.spawn(name, env);
+      const [victim, survivor] = nodes.started as [ChildServer, ChildServer];
       const acknowledged: number[] = [];
       let attempted = 0;
       const writer = async (i: number) => {
@@ -62,24 +58,13 @@ Deno.test({
       });
       assertEquals(after.status, 200);
       const last = (await after.json()).Index as number;
-      const stream = await subscribe(survivor.url, "index=1&topic=Node");
-      const seen: number[] = [];
-      while (seen.at(-1) !== last) {
-        const frame = await stream.nextData(10_000);
-        if (!frame) throw new Error("stream ended");
-        for (const e of frame.Events ?? []) seen.push(e.Index);
-      }
-      await stream.close();
+      const seen = await indexesUntil(await subscribe(survivor.url, "index=1&topic=Node"), last);
       const present = new Set(seen);
       const lost = acknowledged.filter((i) => !present.has(i));
       assertEquals(lost, [], `${lost.length} of ${acknowledged.length} acknowledged writes missing`);
       for (let i = 1; i < seen.length; i++) assert(seen[i]! > seen[i - 1]!, "strictly increasing");
     } finally {
-      for (const n of nodes) {
-        n.kill("SIGKILL");
-        await n.status;
-      }
-      for (const d of dirs) await Deno.remove(d, { recursive: true });
+      await nodes.stop("SIGKILL");
       await pg.stop();
     }
   },

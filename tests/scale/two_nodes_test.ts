@@ -2,24 +2,14 @@
 // both at once is created once, and events published on both reach both streams as one identical sequence.
 
 import { assert, assertEquals } from "../helpers/assert.ts";
-import { type ChildServer, spawnServer } from "../helpers/server.ts";
 import { postgresSkipReason, startPostgres } from "../fixtures/postgres.ts";
 import { Client } from "../registry/helpers.ts";
 import { nodeEvent, publish, rootSecret, subscribe } from "../events/stream_helpers.ts";
 import { adminPassword, Client as AuthClient, fastEnv, login } from "../authmethods/helpers.ts";
+import { eventually, indexesUntil, Nodes, testRootKey } from "./helpers.ts";
 
-const rootKey = btoa(String.fromCharCode(...new Uint8Array(32).fill(9)));
+const rootKey = testRootKey(9);
 if (postgresSkipReason) console.warn(`two-node tests skipped: ${postgresSkipReason}`);
-
-async function eventually<T>(what: string, fn: () => Promise<T | undefined>, ms = 5000): Promise<T> {
-  const deadline = Date.now() + ms;
-  while (true) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 Deno.test({
   name: "two nodes on one database: shared writes, one winner per name, identical event streams",
@@ -28,8 +18,8 @@ Deno.test({
   sanitizeOps: false,
   async fn() {
     const pg = await startPostgres();
-    const dirs: string[] = [];
-    const nodes: ChildServer[] = [];
+    const cluster = new Nodes();
+    const nodes = cluster.started;
     try {
       const url = await pg.createDatabase();
       const env = {
@@ -41,11 +31,7 @@ Deno.test({
         WHARF_EVENTS_HEARTBEAT_MS: "200",
       };
       // One after the other: the second node starts from what the first bootstrapped (admin, ACL root token).
-      for (const name of ["one", "two"]) {
-        const dir = await Deno.makeTempDir({ prefix: `wharf-node-${name}-` });
-        dirs.push(dir);
-        nodes.push(await spawnServer(dir, { ...env, WHARF_NODE_NAME: name }));
-      }
+      for (const name of ["one", "two"]) await cluster.spawn(name, env);
       const [one, two] = nodes.map((n) => new Client(n.url)) as [Client, Client];
 
       // A user created on one logs in on the other.
@@ -130,16 +116,7 @@ Deno.test({
         );
       }
       const last = Math.max(...indexes);
-      const seen = await Promise.all(streams.map(async (s) => {
-        const got: number[] = [];
-        while (got.at(-1) !== last) {
-          const frame = await s.nextData(10_000);
-          if (!frame) throw new Error("stream ended");
-          for (const e of frame.Events ?? []) got.push(e.Index);
-        }
-        await s.close();
-        return got;
-      }));
+      const seen = await Promise.all(streams.map((s) => indexesUntil(s, last)));
       assertEquals(seen[0], seen[1]);
       assertEquals(seen[0]!.length, 500);
       for (let i = 1; i < seen[0]!.length; i++) {
@@ -147,11 +124,7 @@ Deno.test({
       }
       assertEquals([...seen[0]!].sort((a, b) => a - b), [...indexes].sort((a, b) => a - b));
     } finally {
-      for (const n of nodes) {
-        n.kill("SIGTERM");
-        await n.status;
-      }
-      for (const d of dirs) await Deno.remove(d, { recursive: true });
+      await cluster.stop("SIGTERM");
       await pg.stop();
     }
   },
