@@ -3,41 +3,12 @@
 
 import { assertEquals } from "../helpers/assert.ts";
 import { peopleDn, slapdSkipReason, startSlapd, users } from "../fixtures/slapd.ts";
-import { type AuthServer, callApi, startAuthServer } from "../fixtures/wharf_auth.ts";
+import type { AuthServer } from "../fixtures/wharf_auth.ts";
 import { withAuthServer } from "./helpers.ts";
+import { directBindAttrs, withLdapMethod } from "./ldap_helpers.ts";
 
 const ignore = slapdSkipReason !== undefined;
 const spellings = ["alice", "ALICE", " alice", "alice  ", "Alice"];
-
-async function withLdapMethod(
-  attributes: Record<string, unknown>,
-  fn: (
-    api: AuthServer,
-    login: (name: string, password: string) => ReturnType<typeof callApi>,
-  ) => Promise<void>,
-): Promise<void> {
-  const ldap = await startSlapd();
-  const api = await startAuthServer();
-  try {
-    const created = await api.call("POST", "/v1/auth-methods", {
-      scope_id: "global",
-      type: "ldap",
-      name: "directory",
-      attributes: { state: "active-public", urls: [ldap.ldapUrl], ...attributes },
-    });
-    assertEquals(created.status, 200, JSON.stringify(created.body));
-    await fn(
-      api,
-      (name, password) =>
-        callApi(api.url, "POST", `/v1/auth-methods/${created.body.id}:authenticate`, {
-          attributes: { login_name: name, password },
-        }),
-    );
-  } finally {
-    await api.stop();
-    await ldap.stop();
-  }
-}
 
 async function countUsers(api: AuthServer): Promise<number> {
   const r = await api.call("GET", "/v1/users?scope_id=global");
@@ -47,8 +18,8 @@ async function countUsers(api: AuthServer): Promise<number> {
 
 for (
   const [mode, attributes] of [
-    ["direct bind", { user_dn: peopleDn, user_attr: "uid" }],
-    ["discover_dn", { discover_dn: true, user_dn: peopleDn, user_attr: "uid" }],
+    ["direct bind", directBindAttrs],
+    ["discover_dn", { discover_dn: true, ...directBindAttrs }],
   ] as const
 ) {
   Deno.test({
@@ -79,7 +50,7 @@ Deno.test({
   name: "a login in another case does not rewrite the LDAP account's dn",
   ignore,
   fn: () =>
-    withLdapMethod({ user_dn: peopleDn, user_attr: "uid" }, async (api, login) => {
+    withLdapMethod(directBindAttrs, async (api, login) => {
       for (const name of ["alice", "ALICE"]) {
         const r = await login(name, users.alice.password);
         assertEquals(r.status, 200, JSON.stringify(r.body));
@@ -94,7 +65,7 @@ Deno.test({
   name: "wrong passwords over LDAP name spellings of one entry share one throttle key",
   ignore,
   fn: () =>
-    withLdapMethod({ user_dn: peopleDn, user_attr: "uid" }, async (api, login) => {
+    withLdapMethod(directBindAttrs, async (api, login) => {
       const statuses = [];
       for (let i = 0; i < 20; i++) {
         statuses.push((await login(spellings[i % spellings.length]!, `wrong-${i}`)).status);

@@ -3,7 +3,8 @@
 
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { peopleDn, serviceAccount, slapdSkipReason, startSlapd, users } from "../fixtures/slapd.ts";
-import { type AuthServer, callApi, startAuthServer } from "../fixtures/wharf_auth.ts";
+import type { AuthServer } from "../fixtures/wharf_auth.ts";
+import { directBindAttrs, withLdapMethod } from "./ldap_helpers.ts";
 import { ldapAuthenticate } from "../../routes/authmethods/login/ldap_client.ts";
 import { LdapConnectionPool } from "../../routes/authmethods/ldap_pool.ts";
 
@@ -61,12 +62,6 @@ Deno.test({
   },
 });
 
-async function login(api: AuthServer, methodId: string, loginName: string, password: string) {
-  return await callApi(api.url, "POST", `/v1/auth-methods/${methodId}:authenticate`, {
-    attributes: { login_name: loginName, password },
-  });
-}
-
 async function patchMethod(api: AuthServer, id: string, attributes: Record<string, unknown>) {
   const cur = await api.call("GET", `/v1/auth-methods/${id}`);
   const r = await api.call("PATCH", `/v1/auth-methods/${id}`, { version: cur.body.version, attributes });
@@ -76,26 +71,16 @@ async function patchMethod(api: AuthServer, id: string, attributes: Record<strin
 Deno.test({
   name: "an LDAP login after the method's config changes uses the new config",
   ignore,
-  async fn() {
-    const ldap = await startSlapd();
-    const api = await startAuthServer();
-    try {
-      const created = await api.call("POST", "/v1/auth-methods", {
-        scope_id: "global",
-        type: "ldap",
-        name: "pooled",
-        attributes: { state: "active-public", urls: [ldap.ldapUrl], user_dn: peopleDn, user_attr: "uid" },
-      });
-      assertEquals(created.status, 200, JSON.stringify(created.body));
-      const id = String(created.body.id);
-      assertEquals((await login(api, id, "alice", users.alice.password)).status, 200);
-      assertEquals((await login(api, id, "alice", users.alice.password)).status, 200);
+  fn: () =>
+    withLdapMethod(directBindAttrs, async (api, login, { ldap, methodId: id }) => {
+      assertEquals((await login("alice", users.alice.password)).status, 200);
+      assertEquals((await login("alice", users.alice.password)).status, 200);
       // Point the method at a server that is down: a kept connection to the old URL must not be used.
       await patchMethod(api, id, { urls: [ldap.downUrl] });
-      assertEquals((await login(api, id, "alice", users.alice.password)).status, 401);
+      assertEquals((await login("alice", users.alice.password)).status, 401);
       // Back to the directory, but with a user_dn under which alice does not exist.
       await patchMethod(api, id, { urls: [ldap.ldapUrl], user_dn: `ou=nobody,${peopleDn}` });
-      assertEquals((await login(api, id, "alice", users.alice.password)).status, 401);
+      assertEquals((await login("alice", users.alice.password)).status, 401);
       // discover_dn through the service account: the pooled connection re-binds as it for the search.
       await patchMethod(api, id, {
         user_dn: peopleDn,
@@ -103,15 +88,11 @@ Deno.test({
         bind_dn: serviceAccount.dn,
         bind_password: serviceAccount.password,
       });
-      assertEquals((await login(api, id, "bob", users.bob.password)).status, 200);
-      assertEquals((await login(api, id, "bob", "wrong-password")).status, 401);
-      assertEquals((await login(api, id, "alice", users.alice.password)).status, 200);
+      assertEquals((await login("bob", users.bob.password)).status, 200);
+      assertEquals((await login("bob", "wrong-password")).status, 401);
+      assertEquals((await login("alice", users.alice.password)).status, 200);
       // A deleted method refuses logins (404), whatever the pool holds.
       assertEquals((await api.call("DELETE", `/v1/auth-methods/${id}`)).status, 200);
-      assertEquals((await login(api, id, "alice", users.alice.password)).status, 404);
-    } finally {
-      await api.stop();
-      await ldap.stop();
-    }
-  },
+      assertEquals((await login("alice", users.alice.password)).status, 404);
+    }, "pooled"),
 });

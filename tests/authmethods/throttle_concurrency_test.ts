@@ -3,8 +3,8 @@
 
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { type ApiResponse, type AuthFixture, makeUser, withAuthServer } from "./helpers.ts";
-import { peopleDn, slapdSkipReason, startSlapd, users } from "../fixtures/slapd.ts";
-import { callApi, startAuthServer } from "../fixtures/wharf_auth.ts";
+import { slapdSkipReason, users } from "../fixtures/slapd.ts";
+import { directBindAttrs, withLdapMethod } from "./ldap_helpers.ts";
 
 const auth = (f: AuthFixture, loginName: string, password: string) =>
   f.anon.post(`/v1/auth-methods/${f.primaryMethodId}:authenticate`, {
@@ -64,29 +64,12 @@ Deno.test("a right password sent with the threshold of wrong ones is answered as
 Deno.test({
   name: "concurrent wrong passwords against an LDAP method get at most the threshold of 401s",
   ignore: slapdSkipReason !== undefined,
-  async fn() {
-    const ldap = await startSlapd();
-    const api = await startAuthServer();
-    try {
-      const created = await api.call("POST", "/v1/auth-methods", {
-        scope_id: "global",
-        type: "ldap",
-        name: "directory",
-        attributes: { state: "active-public", urls: [ldap.ldapUrl], user_dn: peopleDn, user_attr: "uid" },
-      });
-      assertEquals(created.status, 200, JSON.stringify(created.body));
-      const login = (name: string, password: string) =>
-        callApi(api.url, "POST", `/v1/auth-methods/${created.body.id}:authenticate`, {
-          attributes: { login_name: name, password },
-        });
+  fn: () =>
+    withLdapMethod(directBindAttrs, async (_api, login) => {
       const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => login("alice", `wrong-${i}`)));
       assertEquals(tally(answers), { 401: 5, 429: 25 });
       assertEquals((await login("alice", users.alice.password)).status, 429);
       // Another name is not locked by alice's failures.
       assertEquals((await login("bob", users.bob.password)).status, 200);
-    } finally {
-      await api.stop();
-      await ldap.stop();
-    }
-  },
+    }),
 });
