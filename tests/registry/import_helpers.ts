@@ -4,7 +4,7 @@
 import { createHash } from "node:crypto";
 import { assertEquals } from "../helpers/assert.ts";
 import { runImport } from "../../cli/import/mod.ts";
-import { Client, createOrg, createUser, type Fixture } from "./helpers.ts";
+import { Client, createOrg, createUser, type Fixture, startRegistry } from "./helpers.ts";
 
 export interface SourceOrg {
   /** alice: owner of acme on the source. */
@@ -208,4 +208,40 @@ export async function importer(args: string[], env: Record<string, string> = {})
     env,
   });
   return { code, out: out.join("\n"), err };
+}
+
+/** A source wharf with `sourceOrg`'s acme, a target with an empty acme, and the import arguments between them. */
+export interface ImportPair {
+  src: Fixture;
+  dst: Fixture;
+  org: SourceOrg;
+  /** --from the source, --namespace acme, --server and --token of the target's admin. */
+  args: string[];
+}
+
+/** Runs `fn` with an `ImportPair`, stopping both servers after. */
+export async function withImportPair(fn: (pair: ImportPair) => Promise<void>): Promise<void> {
+  const src = await startRegistry();
+  const dst = await startRegistry();
+  try {
+    const org = await sourceOrg(src);
+    const a = await dst.api.post("/api/v1/admin/organizations", { organization: { name: "acme" } }, {
+      token: dst.admin,
+    });
+    assertEquals(a.status, 200, a.text);
+    const args = [
+      "--from",
+      src.srv.url,
+      "--namespace",
+      "acme",
+      "--server",
+      dst.srv.url,
+      "--token",
+      dst.admin,
+    ];
+    await fn({ src, dst, org, args });
+  } finally {
+    await src.stop();
+    await dst.stop();
+  }
 }

@@ -2,7 +2,7 @@
 // run copies nothing, a bad file is reported while the rest arrives, and a v1-only source goes through v1.
 
 import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
-import { type Fixture, startRegistry } from "./helpers.ts";
+import type { Fixture } from "./helpers.ts";
 import { runRegistryCli } from "../../routes/registry/cli.ts";
 import { message } from "../../cli/import/sync.ts";
 import { mayCarryToken } from "../../cli/import/http.ts";
@@ -15,34 +15,17 @@ import {
   hex,
   importer,
   setStatus,
-  sourceOrg,
+  withImportPair,
 } from "./import_helpers.ts";
 
 const TAGS = ["acme/devbox", "acme/secret"];
 
-Deno.test("an organization imported from a wharf answers the same, files, privacy, counts and times included", async () => {
-  const src = await startRegistry();
-  const dst = await startRegistry();
-  try {
-    const org = await sourceOrg(src);
+Deno.test("an organization imported from a wharf answers the same, files, privacy, counts and times included", () =>
+  withImportPair(async ({ src, dst, org, args }) => {
     const before = Object.fromEntries(
       await Promise.all(TAGS.map(async (t) => [t, await boxView(src.srv.url, org.token, t)])),
     );
     assertEquals((before["acme/devbox"] as { downloads: number }).downloads, 3);
-    const a = await dst.api.post("/api/v1/admin/organizations", { organization: { name: "acme" } }, {
-      token: dst.admin,
-    });
-    assertEquals(a.status, 200, a.text);
-    const args = [
-      "--from",
-      src.srv.url,
-      "--namespace",
-      "acme",
-      "--server",
-      dst.srv.url,
-      "--token",
-      dst.admin,
-    ];
     const dry = await importer([...args, "--dry-run", "--json"], { VAGRANT_CLOUD_TOKEN: org.token });
     assertEquals(dry.code, 0, dry.out + dry.err);
     const planned = JSON.parse(dry.out);
@@ -91,31 +74,10 @@ Deno.test("an organization imported from a wharf answers the same, files, privac
         `${key} is byte-identical`,
       );
     }
-  } finally {
-    await src.stop();
-    await dst.stop();
-  }
-});
+  }));
 
-Deno.test("a re-run after the source changed copies only the new and changed files", async () => {
-  const src = await startRegistry();
-  const dst = await startRegistry();
-  try {
-    const org = await sourceOrg(src);
-    const a = await dst.api.post("/api/v1/admin/organizations", { organization: { name: "acme" } }, {
-      token: dst.admin,
-    });
-    assertEquals(a.status, 200, a.text);
-    const args = [
-      "--from",
-      src.srv.url,
-      "--namespace",
-      "acme",
-      "--server",
-      dst.srv.url,
-      "--token",
-      dst.admin,
-    ];
+Deno.test("a re-run after the source changed copies only the new and changed files", () =>
+  withImportPair(async ({ src, dst, org, args }) => {
     const env = { VAGRANT_CLOUD_TOKEN: org.token };
     assertEquals((await importer(args, env)).code, 0);
     const token = org.token;
@@ -162,11 +124,7 @@ Deno.test("a re-run after the source changed copies only the new and changed fil
     }
     const again = JSON.parse((await importer([...args, "--json"], env)).out);
     assertEquals([again.files.copied, again.boxes.unchanged], [0, 2]);
-  } finally {
-    await src.stop();
-    await dst.stop();
-  }
-});
+  }));
 
 async function upload(f: Fixture, token: string, providerPath: string, file: Uint8Array<ArrayBuffer>) {
   const prepared = await f.api.get(`${providerPath}/upload`, { token });
