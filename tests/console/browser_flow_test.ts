@@ -8,18 +8,7 @@ import type { Page } from "puppeteer-core";
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { sha256Hex } from "../../lib/crypto.ts";
 import { createOrg, createUser, startRegistry } from "../registry/helpers.ts";
-import { browserTest, launchBrowser, screenshot } from "./helpers.ts";
-
-async function fill(page: Page, selector: string, value: string): Promise<void> {
-  await page.$eval(selector, (el, v) => {
-    (el as unknown as { value: string }).value = v as string;
-  }, value);
-}
-
-/** Clicks and waits for the page it leads to. */
-async function clickAndWait(page: Page, selector: string): Promise<void> {
-  await Promise.all([page.waitForNavigation({ waitUntil: "load" }), page.click(selector)]);
-}
+import { browserTest, clickAndWait, fill, launchBrowser, screenshot } from "./helpers.ts";
 
 async function text(page: Page): Promise<string> {
   return await page.$eval("main", (m) => (m as unknown as { innerText: string }).innerText);

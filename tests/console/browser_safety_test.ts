@@ -5,21 +5,11 @@
 import type { Page } from "puppeteer-core";
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { createOrg, createUser, publishExternal, startRegistry } from "../registry/helpers.ts";
-import { browserTest, launchBrowser, screenshot, seriousViolations } from "./helpers.ts";
+import { browserTest, clickAndWait, fill, launchBrowser, screenshot, seriousViolations } from "./helpers.ts";
 
 const PAYLOAD =
   `<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>"'><svg onload="window.__xss=3">` +
   ` [click me](javascript:window.__xss=4) <a href="javascript:window.__xss=5">raw</a>`;
-
-async function fill(page: Page, selector: string, value: string): Promise<void> {
-  await page.$eval(selector, (el, v) => {
-    (el as unknown as { value: string }).value = v as string;
-  }, value);
-}
-
-async function clickAndWait(page: Page, selector: string): Promise<void> {
-  await Promise.all([page.waitForNavigation({ waitUntil: "load" }), page.click(selector)]);
-}
 
 /** What an injected payload would have left in the page. */
 async function injected(page: Page) {

@@ -1,7 +1,7 @@
 // Helpers for the web console's tests: a cookie-keeping HTTP client that signs in through the pages and posts
 // forms with their CSRF token, and the real Chromium the browser tests drive (skipped, saying so, without it).
 
-import puppeteer, { type Browser } from "puppeteer-core";
+import puppeteer, { type Browser, type Page } from "puppeteer-core";
 import axe from "axe-core";
 
 export const CHROMIUM = "/usr/bin/chromium";
@@ -82,6 +82,18 @@ const screenshotDir = new URL("../../docs/screenshots/", import.meta.url);
 export async function screenshot(page: any, name: string): Promise<void> {
   await Deno.mkdir(screenshotDir, { recursive: true });
   await page.screenshot({ path: new URL(`${name}.png`, screenshotDir).pathname, type: "png" });
+}
+
+/** Sets a form field's value as typing would, without typing delays. */
+export async function fill(page: Page, selector: string, value: string): Promise<void> {
+  await page.$eval(selector, (el, v) => {
+    (el as unknown as { value: string }).value = v as string;
+  }, value);
+}
+
+/** Clicks and waits for the page it leads to. */
+export async function clickAndWait(page: Page, selector: string): Promise<void> {
+  await Promise.all([page.waitForNavigation({ waitUntil: "load" }), page.click(selector)]);
 }
 
 /** The value of the last input named `name` in `html` (the page's own form comes after the header's). */
