@@ -2,7 +2,7 @@
 // and renamed into place before anything points at them; streamed out with Range, ETag and Content-Length.
 
 import { ApiError } from "../errors.ts";
-import { BatchReader, fileStream, ParallelDigests } from "./blob_stream.ts";
+import { type Batch, BatchReader, fileStream, ParallelDigests } from "./blob_stream.ts";
 import { HashPool, type HashPoolOptions } from "./hash_pool.ts";
 import { ensureDir, removeTempFiles, syncDir, tempSuffix } from "./fsutil.ts";
 
@@ -30,6 +30,51 @@ export interface IngestOptions {
    * orphan collection never removes it between its rename and the caller's commit (see collectOrphans).
    */
   hold?: (sha256: string) => void;
+}
+
+/** The digests an ingest computes: those asked for plus sha256 and the expected one; all five by default. */
+export function ingestDigests(options: IngestOptions): readonly DigestName[] {
+  return options.digests
+    ? digestNames.filter((n) =>
+      n === "sha256" || n === options.expect?.algorithm || options.digests!.includes(n)
+    )
+    : digestNames;
+}
+
+/**
+ * Reads `reader` batch by batch, failing with 413 past `options.maxBytes`, hands each batch to `write` and then
+ * to `hashing` (whose worker takes the batch's buffer over); returns the size read.
+ */
+export async function pumpBatches(
+  reader: BatchReader,
+  hashing: ParallelDigests,
+  options: IngestOptions,
+  write: (batch: Batch) => void | Promise<void>,
+): Promise<number> {
+  let size = 0;
+  for (;;) {
+    const batch = await reader.read(hashing.buffer());
+    if (!batch) return size;
+    size += batch.length;
+    if (size > options.maxBytes) {
+      throw new ApiError(413, `upload exceeds the limit of ${options.maxBytes} bytes`);
+    }
+    await write(batch);
+    await hashing.update(batch);
+  }
+}
+
+/** Fails with 422, in the caller's words, when the body's digest is not the one `options.expect` names. */
+export function checkExpectedDigest(digests: StoredBlob["digests"], options: IngestOptions): void {
+  if (!options.expect || digests[options.expect.algorithm] === options.expect.hex.toLowerCase()) return;
+  const actual = digests[options.expect.algorithm]!;
+  const message = options.mismatchMessage;
+  throw new ApiError(
+    422,
+    typeof message === "function"
+      ? message(actual)
+      : message ?? `checksum mismatch: the ${options.expect.algorithm} differs`,
+  );
 }
 
 /** What orphan collection asks, at the moment of each removal: is this blob referenced or held? */
@@ -121,44 +166,20 @@ export class BlobStore implements Blobs {
    */
   async ingest(body: ReadableStream<Uint8Array>, options: IngestOptions): Promise<StoredBlob> {
     const tmp = `${this.dir}/tmp/${Date.now()}-${Deno.pid}-${++this.#tmpCounter}${tempSuffix}`;
-    const wanted = options.digests
-      ? digestNames.filter((n) =>
-        n === "sha256" || n === options.expect?.algorithm || options.digests!.includes(n)
-      )
-      : digestNames;
     const reader = new BatchReader(body);
-    const hashing = new ParallelDigests(wanted, this.#hashing);
+    const hashing = new ParallelDigests(ingestDigests(options), this.#hashing);
     let file: Deno.FsFile | undefined;
-    let size = 0;
     let kept = false;
     try {
-      file = await Deno.open(tmp, { write: true, create: true, truncate: true, mode: 0o600 });
-      for (;;) {
-        const batch = await reader.read(hashing.buffer());
-        if (!batch) break;
-        size += batch.length;
-        if (size > options.maxBytes) {
-          throw new ApiError(413, `upload exceeds the limit of ${options.maxBytes} bytes`);
-        }
-        // Synchronous on purpose: the main thread has nothing else to do for this upload, and async
-        // writes cost a thread hand-off per batch. The batch is written before the worker takes it over.
-        writeAllSync(file, batch);
-        await hashing.update(batch);
-      }
+      const out = file = await Deno.open(tmp, { write: true, create: true, truncate: true, mode: 0o600 });
+      // Synchronous on purpose: the main thread has nothing else to do for this upload, and async
+      // writes cost a thread hand-off per batch. The batch is written before the worker takes it over.
+      const size = await pumpBatches(reader, hashing, options, (batch) => writeAllSync(out, batch));
       const digests = await hashing.finish() as StoredBlob["digests"];
       await file.syncData();
       file.close();
       file = undefined;
-      if (options.expect && digests[options.expect.algorithm] !== options.expect.hex.toLowerCase()) {
-        const actual = digests[options.expect.algorithm]!;
-        const message = options.mismatchMessage;
-        throw new ApiError(
-          422,
-          typeof message === "function"
-            ? message(actual)
-            : message ?? `checksum mismatch: the ${options.expect.algorithm} differs`,
-        );
-      }
+      checkExpectedDigest(digests, options);
       const final = this.#path(digests.sha256);
       await ensureDir(`${this.dir}/${digests.sha256.slice(0, 2)}`);
       options.hold?.(digests.sha256);

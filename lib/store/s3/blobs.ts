@@ -26,9 +26,11 @@ import {
   blobName,
   type BlobReferences,
   type Blobs,
-  digestNames,
+  checkExpectedDigest,
+  ingestDigests,
   type IngestOptions,
   parseRange,
+  pumpBatches,
   type StoredBlob,
 } from "../blobs.ts";
 import type { S3Location } from "./client.ts";
@@ -92,13 +94,8 @@ export class S3BlobStore implements Blobs {
   }
 
   async ingest(body: ReadableStream<Uint8Array>, options: IngestOptions): Promise<StoredBlob> {
-    const wanted = options.digests
-      ? digestNames.filter((n) =>
-        n === "sha256" || n === options.expect?.algorithm || options.digests!.includes(n)
-      )
-      : digestNames;
     const reader = new BatchReader(body);
-    const hashing = new ParallelDigests(wanted, this.#hashing);
+    const hashing = new ParallelDigests(ingestDigests(options), this.#hashing);
     const tmpKey = `${this.#prefix}tmp/${crypto.randomUUID()}`;
     // A Node stream body: the SDK's multipart Upload does not take a web ReadableStream under Deno.
     const stream = new PassThrough({ highWaterMark: partBytes });
@@ -115,35 +112,18 @@ export class S3BlobStore implements Blobs {
       throw err;
     });
     done.catch(() => {});
-    let size = 0;
     let uploaded = false;
     try {
-      for (;;) {
-        const batch = await reader.read(hashing.buffer());
-        if (!batch) break;
-        size += batch.length;
-        if (size > options.maxBytes) {
-          throw new ApiError(413, `upload exceeds the limit of ${options.maxBytes} bytes`);
-        }
+      const size = await pumpBatches(reader, hashing, options, async (batch) => {
         // A copy for the upload: the hash worker takes the batch's buffer over.
         if (!stream.write(Buffer.from(batch))) await drained(stream, done);
         if (failure) throw failure;
-        await hashing.update(batch);
-      }
+      });
       stream.end();
       await done;
       uploaded = true;
       const digests = await hashing.finish() as StoredBlob["digests"];
-      if (options.expect && digests[options.expect.algorithm] !== options.expect.hex.toLowerCase()) {
-        const actual = digests[options.expect.algorithm]!;
-        const message = options.mismatchMessage;
-        throw new ApiError(
-          422,
-          typeof message === "function"
-            ? message(actual)
-            : message ?? `checksum mismatch: the ${options.expect.algorithm} differs`,
-        );
-      }
+      checkExpectedDigest(digests, options);
       options.hold?.(digests.sha256);
       await this.#removing.get(digests.sha256);
       this.lastError = undefined;
