@@ -5,6 +5,7 @@
 
 import { ensureDir, removeTempFiles, syncDir, writeAll } from "./fsutil.ts";
 import type { CommitLog } from "./commit_log.ts";
+import { type LogCursor, LogFollowers } from "./log_followers.ts";
 
 /** A stream-visible event, keys in the order the event stream emits them. */
 export interface StreamEvent {
@@ -64,11 +65,7 @@ interface PendingAppend {
   reject: (err: unknown) => void;
 }
 
-/** A reader's position; retention keeps segments at or after the slowest cursor (up to pinBytes). */
-export interface LogCursor {
-  next: number;
-  release(): void;
-}
+export type { LogCursor } from "./log_followers.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -93,8 +90,7 @@ export class EventLog implements CommitLog {
   #writing: Promise<void> | undefined;
   #failed: unknown;
   #closed = false;
-  #subscribers = new Set<(batch: CommittedBatch) => void>();
-  #cursors = new Set<{ next: number }>();
+  readonly #followers = new LogFollowers();
   #lastSparseOffset = 0;
 
   private constructor(dir: string, options: EventLogOptions) {
@@ -260,13 +256,7 @@ export class EventLog implements CommitLog {
       try {
         a.p.apply?.(a.batch);
       } finally {
-        for (const s of this.#subscribers) {
-          try {
-            s(a.batch);
-          } catch {
-            // A faulty subscriber must not affect the writer or other subscribers.
-          }
-        }
+        this.#followers.notify(a.batch);
         a.p.resolve(a.batch);
       }
     }
@@ -288,24 +278,12 @@ export class EventLog implements CommitLog {
 
   /** Calls `listener` with every batch after it becomes durable, in index order; returns unsubscribe. */
   subscribe(listener: (batch: CommittedBatch) => void): () => void {
-    this.#subscribers.add(listener);
-    return () => this.#subscribers.delete(listener);
+    return this.#followers.subscribe(listener);
   }
 
   /** Registers a reader position that retention respects (within pinBytes). */
   openCursor(next: number): LogCursor {
-    const holder = { next };
-    this.#cursors.add(holder);
-    const cursors = this.#cursors;
-    return {
-      get next() {
-        return holder.next;
-      },
-      set next(v: number) {
-        holder.next = v;
-      },
-      release: () => cursors.delete(holder),
-    };
+    return this.#followers.openCursor(next);
   }
 
   /**
@@ -409,8 +387,7 @@ export class EventLog implements CommitLog {
   async #retain(checkpointIndex: number): Promise<number> {
     const { retainIndexes, retainBytes, pinBytes } = this.options;
     let total = this.sizeBytes;
-    let slowest = Infinity;
-    for (const c of this.#cursors) slowest = Math.min(slowest, c.next);
+    const slowest = this.#followers.slowestCursor();
     let pinned = 0;
     let removed = 0;
     while (this.#segments.length > 1) {
@@ -440,7 +417,7 @@ export class EventLog implements CommitLog {
     if (this.#closed) return;
     while (this.#writing) await this.#writing;
     this.#closed = true;
-    this.#subscribers.clear();
+    this.#followers.unsubscribeAll();
     this.#file?.close();
     this.#file = undefined;
   }

@@ -5,6 +5,7 @@
 import type { AppendBatch, CommitLog } from "../commit_log.ts";
 import type { BatchBody, CommittedBatch, LogCursor, LogRecord } from "../eventlog.ts";
 import { LogClosedError } from "../eventlog.ts";
+import { LogFollowers } from "../log_followers.ts";
 import type { Sql } from "./schema.ts";
 import { isDatabaseUnreachable, StorageUnavailableError } from "../unavailable.ts";
 
@@ -26,8 +27,7 @@ export class PgLog implements CommitLog {
   #applied = 0;
   #first = 1;
   #follower: ((batch: CommittedBatch) => void) | undefined;
-  #subscribers = new Set<(batch: CommittedBatch) => void>();
-  #cursors = new Set<{ next: number }>();
+  readonly #followers = new LogFollowers();
   #waiters: Array<{ index: number; resolve: () => void; reject: (err: unknown) => void }> = [];
   #pulling: Promise<void> | undefined;
   #again = false;
@@ -201,13 +201,7 @@ export class PgLog implements CommitLog {
     try {
       this.#follower?.(batch);
     } finally {
-      for (const s of this.#subscribers) {
-        try {
-          s(batch);
-        } catch {
-          // A faulty subscriber must not affect the view or other subscribers.
-        }
-      }
+      this.#followers.notify(batch);
       const due = this.#waiters.filter((w) => w.index <= index);
       if (due.length) {
         this.#waiters = this.#waiters.filter((w) => w.index > index);
@@ -217,23 +211,11 @@ export class PgLog implements CommitLog {
   }
 
   subscribe(listener: (batch: CommittedBatch) => void): () => void {
-    this.#subscribers.add(listener);
-    return () => this.#subscribers.delete(listener);
+    return this.#followers.subscribe(listener);
   }
 
   openCursor(next: number): LogCursor {
-    const holder = { next };
-    this.#cursors.add(holder);
-    const cursors = this.#cursors;
-    return {
-      get next() {
-        return holder.next;
-      },
-      set next(v: number) {
-        holder.next = v;
-      },
-      release: () => cursors.delete(holder),
-    };
+    return this.#followers.openCursor(next);
   }
 
   async *read(from: number): AsyncGenerator<{ index: number; line: string }> {
@@ -253,8 +235,8 @@ export class PgLog implements CommitLog {
 
   /** Deletes rows covered by the checkpoint and older than the newest retainIndexes (and every cursor). */
   async applyRetention(checkpointIndex: number): Promise<number> {
-    let below = Math.min(checkpointIndex, this.#applied - this.#options.retainIndexes) + 1;
-    for (const c of this.#cursors) below = Math.min(below, c.next);
+    const covered = Math.min(checkpointIndex, this.#applied - this.#options.retainIndexes) + 1;
+    const below = Math.min(covered, this.#followers.slowestCursor());
     if (below <= this.#first) return 0;
     const deleted = await this.#sql`DELETE FROM wharf_log WHERE idx < ${below}`;
     this.#first = below;
@@ -268,6 +250,6 @@ export class PgLog implements CommitLog {
     await this.#pulling;
     for (const w of this.#waiters.splice(0)) w.reject(new LogClosedError());
     await this.#unlisten?.().catch(() => {});
-    this.#subscribers.clear();
+    this.#followers.unsubscribeAll();
   }
 }
