@@ -219,16 +219,22 @@ export interface ImportPair {
   args: string[];
 }
 
+/** A target wharf with an empty acme organization to import into. */
+export async function startImportTarget(): Promise<Fixture> {
+  const dst = await startRegistry();
+  const a = await dst.api.post("/api/v1/admin/organizations", { organization: { name: "acme" } }, {
+    token: dst.admin,
+  });
+  assertEquals(a.status, 200, a.text);
+  return dst;
+}
+
 /** Runs `fn` with an `ImportPair`, stopping both servers after. */
 export async function withImportPair(fn: (pair: ImportPair) => Promise<void>): Promise<void> {
   const src = await startRegistry();
-  const dst = await startRegistry();
+  const dst = await startImportTarget();
   try {
     const org = await sourceOrg(src);
-    const a = await dst.api.post("/api/v1/admin/organizations", { organization: { name: "acme" } }, {
-      token: dst.admin,
-    });
-    assertEquals(a.status, 200, a.text);
     const args = [
       "--from",
       src.srv.url,

@@ -3,21 +3,12 @@
 
 import { createHash } from "node:crypto";
 import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
-import { type Fixture, startRegistry } from "./helpers.ts";
-import { boxView, download, importer, sourceOrg } from "./import_helpers.ts";
+import { startRegistry } from "./helpers.ts";
+import { boxView, download, importer, sourceOrg, startImportTarget } from "./import_helpers.ts";
 import { startRegistryProxy } from "../fixtures/registry_proxy.ts";
 
 const TAGS = ["acme/devbox", "acme/secret"];
 const mainPath = new URL("../../main.ts", import.meta.url).pathname;
-
-async function target(): Promise<Fixture> {
-  const dst = await startRegistry();
-  const a = await dst.api.post("/api/v1/admin/organizations", { organization: { name: "acme" } }, {
-    token: dst.admin,
-  });
-  assertEquals(a.status, 200, a.text);
-  return dst;
-}
 
 async function views(url: string, token: string, api: 1 | 2 = 2) {
   return Object.fromEntries(await Promise.all(TAGS.map(async (t) => [t, await boxView(url, token, t, api)])));
@@ -29,7 +20,7 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
 
 Deno.test("a source file that does not match its checksum is reported and not hosted; the rest arrives; exit 1", async () => {
   const src = await startRegistry();
-  const dst = await target();
+  const dst = await startImportTarget();
   try {
     const org = await sourceOrg(src);
     const before = await views(src.srv.url, org.token);
@@ -77,7 +68,7 @@ Deno.test("an import killed in the middle of a large file is completed by the ne
   const proxy = startRegistryProxy({ delayPerChunk: 15 });
   const source = await startRegistry({ WHARF_PUBLIC_URL: proxy.url });
   proxy.upstream = source.srv.url;
-  const dst = await target();
+  const dst = await startImportTarget();
   const big = 8 * 1024 * 1024;
   try {
     const org = await sourceOrg(source, { bigFile: big });
@@ -121,7 +112,7 @@ Deno.test("a source that answers 404 under /api/v2 is imported through API v1", 
   const proxy = startRegistryProxy();
   const src = await startRegistry({ WHARF_PUBLIC_URL: proxy.url });
   proxy.upstream = src.srv.url;
-  const dst = await target();
+  const dst = await startImportTarget();
   try {
     const org = await sourceOrg(src);
     const before = await views(src.srv.url, org.token, 1);
