@@ -3,7 +3,7 @@
 import { loadConfig } from "./lib/config.ts";
 import { ConfigError } from "./lib/errors.ts";
 import { createLogger, flushLogs } from "./lib/log.ts";
-import { startServer } from "./lib/app.ts";
+import { startServer } from "./app.ts";
 
 async function main(): Promise<number> {
   if (Deno.args[0] === "registry") {

@@ -1,5 +1,5 @@
 // The web console's route table (server-rendered HTML; JavaScript only enhances): public pages, sign-in,
-// settings, organizations, publishing and admin pages. Mounted by lib/app.ts before the registry's root routes.
+// settings, organizations, publishing and admin pages. Mounted by app.ts before the registry's root routes.
 // Every page runs behind one guard that resolves the session and renders failures as HTML pages.
 
 import type { ApiModule, AppContext } from "../../lib/app.ts";

@@ -5,7 +5,7 @@ import type { ApiModule, AppContext } from "../../lib/app.ts";
 import { ApiError } from "../../lib/errors.ts";
 import { json, readJson } from "../../lib/http.ts";
 
-/** Path kind → collection: "packed" is checkpointed as packs (lib/app.ts), so the crash test covers both. */
+/** Path kind → collection: "packed" is checkpointed as packs (app.ts), so the crash test covers both. */
 const collections: Record<string, string> = { items: "test/items", packed: "test/packed" };
 
 export function createTestingApi(ctx: AppContext): ApiModule {

@@ -7,7 +7,7 @@ import { type ChildServer, spawnServer } from "../helpers/server.ts";
 import { type OidcProviderFixture, oidcUsers, startOidcProvider } from "../fixtures/oidc_provider.ts";
 import { completeProviderLogin } from "../fixtures/oidc_browser.ts";
 import { adminPassword, callApi, passwordLogin } from "../fixtures/wharf_auth.ts";
-import { packedCollections } from "../../lib/app.ts";
+import { packedCollections } from "../../app.ts";
 import { DataDir } from "../../lib/store/mod.ts";
 import { dataDirText } from "../helpers/files.ts";
 

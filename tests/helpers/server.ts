@@ -2,7 +2,7 @@
 
 import { loadConfig } from "../../lib/config.ts";
 import { createLogger } from "../../lib/log.ts";
-import { type RunningServer, startServer } from "../../lib/app.ts";
+import { type RunningServer, startServer } from "../../app.ts";
 import { testStorageEnv } from "./storage_backend.ts";
 
 export interface TestServer {

@@ -4,7 +4,7 @@
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { type ChildServer, spawnServer } from "../helpers/server.ts";
 import { sha256Hex } from "../../lib/crypto.ts";
-import { packedCollections } from "../../lib/app.ts";
+import { packedCollections } from "../../app.ts";
 import { DataDir } from "../../lib/store/mod.ts";
 import { ADMIN_PASSWORD, Client } from "./helpers.ts";
 import { dataDirText } from "../helpers/files.ts";

@@ -1,0 +1,150 @@
+// The composition root, beside main.ts (lib/ never imports routes/): builds the whole server — data dir, the API
+// families, the router and the HTTP server (lib/serve.ts: connection cap and timeouts around Deno's HTTP) — with a
+// graceful shutdown that ends open streams, finishes in-flight requests and closes the log.
+
+import type { Config } from "./lib/config.ts";
+import { type Logger } from "./lib/log.ts";
+import { type Route, Router } from "./lib/router.ts";
+import type { ApiModule, AppContext } from "./lib/app.ts";
+import { DataDir } from "./lib/store/mod.ts";
+import { s3Settings } from "./lib/store/s3/settings.ts";
+import { envBool, envDurationMs, envInt } from "./lib/config.ts";
+import { defaultMaxConnections, serve, type Serving } from "./lib/serve.ts";
+import { createRegistryApi } from "./routes/registry/mod.ts";
+import { createAuthMethodsApi } from "./routes/authmethods/mod.ts";
+import { createEventsApi } from "./routes/events/mod.ts";
+import { createServerApi } from "./routes/server/mod.ts";
+import { createConsoleApi } from "./routes/console/mod.ts";
+import { createTestingApi } from "./routes/testing/mod.ts";
+import { renderRegistryError } from "./routes/registry/errors.ts";
+import { renderAuthError } from "./routes/authmethods/errors.ts";
+import { renderEventsError } from "./routes/events/errors.ts";
+import { renderServerError } from "./routes/server/errors.ts";
+
+/**
+ * Collections checkpointed as packs (docs/storage.md) rather than a file per document. Tokens: one new document
+ * per login, and a file per token cost more CPU than the rest of an LDAP login's storage. OIDC attempts:
+ * short-lived (created, updated, deleted within minutes), up to 50,000 at once. test/packed: written only by the
+ * test routes (WHARF_TEST_ROUTES), so the crash test covers packs.
+ */
+export const packedCollections: readonly string[] = [
+  "auth/tokens",
+  "registry/tokens",
+  "auth/oidc_attempts",
+  "test/packed",
+];
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  data: DataDir;
+  /** Every route, in matching order (for introspection and tests). */
+  routes: readonly Route[];
+  /** Stops accepting, ends streams, waits for in-flight requests (up to the grace period), closes the data dir. */
+  shutdown(): Promise<void>;
+  finished: Promise<void>;
+}
+
+export async function startServer(
+  config: Config,
+  logger: Logger,
+  announce: (line: string) => void = console.log,
+): Promise<RunningServer> {
+  const data = await DataDir.open(config.dataDir, {
+    rootKey: config.env.WHARF_ROOT_KEY,
+    checkpointMs: envDurationMs(config.env, "WHARF_CHECKPOINT_INTERVAL", 1000),
+    packedCollections,
+    ...(config.env.WHARF_DATABASE_URL ? { databaseUrl: config.env.WHARF_DATABASE_URL } : {}),
+    ...s3Settings(config.env),
+    log: {
+      segmentBytes: envInt(config.env, "WHARF_EVENTS_SEGMENT_BYTES", 64 * 1024 * 1024, 1024),
+      segmentIndexes: envInt(config.env, "WHARF_EVENTS_SEGMENT_INDEXES", 10_000, 1),
+      retainIndexes: envInt(config.env, "WHARF_EVENTS_RETAIN_INDEXES", 100_000, 1),
+      retainBytes: envInt(config.env, "WHARF_EVENTS_RETAIN_BYTES", 1024 * 1024 * 1024, 1),
+      pinBytes: envInt(config.env, "WHARF_EVENTS_PIN_BYTES", 1024 * 1024 * 1024, 0),
+    },
+  });
+  const shutdown = new AbortController();
+  const ctx: AppContext = { config, data, logger, shutdownSignal: shutdown.signal, announce };
+  let modules: ApiModule[];
+  try {
+    const registry = await createRegistryApi(ctx);
+    const webConsole = createConsoleApi(ctx, registry);
+    // A browser asking /:user/:box for HTML is sent to the box page; Vagrant (Accept: application/json) is not.
+    for (const r of registry.routes) {
+      if (r.path === "/:username/:name") r.handler = webConsole.metadataRoute(r.handler);
+    }
+    modules = [
+      await createServerApi(ctx),
+      ...(config.testRoutes ? [await createTestingApi(ctx)] : []),
+      await createEventsApi(ctx),
+      await createAuthMethodsApi(ctx),
+      // The web console owns /, /boxes/search, /ui/** and the HTML pages under /:user (ARCHITECTURE.md).
+      webConsole,
+      // The registry owns root paths (/:user/:box), so its routes are matched last.
+      registry,
+    ];
+  } catch (err) {
+    await data.close();
+    throw err;
+  }
+  const routes = modules.flatMap((m) => m.routes);
+  const router = new Router(routes, {
+    renderers: {
+      registry: renderRegistryError,
+      auth: renderAuthError,
+      events: renderEventsError,
+      server: renderServerError,
+    },
+    logger,
+    maxBodyBytes: config.maxBodyBytes,
+    trustProxy: config.trustProxy,
+  });
+
+  const env = config.env;
+  let server: Serving;
+  try {
+    server = serve({
+      hostname: config.host,
+      port: config.port,
+      logger,
+      headerTimeoutMs: envDurationMs(env, "WHARF_HEADER_TIMEOUT", 10_000),
+      bodyTimeoutMs: envDurationMs(env, "WHARF_BODY_TIMEOUT", 60_000),
+      idleTimeoutMs: envDurationMs(env, "WHARF_IDLE_TIMEOUT", 75_000),
+      maxConnections: envInt(env, "WHARF_MAX_CONNECTIONS", defaultMaxConnections(), 1),
+      connectionLimits: envBool(env, "WHARF_CONNECTION_LIMITS", true),
+      onError: (err) => {
+        logger.error("unhandled server error", { error: String(err) });
+        return new Response("Internal error", { status: 500 });
+      },
+    }, (request, info) => router.handle(request, info));
+  } catch (err) {
+    // A bad setting or the port in use: nothing is served, so close what was opened.
+    for (const m of modules) await m.close?.();
+    await data.close();
+    throw err;
+  }
+  const addr = server.addr;
+
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= (async () => {
+      shutdown.abort();
+      const grace = new Promise<void>((r) => setTimeout(r, config.shutdownGraceMs));
+      await Promise.race([server.shutdown(), grace]);
+      server.closeAll();
+      for (const m of modules) await m.close?.();
+      await data.close();
+    })();
+    return stopping;
+  };
+  const host = addr.hostname.includes(":") ? `[${addr.hostname}]` : addr.hostname;
+  return {
+    url: `http://${host}:${addr.port}`,
+    port: addr.port,
+    data,
+    routes,
+    shutdown: stop,
+    finished: server.finished,
+  };
+}
