@@ -70,3 +70,32 @@ Deno.bench("access line as text", { group: "access log", baseline: true }, () =>
   );
   if (logged.length > 1000) logged.length = 0;
 });
+
+// Path-parameter requests through the server's own route table (the console's open root routes before the
+// registry's), with handlers that only answer: the cost of finding the route, not of serving it.
+const appRoutes = await (async () => {
+  const { startTestServer } = await import("../tests/helpers/server.ts");
+  const srv = await startTestServer();
+  try {
+    return srv.server.routes.map((r) => ({ ...r, handler: () => jsonText(body) }));
+  } finally {
+    await srv.stop();
+  }
+})();
+const appRouter = new Router(appRoutes, {
+  renderers: {
+    registry: renderEventsError,
+    auth: renderEventsError,
+    events: renderEventsError,
+    server: renderEventsError,
+  },
+  logger: createLogger("warn"),
+  maxBodyBytes: 1 << 20,
+  trustProxy: false,
+});
+for (const path of ["/api/v1/box/alice/box-00042", "/alice/box-00042", "/v1/auth-methods/ampw_1234567890"]) {
+  Deno.bench(`app table: GET ${path}`, { group: "app route table" }, async () => {
+    const res = await appRouter.handle(new Request(`http://127.0.0.1${path}`), "127.0.0.1");
+    await res.arrayBuffer();
+  });
+}
