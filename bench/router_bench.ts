@@ -1,7 +1,7 @@
 // deno bench: the router's per-request cost for a static JSON route, against a bare handler returning the
 // same bytes (the in-process share of the HTTP figure in docs/benchmarks.md).
 
-import { Router } from "../lib/router.ts";
+import { type Route, Router } from "../lib/router.ts";
 import { createLogger, formatAccessLine } from "../lib/log.ts";
 import { json, jsonText } from "../lib/http.ts";
 import { renderEventsError } from "../routes/events/errors.ts";
@@ -15,13 +15,18 @@ const filler = Array.from({ length: 100 }, (_, i) => ({
 }));
 const logged: string[] = [];
 
-/** The benchmark's route table (100 parameterised routes, then the health route) with `logger`. */
-function makeRouter(logger: ReturnType<typeof createLogger>): Router {
-  return new Router([...filler, {
-    method: "GET",
-    path: "/v1/agent/health",
-    handler: () => jsonText(body), // as routes/events/mod.ts answers it: serialized once
-  }], {
+const health = {
+  method: "GET",
+  path: "/v1/agent/health",
+  handler: () => jsonText(body), // as routes/events/mod.ts answers it: serialized once
+};
+
+/** A router over `routes` (by default 100 parameterised routes, then the health route) with `logger`. */
+function makeRouter(
+  logger: ReturnType<typeof createLogger>,
+  routes: readonly Route[] = [...filler, health],
+): Router {
+  return new Router(routes, {
     renderers: {
       registry: renderEventsError,
       auth: renderEventsError,
@@ -82,18 +87,16 @@ const appRoutes = await (async () => {
     await srv.stop();
   }
 })();
-const appRouter = new Router(appRoutes, {
-  renderers: {
-    registry: renderEventsError,
-    auth: renderEventsError,
-    events: renderEventsError,
-    server: renderEventsError,
-  },
-  logger: createLogger("warn"),
-  maxBodyBytes: 1 << 20,
-  trustProxy: false,
-});
-for (const path of ["/api/v1/box/alice/box-00042", "/alice/box-00042", "/v1/auth-methods/ampw_1234567890"]) {
+const appRouter = makeRouter(createLogger("warn"), appRoutes);
+for (
+  const path of [
+    "/api/v1/box/alice/box-00042",
+    "/api/v1/box/alice/box-00042/version/1.0.0",
+    "/alice/box-00042",
+    "/alice/boxes/box-00042",
+    "/v1/auth-methods/ampw_1234567890",
+  ]
+) {
   Deno.bench(`app table: GET ${path}`, { group: "app route table" }, async () => {
     const res = await appRouter.handle(new Request(`http://127.0.0.1${path}`), "127.0.0.1");
     await res.arrayBuffer();

@@ -16,8 +16,11 @@ export interface IndexableRoute {
 /** A literal segment to check before trying a route's pattern: its position in the path and its text. */
 export type LiteralSegment = readonly [index: number, text: string];
 
-/** A negated character class that excludes "/" (e.g. `[^/:]+`): a parameter with it stays within one segment. */
-const oneSegmentRegex = /^\[\^[^\]\\]*\/[^\]\\]*\][+*]?\??$/;
+/**
+ * A negated character class that excludes "/" (e.g. `[^/:]+`): a parameter with it stays within one segment.
+ * Without brackets, parentheses or escapes inside, so that splitting on "/" cannot have misread the pattern.
+ */
+const oneSegmentRegex = /^\[\^[^\]\\()[]*\/[^\]\\()[]*\][+*]?\??$/;
 
 /**
  * The segments of a pattern that always has as many as its path has "/": each the literal text that segment must

@@ -21,6 +21,8 @@ Deno.test("segmentShape gives literal segments and parameter places, or undefine
       "/:id+",
       "/a\\/b",
       "/a/:x(\\d+)",
+      "/a/:id([^)/]+)/b",
+      "/a/:id([^(/]+)",
     ]
   ) {
     assertEquals(segmentShape(varying), undefined, varying);
