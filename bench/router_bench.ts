@@ -1,7 +1,7 @@
 // deno bench: the router's per-request cost for a static JSON route, against a bare handler returning the
 // same bytes (the in-process share of the HTTP figure in docs/benchmarks.md).
 
-import { Router } from "../lib/router.ts";
+import { type Route, Router } from "../lib/router.ts";
 import { createLogger, formatAccessLine } from "../lib/log.ts";
 import { json, jsonText } from "../lib/http.ts";
 import { renderEventsError } from "../routes/events/errors.ts";
@@ -15,13 +15,18 @@ const filler = Array.from({ length: 100 }, (_, i) => ({
 }));
 const logged: string[] = [];
 
-/** The benchmark's route table (100 parameterised routes, then the health route) with `logger`. */
-function makeRouter(logger: ReturnType<typeof createLogger>): Router {
-  return new Router([...filler, {
-    method: "GET",
-    path: "/v1/agent/health",
-    handler: () => jsonText(body), // as routes/events/mod.ts answers it: serialized once
-  }], {
+const health = {
+  method: "GET",
+  path: "/v1/agent/health",
+  handler: () => jsonText(body), // as routes/events/mod.ts answers it: serialized once
+};
+
+/** A router over `routes` (by default 100 parameterised routes, then the health route) with `logger`. */
+function makeRouter(
+  logger: ReturnType<typeof createLogger>,
+  routes: readonly Route[] = [...filler, health],
+): Router {
+  return new Router(routes, {
     renderers: {
       registry: renderEventsError,
       auth: renderEventsError,
@@ -70,3 +75,30 @@ Deno.bench("access line as text", { group: "access log", baseline: true }, () =>
   );
   if (logged.length > 1000) logged.length = 0;
 });
+
+// Path-parameter requests through the server's own route table (the console's open root routes before the
+// registry's), with handlers that only answer: the cost of finding the route, not of serving it.
+const appRoutes = await (async () => {
+  const { startTestServer } = await import("../tests/helpers/server.ts");
+  const srv = await startTestServer();
+  try {
+    return srv.server.routes.map((r) => ({ ...r, handler: () => jsonText(body) }));
+  } finally {
+    await srv.stop();
+  }
+})();
+const appRouter = makeRouter(createLogger("warn"), appRoutes);
+for (
+  const path of [
+    "/api/v1/box/alice/box-00042",
+    "/api/v1/box/alice/box-00042/version/1.0.0",
+    "/alice/box-00042",
+    "/alice/boxes/box-00042",
+    "/v1/auth-methods/ampw_1234567890",
+  ]
+) {
+  Deno.bench(`app table: GET ${path}`, { group: "app route table" }, async () => {
+    const res = await appRouter.handle(new Request(`http://127.0.0.1${path}`), "127.0.0.1");
+    await res.arrayBuffer();
+  });
+}

@@ -6,6 +6,13 @@ import type { Family, Handler, RequestContext } from "./http.ts";
 import type { Logger } from "./log.ts";
 import { nextRequestSequence, requestIdOf } from "./request_id.ts";
 import { compilePathPattern } from "./route_pattern.ts";
+import {
+  laterLiterals,
+  type LiteralSegment,
+  literalsMatch,
+  RouteIndex,
+  segmentShape,
+} from "./route_index.ts";
 import { SecretPathRedactor } from "./secret_paths.ts";
 
 export interface Route {
@@ -35,6 +42,10 @@ interface CompiledRoute extends Route {
   /** Names of the regex's parameters, read directly (Object.entries on match groups is slow). */
   paramNames: readonly string[];
   prefix: string;
+  /** Its segments when their count is fixed: literal text, or undefined for a parameter (lib/route_index.ts). */
+  segments: readonly (string | undefined)[] | undefined;
+  /** Literal segments after the first, checked before the pattern is tried (the first is the index's key). */
+  literals: readonly LiteralSegment[];
   /**
    * One character of the prefix (its last but one: usually the end of its last literal segment) and its code:
    * checked before `startsWith`, which costs ~50 ns a call here while a char code costs a few, so most routes
@@ -75,17 +86,24 @@ export class Router {
     this.#options = options;
     this.#logger = options.logger;
     this.#timed = options.logger.logsAccess;
-    this.#routes = routes.map((r, order) => ({
-      ...r,
-      ...prefixProbe(literalPrefix(r.path)),
-      methods: new Set(typeof r.method === "string" ? [r.method] : r.method),
-      pattern: new URLPattern({ pathname: r.path }),
-      regex: compilePathPattern(r.path),
-      paramNames: [...r.path.matchAll(/(?<!\\):([A-Za-z_$][A-Za-z0-9_$]*)/g)].map((m) => m[1]!),
-      prefix: literalPrefix(r.path),
-      order,
-    }));
-    this.#bySegment = indexByFirstSegment(this.#routes);
+    this.#routes = routes.map((r, order) => {
+      const regex = compilePathPattern(r.path);
+      // Segments are trusted only with an exact RegExp: the segment count of a URLPattern-only route may vary.
+      const segments = regex ? segmentShape(r.path) : undefined;
+      return {
+        ...r,
+        ...prefixProbe(literalPrefix(r.path)),
+        methods: new Set(typeof r.method === "string" ? [r.method] : r.method),
+        pattern: new URLPattern({ pathname: r.path }),
+        regex,
+        paramNames: [...r.path.matchAll(/(?<!\\):([A-Za-z_$][A-Za-z0-9_$]*)/g)].map((m) => m[1]!),
+        prefix: literalPrefix(r.path),
+        segments,
+        literals: laterLiterals(segments),
+        order,
+      };
+    });
+    this.#index = new RouteIndex(this.#routes);
     this.#secretPaths = new SecretPathRedactor(routes);
     for (const route of this.#routes) {
       if (route.prefix !== route.path) continue;
@@ -106,8 +124,8 @@ export class Router {
   /** Routes without parameters, by exact path: most requests find theirs without running a pattern. */
   #static = new Map<string, CompiledRoute[]>();
 
-  /** The routes that can match a path, by its first segment, in table order (see indexByFirstSegment). */
-  #bySegment!: SegmentIndex;
+  /** The routes that can match a path, by its segment count and first segment, in table order. */
+  #index: RouteIndex<CompiledRoute>;
 
   /**
    * Handles one request; never throws. A handler that answers synchronously gets a synchronous answer:
@@ -199,10 +217,9 @@ export class Router {
   /** The first route of the table matching path and method; 404/405 (with Allow) when none does. */
   #match(path: string, method: string): { route: CompiledRoute; params: Record<string, string> } {
     let allowed: Set<string> | undefined;
-    const end = path.indexOf("/", 1);
-    const segment = end < 0 ? path.slice(1) : path.slice(1, end);
-    for (const route of this.#bySegment.bySegment.get(segment) ?? this.#bySegment.open) {
+    for (const route of this.#index.candidates(path)) {
       if (path.charCodeAt(route.probeAt) !== route.probeCode || !path.startsWith(route.prefix)) continue;
+      if (route.literals.length && !literalsMatch(route.literals, path)) continue;
       const groups = matchGroups(route, path);
       if (!groups) continue;
       const wanted = method === "HEAD" && !route.methods.has("HEAD") ? "GET" : method;
@@ -343,33 +360,4 @@ function clientIp(request: Request, remote: string, trustProxy: boolean): string
     if (hop) return hop;
   }
   return remote;
-}
-
-interface SegmentIndex {
-  /** For each literal first segment some route starts with: those routes plus the open ones, in table order. */
-  bySegment: Map<string, CompiledRoute[]>;
-  /** Routes whose first segment is not a fixed literal (e.g. the registry's `/:user/:box`). */
-  open: CompiledRoute[];
-}
-
-/**
- * Groups routes by the literal first segment of their pattern, so a path is tried only against routes that
- * can match it: a root path such as `/hashicorp/precise64` no longer walks past every `/v1/...` route.
- */
-function indexByFirstSegment(routes: readonly CompiledRoute[]): SegmentIndex {
-  const literal = new Map<string, CompiledRoute[]>();
-  const open: CompiledRoute[] = [];
-  for (const route of routes) {
-    const end = route.prefix.indexOf("/", 1);
-    if (end < 0) open.push(route);
-    else {
-      const segment = route.prefix.slice(1, end);
-      literal.set(segment, [...(literal.get(segment) ?? []), route]);
-    }
-  }
-  const bySegment = new Map<string, CompiledRoute[]>();
-  for (const [segment, list] of literal) {
-    bySegment.set(segment, [...list, ...open].sort((a, b) => a.order - b.order));
-  }
-  return { bySegment, open };
 }

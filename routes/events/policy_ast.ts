@@ -3,6 +3,8 @@
 // way Nomad's `hcl.Decode` does, so quirks of that library (labels as keys, repeated keys, flattened JSON)
 // come out the same.
 
+import { decodeGoBytes, goUnquote, unescapeGo } from "../../lib/gostr.ts";
+
 /** A source position; line 0 means "unknown" (JSON nodes carry none), printed as `-`. */
 export interface Pos {
   line: number;
@@ -217,7 +219,7 @@ function computeTokenString(token: Token): string {
       return unindentHeredoc(token.text);
     case "STRING": {
       if (token.text === "") return "";
-      const value = token.json ? unquoteGo(token.text) : unquoteHcl(token.text);
+      const value = token.json ? goUnquote(token.text, { backquoted: false }) : unquoteHcl(token.text);
       if (value === undefined) throw new GoPanic(`unquote ${token.text} err: invalid syntax`);
       return value;
     }
@@ -228,121 +230,9 @@ function computeTokenString(token: Token): string {
 
 const utf8 = new TextEncoder();
 
-/**
- * Decodes bytes as Go reads a string: valid UTF-8 sequences become their characters, every other byte b stays
- * a byte, held as the lone surrogate U+DC00+b (it cannot come from the text itself, whose lone surrogates
- * are U+FFFD by then). `goQuote` prints such a byte as Go does (`\xff`); `goBytesToText` turns each into
- * U+FFFD, as Go's JSON encoder and a UTF-8 reader of Go's output do.
- */
-export function decodeGoBytes(b: Uint8Array | readonly number[]): string {
-  let out = "";
-  let i = 0;
-  while (i < b.length) {
-    const c = b[i]!;
-    if (c < 0x80) {
-      out += String.fromCharCode(c);
-      i++;
-      continue;
-    }
-    const need = c >= 0xc2 && c <= 0xdf ? 1 : c >= 0xe0 && c <= 0xef ? 2 : c >= 0xf0 && c <= 0xf4 ? 3 : 0;
-    let cp = need === 1 ? c & 0x1f : need === 2 ? c & 0x0f : c & 0x07;
-    let ok = need > 0;
-    for (let k = 1; ok && k <= need; k++) {
-      const d = b[i + k];
-      if (d === undefined || (d & 0xc0) !== 0x80) ok = false;
-      else cp = (cp << 6) | (d & 0x3f);
-    }
-    if (ok) {
-      const min = need === 1 ? 0x80 : need === 2 ? 0x800 : 0x10000;
-      if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) ok = false;
-    }
-    if (ok) {
-      out += String.fromCodePoint(cp);
-      i += need + 1;
-    } else {
-      out += String.fromCharCode(0xdc00 + c);
-      i++;
-    }
-  }
-  return out;
-}
-
 /** Text as a UTF-8 reader sees Go's string: each byte that is not UTF-8 becomes U+FFFD. */
 export function goBytesToText(s: string): string {
   return s.replace(/\p{Cs}/gu, "\uFFFD");
-}
-
-function hexValue(s: string): number | undefined {
-  return /^[0-9a-fA-F]+$/.test(s) ? parseInt(s, 16) : undefined;
-}
-
-/**
- * Decodes one backslash escape at `s[at]` (the character after the backslash). Returns the bytes it stands
- * for and the index after it, or undefined when invalid. `hclRunes`: HCL's rule for \u/\U (up to U+10FFFF,
- * surrogates allowed) instead of Go's (valid runes only).
- */
-function unescape(s: string, at: number, hclRunes: boolean): { bytes: number[]; next: number } | undefined {
-  const c = s[at];
-  const simple: Record<string, number> = {
-    a: 7,
-    b: 8,
-    f: 12,
-    n: 10,
-    r: 13,
-    t: 9,
-    v: 11,
-    "\\": 92,
-    '"': 34,
-  };
-  if (c === undefined) return undefined;
-  if (c in simple) return { bytes: [simple[c]!], next: at + 1 };
-  if (c === "x" || c === "u" || c === "U") {
-    const n = c === "x" ? 2 : c === "u" ? 4 : 8;
-    const digits = s.slice(at + 1, at + 1 + n);
-    if (digits.length < n) return undefined;
-    const v = hexValue(digits);
-    if (v === undefined) return undefined;
-    if (c === "x") return { bytes: [v], next: at + 1 + n };
-    if (v > 0x10ffff) return undefined;
-    const isSurrogate = v >= 0xd800 && v <= 0xdfff;
-    if (isSurrogate && !hclRunes) return undefined;
-    const rune = isSurrogate ? "\uFFFD" : String.fromCodePoint(v);
-    return { bytes: [...utf8.encode(rune)], next: at + 1 + n };
-  }
-  if (c >= "0" && c <= "7") {
-    const digits = s.slice(at, at + 3);
-    if (!/^[0-7]{3}$/.test(digits)) return undefined;
-    const v = parseInt(digits, 8);
-    if (v > 255) return undefined;
-    return { bytes: [v], next: at + 3 };
-  }
-  return undefined;
-}
-
-/** Go's strconv.Unquote for a double-quoted string (JSON rules). */
-export function unquoteGo(text: string): string | undefined {
-  if (text.length < 2 || text[0] !== '"' || text[text.length - 1] !== '"') return undefined;
-  const s = text.slice(1, -1);
-  if (s.includes("\n")) return undefined;
-  if (!s.includes("\\") && !s.includes('"')) return s;
-  const bytes: number[] = [];
-  let i = 0;
-  while (i < s.length) {
-    const c = s[i]!;
-    if (c === '"') return undefined;
-    if (c !== "\\") {
-      const cp = s.codePointAt(i)!;
-      const ch = String.fromCodePoint(cp);
-      bytes.push(...utf8.encode(ch));
-      i += ch.length;
-      continue;
-    }
-    const e = unescape(s, i + 1, false);
-    if (!e) return undefined;
-    bytes.push(...e.bytes);
-    i = e.next;
-  }
-  return decodeGoBytes(bytes);
 }
 
 /** HCL's own unquote: Go's rules plus `${…}` sections kept verbatim. */
@@ -375,7 +265,7 @@ export function unquoteHcl(text: string): string | undefined {
       s = s.slice(ch.length);
       continue;
     }
-    const e = unescape(s, 1, true);
+    const e = unescapeGo(s, 1, { surrogatesAsReplacement: true });
     if (!e) return undefined;
     bytes.push(...e.bytes);
     s = s.slice(e.next);

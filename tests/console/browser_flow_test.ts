@@ -1,7 +1,7 @@
 // The web console in a real Chromium (Debian's chromium, driven by puppeteer-core): sign in with and without
 // two-factor, create a token and use it with the API, publish a box with two architectures through the pages with
 // real file uploads, find it through search, download it from the box page, revoke a version, sign out and see
-// the private box disappear. Writes screenshots of the main pages into docs/screenshots/.
+// the private box disappear. Screenshots of the main pages go to docs/screenshots/ with WHARF_SCREENSHOTS=1.
 
 import * as OTPAuth from "otpauth";
 import type { Page } from "puppeteer-core";

@@ -76,12 +76,21 @@ export async function seriousViolations(page: any): Promise<AxeViolation[]> {
 }
 
 const screenshotDir = new URL("../../docs/screenshots/", import.meta.url);
+const pngSignature = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
 
-/** Writes a screenshot of the page into docs/screenshots/ (the docs show them). */
+/**
+ * Takes a screenshot of the page (a PNG, or the test fails) and, only with WHARF_SCREENSHOTS=1, writes it into
+ * docs/screenshots/ (the docs show them): ordinary runs leave the committed images alone.
+ */
 // deno-lint-ignore no-explicit-any
 export async function screenshot(page: any, name: string): Promise<void> {
+  const png: Uint8Array = await page.screenshot({ type: "png" });
+  if (png.length <= pngSignature.length || pngSignature.some((b, i) => png[i] !== b)) {
+    throw new Error(`the screenshot "${name}" is not a PNG image`);
+  }
+  if (Deno.env.get("WHARF_SCREENSHOTS") !== "1") return;
   await Deno.mkdir(screenshotDir, { recursive: true });
-  await page.screenshot({ path: new URL(`${name}.png`, screenshotDir).pathname, type: "png" });
+  await Deno.writeFile(new URL(`${name}.png`, screenshotDir), png);
 }
 
 /** Sets a form field's value as typing would, without typing delays. */

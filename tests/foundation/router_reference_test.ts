@@ -9,7 +9,7 @@ import { json } from "../../lib/http.ts";
 import { renderEventsError } from "../../routes/events/errors.ts";
 
 /** Overlapping literal prefixes, custom verbs, optional groups, regex parameters and root parameters. */
-const paths: [string | string[], string][] = [
+const mixedPaths: [string | string[], string][] = [
   ["GET", "/v1/agent/health"],
   [["GET", "POST"], "/v1/auth-methods"],
   ["POST", "/v1/auth-methods/:id([^/:]+)\\:authenticate"],
@@ -41,29 +41,53 @@ const paths: [string | string[], string][] = [
   ["GET", "/:user/:box/version/:version"],
 ];
 
-const routes: Route[] = paths.map(([method, path], i) => ({
-  method,
-  path,
-  handler: (ctx) => json({ route: i, params: ctx.params }),
-}));
-const router = new Router(routes, {
-  renderers: {
-    registry: renderEventsError,
-    auth: renderEventsError,
-    events: renderEventsError,
-    server: renderEventsError,
-  },
-  logger: createLogger("error"),
-  maxBodyBytes: 1024,
-  trustProxy: false,
-});
-const patterns = routes.map((r) => new URLPattern({ pathname: r.path }));
+/**
+ * The console's open root routes first, then literal routes of the same segment counts: every bucket of the
+ * router's index holds parameter routes before literal ones, and a route of another shape must never answer.
+ */
+const openFirstPaths: [string | string[], string][] = [
+  [["GET", "POST"], "/:user"],
+  [["GET", "POST"], "/:user/boxes/:box"],
+  ["GET", "/:user/boxes/:box/versions/:version"],
+  ["GET", "/ui/assets/:file"],
+  ["POST", "/ui/boxes/:box"],
+  ["GET", "/ui{/*}?"],
+  ["GET", "/api/v1/box/:username/:name"],
+  ["PUT", "/api/v1/boxes/:name"],
+  ["GET", "/api/v1/box/:username/:name/version/:version"],
+  ["GET", "/vagrant/boxes/:name/versions/:version/providers/:provider([^/]+)\\.box"],
+  ["GET", "/api/v1{/*}?"],
+  ["GET", "/health"],
+  ["DELETE", "/:user/:box"],
+  ["GET", "/:user/:box/version/:version"],
+];
+
+type Answer = { status: number; route?: number; params?: object; allow?: string };
+
+/** A router over `paths` and the in-order URLPattern matcher it must agree with. */
+function tableOf(paths: [string | string[], string][]) {
+  const routes: Route[] = paths.map(([method, path], i) => ({
+    method,
+    path,
+    handler: (ctx) => json({ route: i, params: ctx.params }),
+  }));
+  const router = new Router(routes, {
+    renderers: {
+      registry: renderEventsError,
+      auth: renderEventsError,
+      events: renderEventsError,
+      server: renderEventsError,
+    },
+    logger: createLogger("error"),
+    maxBodyBytes: 1024,
+    trustProxy: false,
+  });
+  const patterns = routes.map((r) => new URLPattern({ pathname: r.path }));
+  return { router, reference: (method: string, path: string) => reference(routes, patterns, method, path) };
+}
 
 /** What the router should answer: the first route whose pattern and method match (HEAD falls back to GET). */
-function reference(
-  method: string,
-  path: string,
-): { status: number; route?: number; params?: object; allow?: string } {
+function reference(routes: Route[], patterns: URLPattern[], method: string, path: string): Answer {
   const allowed = new Set<string>();
   for (const [i, r] of routes.entries()) {
     const m = patterns[i]!.exec({ pathname: path });
@@ -115,6 +139,13 @@ const shapes = [
   "/vagrant/boxes/*/versions/*/providers/*.box",
   "/*/*",
   "/*/*/version/*",
+  "/*",
+  "/*/boxes/*",
+  "/*/boxes/*/versions/*",
+  "/ui/assets/*",
+  "/ui/boxes/*",
+  "/ui/*/*",
+  "/api/v1/boxes/*",
 ];
 const value = fc.constantFrom(
   "alice",
@@ -157,23 +188,29 @@ const pathArb = fc.tuple(
 });
 const methodArb = fc.constantFrom("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS");
 
-Deno.test("the router answers every generated request as an in-order URLPattern matcher does", async () => {
-  await fc.assert(
-    fc.asyncProperty(methodArb, pathArb, async (method, path) => {
-      // Paths the router normalises first (repeated slashes, dot segments) are covered in router_test.ts.
-      fc.pre(!path.includes("//") && !/\/\.\.?(\/|$)/.test(path));
-      const expected = reference(method, path);
-      const response = await router.handle(new Request(`http://127.0.0.1${path}`, { method }), "127.0.0.1");
-      const got: { status: number; route?: number; params?: object; allow?: string } = {
-        status: response.status,
-      };
-      const text = await response.text();
-      if (response.status === 200 && method !== "HEAD") Object.assign(got, JSON.parse(text));
-      if (response.status === 405) got.allow = response.headers.get("Allow") ?? "";
-      // A HEAD answer has no body to show its route: its status (and Allow on 405) must still agree.
-      const want = method === "HEAD" && expected.status === 200 ? { status: 200 } : expected;
-      assertEquals(got, want, `${method} ${path}`);
-    }),
-    { numRuns: 3000, seed: 20261122 },
-  );
-});
+for (
+  const [name, paths, seed] of [
+    ["", mixedPaths, 20261122],
+    [" (open root routes first)", openFirstPaths, 20261126],
+  ] as const
+) {
+  Deno.test(`the router answers every generated request as an in-order URLPattern matcher does${name}`, async () => {
+    const { router, reference } = tableOf([...paths]);
+    await fc.assert(
+      fc.asyncProperty(methodArb, pathArb, async (method, path) => {
+        // Paths the router normalises first (repeated slashes, dot segments) are covered in router_test.ts.
+        fc.pre(!path.includes("//") && !/\/\.\.?(\/|$)/.test(path));
+        const expected = reference(method, path);
+        const response = await router.handle(new Request(`http://127.0.0.1${path}`, { method }), "127.0.0.1");
+        const got: Answer = { status: response.status };
+        const text = await response.text();
+        if (response.status === 200 && method !== "HEAD") Object.assign(got, JSON.parse(text));
+        if (response.status === 405) got.allow = response.headers.get("Allow") ?? "";
+        // A HEAD answer has no body to show its route: its status (and Allow on 405) must still agree.
+        const want = method === "HEAD" && expected.status === 200 ? { status: 200 } : expected;
+        assertEquals(got, want, `${method} ${path}`);
+      }),
+      { numRuns: 3000, seed },
+    );
+  });
+}

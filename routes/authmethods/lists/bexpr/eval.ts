@@ -18,7 +18,8 @@
 
 import { RE2JS } from "re2js";
 import type { Binding, Expr, MatchExpr, MatchOp, Selector } from "./parse.ts";
-import { goContains, GoNumError, goParseBool, goParseFloat, goParseInt, hasInvalidBytes } from "./gostr.ts";
+import { goContains, GoNumError, goParseBool, goParseFloat, goParseInt } from "./gostr.ts";
+import { hasInvalidBytes } from "../../../../lib/gostr.ts";
 
 /** An evaluation error or what would be a panic in go-bexpr: either way the item does not match. */
 class EvalError extends Error {}

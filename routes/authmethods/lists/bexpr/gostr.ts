@@ -1,9 +1,8 @@
-// Go's string and number conversions as go-bexpr relies on them (strconv.Unquote, ParseBool, ParseInt with
-// base 0, ParseFloat with 64 bits), written here from the Go specification and strconv's documentation.
-//
-// A Go string is a byte sequence and need not be valid UTF-8 (`"\xff"`). Such strings are held as JS strings
-// in which every byte that is not part of a valid UTF-8 sequence is a lone surrogate U+DC80..U+DCFF (the
-// "surrogateescape" mapping), so they never equal a valid string but can still be turned back into bytes.
+// Go's number conversions and strings.Contains as go-bexpr relies on them (ParseBool, ParseInt with base 0,
+// ParseFloat with 64 bits), written here from the Go specification and strconv's documentation. Go strings and
+// strconv.Unquote: lib/gostr.ts.
+
+import { goBytes, hasInvalidBytes } from "../../../../lib/gostr.ts";
 
 /** strconv.ErrSyntax vs strconv.ErrRange: go-bexpr skips list elements on the first, fails on the second. */
 export class GoNumError extends Error {
@@ -16,68 +15,6 @@ export class GoNumError extends Error {
   }
 }
 
-const lowSurrogateByte = /(?<![\uD800-\uDBFF])[\uDC80-\uDCFF]/;
-
-/** True when the string holds bytes that are not valid UTF-8 (see the mapping above). */
-export function hasInvalidBytes(s: string): boolean {
-  return lowSurrogateByte.test(s);
-}
-
-const encoder = new TextEncoder();
-
-/** The Go bytes of a string (the inverse of the mapping above). */
-export function goBytes(s: string): Uint8Array {
-  if (!hasInvalidBytes(s)) return encoder.encode(s);
-  const out: number[] = [];
-  for (const ch of s) {
-    const cp = ch.codePointAt(0)!;
-    if (cp >= 0xdc80 && cp <= 0xdcff) out.push(cp - 0xdc00);
-    else out.push(...encoder.encode(ch));
-  }
-  return Uint8Array.from(out);
-}
-
-/** Decodes bytes as Go does (utf8.DecodeRune), each invalid byte becoming U+DC80+byte. */
-export function fromGoBytes(b: Uint8Array): string {
-  try {
-    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(b);
-  } catch {
-    // Not valid UTF-8: decode sequence by sequence.
-  }
-  let out = "";
-  let i = 0;
-  while (i < b.length) {
-    const n = validSequenceLength(b, i);
-    if (n === 0) {
-      out += String.fromCharCode(0xdc00 + b[i]!);
-      i++;
-    } else {
-      out += new TextDecoder().decode(b.subarray(i, i + n));
-      i += n;
-    }
-  }
-  return out;
-}
-
-/** Length of the valid UTF-8 sequence starting at i (RFC 3629: no overlongs, surrogates or > U+10FFFF), or 0. */
-function validSequenceLength(b: Uint8Array, i: number): number {
-  const c = b[i]!;
-  const cont = (k: number, lo = 0x80, hi = 0xbf) => i + k < b.length && b[i + k]! >= lo && b[i + k]! <= hi;
-  if (c < 0x80) return 1;
-  if (c >= 0xc2 && c <= 0xdf) return cont(1) ? 2 : 0;
-  if (c >= 0xe0 && c <= 0xef) {
-    const lo = c === 0xe0 ? 0xa0 : 0x80;
-    const hi = c === 0xed ? 0x9f : 0xbf;
-    return cont(1, lo, hi) && cont(2) ? 3 : 0;
-  }
-  if (c >= 0xf0 && c <= 0xf4) {
-    const lo = c === 0xf0 ? 0x90 : 0x80;
-    const hi = c === 0xf4 ? 0x8f : 0xbf;
-    return cont(1, lo, hi) && cont(2) && cont(3) ? 4 : 0;
-  }
-  return 0;
-}
-
 /** strings.Contains on Go strings (byte-wise when either side holds invalid bytes). */
 export function goContains(haystack: string, needle: string): boolean {
   if (!hasInvalidBytes(needle) && !hasInvalidBytes(haystack)) return haystack.includes(needle);
@@ -88,76 +25,6 @@ export function goContains(haystack: string, needle: string): boolean {
     return true;
   }
   return false;
-}
-
-const simpleEscapes: Record<string, number> = {
-  a: 7,
-  b: 8,
-  f: 12,
-  n: 10,
-  r: 13,
-  t: 9,
-  v: 11,
-  "\\": 92,
-  '"': 34,
-};
-const isHex = (c: string | undefined) => c !== undefined && /^[0-9A-Fa-f]$/.test(c);
-
-/**
- * strconv.Unquote of a "…" or `…` literal (quotes included), or undefined where Go refuses it: a raw
- * string drops carriage returns; a double-quoted one takes Go's escapes (\a \b \f \n \r \t \v \\ \" \xHH
- * \OOO \uHHHH \UHHHHHHHH) and no raw newline.
- */
-export function goUnquote(lit: string): string | undefined {
-  if (lit.length < 2) return undefined;
-  const q = lit[0]!;
-  const body = lit.slice(1, -1);
-  if (lit[lit.length - 1] !== q) return undefined;
-  if (q === "`") return body.includes("`") ? undefined : body.replaceAll("\r", "");
-  if (q !== '"') return undefined;
-  if (body.includes("\n")) return undefined;
-  if (!body.includes("\\")) return body.includes('"') ? undefined : body;
-  const bytes: number[] = [];
-  let i = 0;
-  while (i < body.length) {
-    const c = body[i]!;
-    if (c === '"') return undefined;
-    if (c !== "\\") {
-      const cp = body.codePointAt(i)!;
-      const ch = String.fromCodePoint(cp);
-      bytes.push(...encoder.encode(ch));
-      i += ch.length;
-      continue;
-    }
-    const e = body[i + 1];
-    if (e === undefined) return undefined;
-    if (e in simpleEscapes) {
-      bytes.push(simpleEscapes[e]!);
-      i += 2;
-    } else if (e === "x") {
-      if (!isHex(body[i + 2]) || !isHex(body[i + 3])) return undefined;
-      bytes.push(parseInt(body.slice(i + 2, i + 4), 16));
-      i += 4;
-    } else if (e === "u" || e === "U") {
-      const n = e === "u" ? 4 : 8;
-      const hex = body.slice(i + 2, i + 2 + n);
-      if (hex.length !== n || ![...hex].every((h) => isHex(h))) return undefined;
-      const cp = parseInt(hex, 16);
-      if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return undefined;
-      bytes.push(...encoder.encode(String.fromCodePoint(cp)));
-      i += 2 + n;
-    } else if (e >= "0" && e <= "7") {
-      const oct = body.slice(i + 1, i + 4);
-      if (!/^[0-7]{3}$/.test(oct)) return undefined;
-      const v = parseInt(oct, 8);
-      if (v > 255) return undefined;
-      bytes.push(v);
-      i += 4;
-    } else {
-      return undefined;
-    }
-  }
-  return fromGoBytes(Uint8Array.from(bytes));
 }
 
 /** strconv.ParseBool. */

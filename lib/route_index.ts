@@ -1,0 +1,178 @@
+// Which routes can match a request path, looked up by its segment count and first segment: a route whose
+// literal segments differ from the path's is never tried, and the candidates keep table order (first match wins).
+
+/** What the index needs of a route. */
+export interface IndexableRoute {
+  /** The URLPattern pathname. */
+  path: string;
+  /** Its literal head (up to the first parameter, group or wildcard). */
+  prefix: string;
+  /** Position in the table. */
+  order: number;
+  /** Its segments when their count is fixed (see segmentShape), else undefined. */
+  segments: readonly (string | undefined)[] | undefined;
+}
+
+/** A literal segment to check before trying a route's pattern: its position in the path and its text. */
+export type LiteralSegment = readonly [index: number, text: string];
+
+/**
+ * A negated character class that excludes "/" (e.g. `[^/:]+`): a parameter with it stays within one segment.
+ * Without brackets, parentheses or escapes inside, so that splitting on "/" cannot have misread the pattern.
+ */
+const oneSegmentRegex = /^\[\^[^\]\\()[]*\/[^\]\\()[]*\][+*]?\??$/;
+
+/**
+ * The segments of a pattern that always has as many as its path has "/": each the literal text that segment must
+ * equal, or undefined where it holds a parameter (or anything but plain text). Undefined for patterns whose
+ * segment count varies (groups, wildcards, modifiers, regex parameters that could match "/").
+ */
+export function segmentShape(pattern: string): (string | undefined)[] | undefined {
+  if (!pattern.startsWith("/")) return undefined;
+  const shape: (string | undefined)[] = [];
+  for (const segment of splitTopLevel(pattern.slice(1))) {
+    if (segment === undefined) return undefined;
+    if (segment.includes("\\/")) return undefined;
+    if (!/[:*(){}?+\\]/.test(segment)) {
+      shape.push(segment);
+      continue;
+    }
+    // Parameters only, each with the default or a one-segment regex; escapes are plain text.
+    const stripped = segment.replace(/\\./g, "x").replace(
+      /:[A-Za-z_$][A-Za-z0-9_$]*(\(([^()]*)\))?/g,
+      (_, group: string | undefined, body: string | undefined) =>
+        group && !oneSegmentRegex.test(body!) ? "(" : "x",
+    );
+    if (/[:*(){}?+\\]/.test(stripped)) return undefined;
+    shape.push(undefined);
+  }
+  return shape;
+}
+
+/** A pattern's text split on the "/" outside parentheses; an undefined piece when it has unbalanced ones. */
+function splitTopLevel(text: string): (string | undefined)[] {
+  const pieces: (string | undefined)[] = [];
+  let depth = 0;
+  let start = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === "\\") i++;
+    else if (c === "(") depth++;
+    else if (c === ")") depth--;
+    else if (c === "/" && depth === 0) {
+      pieces.push(text.slice(start, i));
+      start = i + 1;
+    }
+  }
+  pieces.push(depth === 0 ? text.slice(start) : undefined);
+  return pieces;
+}
+
+interface Level<R> {
+  /** For each first segment some route has as a literal: those routes plus the open ones, in table order. */
+  bySegment: Map<string, R[]>;
+  /** Routes whose first segment is not a fixed literal. */
+  open: R[];
+}
+
+/**
+ * Slash positions of the last looked-up path, then its length: segment i spans (at[i], at[i + 1]). Scratch
+ * memory shared by lookups, which run synchronously, so one request's lookup and checks never interleave.
+ */
+let slashes = new Int32Array(64);
+
+export class RouteIndex<R extends IndexableRoute> {
+  /** Per segment count, for routes with a fixed one. */
+  #byCount = new Map<number, Level<R>>();
+  /** For counts no fixed-shape route has: only the routes whose segment count varies. */
+  #variable: Level<R>;
+
+  constructor(routes: readonly R[]) {
+    const fixed = new Map<number, { literal: Map<string, R[]>; open: R[] }>();
+    const variable = { literal: new Map<string, R[]>(), open: [] as R[] };
+    for (const route of routes) {
+      const shape = route.segments;
+      if (!shape) {
+        const end = route.prefix.indexOf("/", 1);
+        if (end < 0) variable.open.push(route);
+        else push(variable.literal, route.prefix.slice(1, end), route);
+        continue;
+      }
+      const level = fixed.get(shape.length) ?? { literal: new Map<string, R[]>(), open: [] as R[] };
+      fixed.set(shape.length, level);
+      const first = shape[0];
+      if (first === undefined) level.open.push(route);
+      else push(level.literal, first, route);
+    }
+    this.#variable = merge([variable]);
+    for (const [count, level] of fixed) this.#byCount.set(count, merge([level, variable]));
+  }
+
+  /**
+   * The routes that can match `path` (it starts with "/"), in table order. Fixed-shape routes among them still
+   * need `literalsMatch` for their later literal segments before their pattern is tried.
+   */
+  candidates(path: string): readonly R[] {
+    let count = 0;
+    for (let i = 0; i < path.length; i++) {
+      if (path.charCodeAt(i) !== 0x2f) continue;
+      if (count === slashes.length) {
+        const grown = new Int32Array(count * 2);
+        grown.set(slashes);
+        slashes = grown;
+      }
+      slashes[count++] = i;
+    }
+    if (count === slashes.length) {
+      const grown = new Int32Array(count + 1);
+      grown.set(slashes);
+      slashes = grown;
+    }
+    slashes[count] = path.length;
+    const level = this.#byCount.get(count) ?? this.#variable;
+    const first = path.slice(1, count > 1 ? slashes[1] : path.length);
+    return level.bySegment.get(first) ?? level.open;
+  }
+}
+
+/** A fixed-shape route's literal segments after the first (the first is the lookup key), to check per request. */
+export function laterLiterals(
+  segments: readonly (string | undefined)[] | undefined,
+): readonly LiteralSegment[] {
+  const literals: LiteralSegment[] = [];
+  for (let i = 1; i < (segments?.length ?? 0); i++) {
+    if (segments![i] !== undefined) literals.push([i, segments![i]!]);
+  }
+  return literals;
+}
+
+/** Whether the path given to the last `RouteIndex.candidates` call has these literal segments. */
+export function literalsMatch(literals: readonly LiteralSegment[], path: string): boolean {
+  for (let n = 0; n < literals.length; n++) {
+    const [i, text] = literals[n]!;
+    const start = slashes[i]! + 1;
+    if (slashes[i + 1]! - start !== text.length || !path.startsWith(text, start)) return false;
+  }
+  return true;
+}
+
+function push<R>(map: Map<string, R[]>, key: string, route: R): void {
+  const list = map.get(key);
+  if (list) list.push(route);
+  else map.set(key, [route]);
+}
+
+/** One lookup level from groups of routes: each literal first segment gets its routes plus every open one. */
+function merge<R extends IndexableRoute>(groups: { literal: Map<string, R[]>; open: R[] }[]): Level<R> {
+  const open = groups.flatMap((g) => g.open).sort(byOrder);
+  const keys = new Set(groups.flatMap((g) => [...g.literal.keys()]));
+  const bySegment = new Map<string, R[]>();
+  for (const key of keys) {
+    bySegment.set(key, [...groups.flatMap((g) => g.literal.get(key) ?? []), ...open].sort(byOrder));
+  }
+  return { bySegment, open };
+}
+
+function byOrder(a: IndexableRoute, b: IndexableRoute): number {
+  return a.order - b.order;
+}
