@@ -46,7 +46,8 @@ export class DocumentStore {
   readonly log: CommitLog;
   readonly #snapshots: DocSnapshots | undefined;
   #collections = new Map<string, Map<string, StoredDoc>>();
-  #dirty = new Map<string, { collection: string; id: string }>();
+  /** Documents changed since the last checkpoint, with the Index of their latest change. */
+  #dirty = new Map<string, { collection: string; id: string; index: number }>();
   #watchers = new Map<string, Set<(change: DocChange) => void>>();
   #locks = new KeyedLocks();
   /** Versions of documents written by commits built but not yet durable (same or earlier fsync group). */
@@ -312,7 +313,7 @@ export class DocumentStore {
         coll.set(d.id, current);
       }
       const key = docKey(d.c, d.id);
-      this.#dirty.set(key, { collection: d.c, id: d.id });
+      this.#dirty.set(key, { collection: d.c, id: d.id, index });
       if (this.#inFlight.get(key)?.index === index) this.#inFlight.delete(key);
       if (!notify) continue;
       for (const w of this.#watchers.get(d.c) ?? []) {
@@ -372,6 +373,16 @@ export class DocumentStore {
       );
     }
     return this.#checkpointing;
+  }
+
+  /**
+   * Another node wrote the checkpoint up to `index` (a shared documents table): changes at or below it need no
+   * write from this node, which forgets them so it holds only what it would write if it became the writer.
+   */
+  checkpointedElsewhere(index: number): void {
+    if (index <= this.#checkpointIndex) return;
+    for (const [key, entry] of this.#dirty) if (entry.index <= index) this.#dirty.delete(key);
+    this.#checkpointIndex = Math.min(index, this.log.lastIndex);
   }
 
   async #writeCheckpoint(parallelism: number): Promise<void> {

@@ -11,6 +11,7 @@ import {
   CreateMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
+  HeadBucketCommand,
   HeadObjectCommand,
   ListMultipartUploadsCommand,
   ListObjectsV2Command,
@@ -34,6 +35,7 @@ import {
   type StoredBlob,
 } from "../blobs.ts";
 import type { S3Location } from "./client.ts";
+import { ObjectStoreProbe } from "./probe.ts";
 import { isObjectStoreUnreachable, StorageUnavailableError } from "../unavailable.ts";
 
 export interface S3BlobOptions {
@@ -57,11 +59,33 @@ export class S3BlobStore implements Blobs {
   /** Set by the last request that could not reach the store, cleared by the next that did (for /health). */
   lastError: unknown;
 
+  readonly #probe: ObjectStoreProbe;
+  #lastErrorAt = 0;
+
   constructor(client: S3Client, location: S3Location, options: S3BlobOptions) {
     this.#client = client;
     this.#bucket = location.bucket;
     this.#prefix = location.prefix;
     this.#options = options;
+    this.#probe = new ObjectStoreProbe(async (abortSignal) => {
+      try {
+        await client.send(new HeadBucketCommand({ Bucket: location.bucket }), { abortSignal });
+      } catch (err) {
+        // An answer that is not an outage (403, 404) still proves the store is reachable.
+        if (isObjectStoreUnreachable(err) || abortSignal.aborted) throw err;
+      }
+    }, { cacheMs: 3000, waitMs: 1500 });
+  }
+
+  /**
+   * Whether the store answers (for /health): a HeadBucket at most every 3 s, waited on at most 1.5 s. A request
+   * that failed since the last probe that answered also counts as down.
+   */
+  async reachable(): Promise<boolean> {
+    if (!await this.#probe.up()) return false;
+    if (this.lastError !== undefined && this.#lastErrorAt > this.#probe.answeredAt) return false;
+    this.lastError = undefined;
+    return true;
   }
 
   get hashWorkers(): number {
@@ -245,6 +269,7 @@ export class S3BlobStore implements Blobs {
   #unavailable(err: unknown): unknown {
     if (err instanceof ApiError || !isObjectStoreUnreachable(err)) return err;
     this.lastError = err;
+    this.#lastErrorAt = Date.now();
     return new StorageUnavailableError("object store", err);
   }
 
