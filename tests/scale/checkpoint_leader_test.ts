@@ -15,7 +15,8 @@ const rootKey = testRootKey(23);
 const health = async (url: string) => await (await fetch(`${url}/health`)).json();
 
 Deno.test({
-  name: "only the leader writes checkpoints; kill -9 of it moves the role; a later node loads checkpoint + log",
+  name:
+    "only the leader writes checkpoints; kill -9 of it moves the role; a later node loads checkpoint + log",
   ignore: postgresSkipReason !== undefined,
   sanitizeResources: false,
   sanitizeOps: false,
@@ -37,9 +38,16 @@ Deno.test({
         WHARF_CHECKPOINT_INTERVAL: "250ms",
       };
       const a = await nodes.spawn("a", env);
-      await eventually("a leads", async () => (await health(a.url)).checkpoint_writer ? true : undefined, 10_000);
+      await eventually(
+        "a leads",
+        async () => (await health(a.url)).checkpoint_writer ? true : undefined,
+        10_000,
+      );
       const b = await nodes.spawn("b", env);
-      await eventually("b ticked", async () => (await health(b.url)).checkpoint_writer === false || undefined);
+      await eventually(
+        "b ticked",
+        async () => (await health(b.url)).checkpoint_writer === false || undefined,
+      );
 
       // Writes on b are checkpointed by a, and only by a, while a lives.
       const onB = new RegistryClient(b.url);
@@ -55,21 +63,34 @@ Deno.test({
       assertEquals([...writers], ["a"]);
       assert((await checkpoint()).index >= written, "a checkpointed b's write");
       assertEquals((await health(b.url)).checkpoint_writer, false);
-      assertEquals((await health(b.url)).checkpoint_index >= written, true, "b reports the shared checkpoint");
+      assertEquals(
+        (await health(b.url)).checkpoint_index >= written,
+        true,
+        "b reports the shared checkpoint",
+      );
 
       const a0 = nodes.started[0]!;
       a0.kill("SIGKILL");
       await a0.status;
       const killedAt = Date.now();
-      await eventually("b leads", async () => (await health(b.url)).checkpoint_writer ? true : undefined, 15_000);
+      await eventually(
+        "b leads",
+        async () => (await health(b.url)).checkpoint_writer ? true : undefined,
+        15_000,
+      );
       const tookOver = Date.now() - killedAt;
       console.log(`b took over ${tookOver} ms after kill -9 of a`);
       assertEquals((await onB.post("/api/v1/boxes", { name: "after" }, { token: admin })).status, 200);
       const afterIndex = (await health(b.url)).index;
-      await eventually("b checkpoints", async () => {
-        const c = await checkpoint();
-        return c.by === "b" && c.index >= afterIndex ? c : undefined;
-      }, 10_000, 100);
+      await eventually(
+        "b checkpoints",
+        async () => {
+          const c = await checkpoint();
+          return c.by === "b" && c.index >= afterIndex ? c : undefined;
+        },
+        10_000,
+        100,
+      );
       // Commits after the checkpoint: a node started now replays them from the log.
       assertEquals((await onB.post("/api/v1/boxes", { name: "replayed" }, { token: admin })).status, 200);
       const c = await nodes.spawn("c", { ...env, WHARF_CHECKPOINT_INTERVAL: "1h" });

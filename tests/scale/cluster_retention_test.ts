@@ -68,10 +68,15 @@ async function withCluster(
       ...env,
     };
     const a = await nodes.spawn("a", common);
-    await eventually("node a writes checkpoints", async () => {
-      const h = await (await fetch(`${a.url}/health`)).json();
-      return h.checkpoint_writer === true ? h : undefined;
-    }, 10_000, 100);
+    await eventually(
+      "node a writes checkpoints",
+      async () => {
+        const h = await (await fetch(`${a.url}/health`)).json();
+        return h.checkpoint_writer === true ? h : undefined;
+      },
+      10_000,
+      100,
+    );
     const b = await nodes.spawn("b", common);
     await fn({
       db,
@@ -112,19 +117,34 @@ Deno.test({
       const { stream, read } = await lagging(c.b, c.a, 3);
       // ~19 MiB of events: more than the sockets between b and this test buffer, so b's reader lags.
       const last = await publishBig(c.a);
-      const held = await eventually("b publishes a lagging reader", async () => {
-        const s = await c.slowestOf("b");
-        return s !== null && s < last - 50 ? s : undefined;
-      }, 10_000, 100);
+      const held = await eventually(
+        "b publishes a lagging reader",
+        async () => {
+          const s = await c.slowestOf("b");
+          return s !== null && s < last - 50 ? s : undefined;
+        },
+        10_000,
+        100,
+      );
       // a checkpoints past `last` and retains: rows nobody reads go, b's reader's backlog stays.
-      await eventually("a checkpointed everything", async () => {
-        const [m] = await c.db`SELECT value, written_by FROM wharf_meta WHERE key = 'checkpoint'`;
-        return Number(m!.value) >= last && m!.written_by === "a" ? true : undefined;
-      }, 10_000, 100);
-      await eventually("a deleted the rows no reader needs", async () => {
-        const first = await c.firstRow();
-        return first > read[0]! ? first : undefined;
-      }, 10_000, 100);
+      await eventually(
+        "a checkpointed everything",
+        async () => {
+          const [m] = await c.db`SELECT value, written_by FROM wharf_meta WHERE key = 'checkpoint'`;
+          return Number(m!.value) >= last && m!.written_by === "a" ? true : undefined;
+        },
+        10_000,
+        100,
+      );
+      await eventually(
+        "a deleted the rows no reader needs",
+        async () => {
+          const first = await c.firstRow();
+          return first > read[0]! ? first : undefined;
+        },
+        10_000,
+        100,
+      );
       await new Promise((r) => setTimeout(r, 1000)); // a few more retention runs
       assert(await c.firstRow() <= held, `rows from ${held} kept (first row ${await c.firstRow()})`);
       // The reader gets every event after the ones it read, none skipped.
@@ -145,10 +165,15 @@ Deno.test({
     await withCluster({}, async (c) => {
       const { stream, read } = await lagging(c.b, c.a, 3);
       const last = await publishBig(c.a);
-      const held = await eventually("b publishes a lagging reader", async () => {
-        const s = await c.slowestOf("b");
-        return s !== null && s < last - 50 ? s : undefined;
-      }, 10_000, 100);
+      const held = await eventually(
+        "b publishes a lagging reader",
+        async () => {
+          const s = await c.slowestOf("b");
+          return s !== null && s < last - 50 ? s : undefined;
+        },
+        10_000,
+        100,
+      );
       assert(held > read[0]!);
       c.b.kill("SIGKILL");
       await stream.close();
@@ -156,10 +181,15 @@ Deno.test({
       const killedAt = Date.now();
       await new Promise((r) => setTimeout(r, 500));
       assert(await c.firstRow() <= held, "a dead node's reader holds rows until the timeout");
-      const freed = await eventually("rows beyond the dead reader are deleted", async () => {
-        const first = await c.firstRow();
-        return first > held ? Date.now() - killedAt : undefined;
-      }, 15_000, 100);
+      const freed = await eventually(
+        "rows beyond the dead reader are deleted",
+        async () => {
+          const first = await c.firstRow();
+          return first > held ? Date.now() - killedAt : undefined;
+        },
+        15_000,
+        100,
+      );
       console.log(`rows freed ${freed} ms after kill -9 (WHARF_NODE_TIMEOUT=3s)`);
       assert(freed >= 1500, `freed after ${freed} ms: too early for a 3 s timeout`);
     });
@@ -175,15 +205,25 @@ Deno.test({
     await withCluster({ WHARF_EVENTS_PIN_BYTES: String(512 * 1024) }, async (c) => {
       const { stream, read } = await lagging(c.b, c.a, 3);
       const last = await publishBig(c.a);
-      const held = await eventually("b publishes a lagging reader", async () => {
-        const s = await c.slowestOf("b");
-        return s !== null && s < last - 50 ? s : undefined;
-      }, 10_000, 100);
+      const held = await eventually(
+        "b publishes a lagging reader",
+        async () => {
+          const s = await c.slowestOf("b");
+          return s !== null && s < last - 50 ? s : undefined;
+        },
+        10_000,
+        100,
+      );
       // At most 512 KiB of rows (about 8 of these) stay for the reader.
-      const first = await eventually("the pinned rows beyond 512 KiB are deleted", async () => {
-        const f = await c.firstRow();
-        return f > held && last - f < 20 ? f : undefined;
-      }, 10_000, 100);
+      const first = await eventually(
+        "the pinned rows beyond 512 KiB are deleted",
+        async () => {
+          const f = await c.firstRow();
+          return f > held && last - f < 20 ? f : undefined;
+        },
+        10_000,
+        100,
+      );
       const rest = await readEvents(stream, 1);
       // Whatever the sockets held is delivered first; then the stream jumps to the oldest row left.
       let got = rest;

@@ -4,7 +4,7 @@
 
 import postgres from "postgres";
 import { assert, assertEquals } from "../helpers/assert.ts";
-import { postgresSkipReason, type PostgresServer, startPostgres } from "../fixtures/postgres.ts";
+import { type PostgresServer, postgresSkipReason, startPostgres } from "../fixtures/postgres.ts";
 import { Client as RegistryClient } from "../registry/helpers.ts";
 import { rootSecret } from "../events/stream_helpers.ts";
 import { ensureSchema } from "../../lib/store/postgres/schema.ts";

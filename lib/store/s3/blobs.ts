@@ -61,6 +61,7 @@ export class S3BlobStore implements Blobs {
 
   readonly #probe: ObjectStoreProbe;
   #lastErrorAt = 0;
+  #lastOkAt = 0;
 
   constructor(client: S3Client, location: S3Location, options: S3BlobOptions) {
     this.#client = client;
@@ -82,10 +83,13 @@ export class S3BlobStore implements Blobs {
    * that failed since the last probe that answered also counts as down.
    */
   async reachable(): Promise<boolean> {
-    if (!await this.#probe.up()) return false;
-    if (this.lastError !== undefined && this.#lastErrorAt > this.#probe.answeredAt) return false;
-    this.lastError = undefined;
-    return true;
+    const probed = await this.#probe.up();
+    // The newest evidence wins: the probe's answer, or a request that failed or succeeded after it.
+    const newest = Math.max(this.#probe.answeredAt, this.#lastErrorAt, this.#lastOkAt);
+    if (newest === this.#lastOkAt && newest > this.#probe.answeredAt) return true;
+    if (newest === this.#lastErrorAt && newest > this.#probe.answeredAt) return false;
+    if (probed) this.lastError = undefined;
+    return probed;
   }
 
   get hashWorkers(): number {
@@ -150,7 +154,7 @@ export class S3BlobStore implements Blobs {
       checkExpectedDigest(digests, options);
       options.hold?.(digests.sha256);
       await this.#removing.get(digests.sha256);
-      this.lastError = undefined;
+      this.#reached();
       if ((await this.size(digests.sha256)) !== size) {
         await this.#copy(tmpKey, this.#key(digests.sha256), size);
       }
@@ -259,11 +263,17 @@ export class S3BlobStore implements Blobs {
   async #send<T>(command: any): Promise<T> {
     try {
       const out = await this.#client.send(command) as T;
-      this.lastError = undefined;
+      this.#reached();
       return out;
     } catch (err) {
       throw this.#unavailable(err);
     }
+  }
+
+  /** A request reached the store (for /health). */
+  #reached(): void {
+    this.lastError = undefined;
+    this.#lastOkAt = Date.now();
   }
 
   #unavailable(err: unknown): unknown {
