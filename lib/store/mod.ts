@@ -93,7 +93,7 @@ export class DataDir {
           retainIndexes: options.log?.retainIndexes ?? defaultLogOptions.retainIndexes,
           retainBytes: options.log?.retainBytes ?? defaultLogOptions.retainBytes,
           pinBytes: options.log?.pinBytes ?? defaultLogOptions.pinBytes,
-          nodeName: options.nodeName ?? `${Deno.hostname()}:${Deno.pid}`,
+          nodeName: options.nodeName ?? `${Deno.hostname()}:${Deno.pid}:${crypto.randomUUID().slice(0, 8)}`,
           nodeTimeoutMs: options.nodeTimeoutMs ?? 30_000,
         });
         log = postgres.log;

@@ -37,7 +37,7 @@ export class ClusterMembership {
     return this.#leader;
   }
 
-  /** Records this node as alive, with the lowest log Index its readers still need (undefined: none). */
+  /** Records this node as alive, with the lowest log Index it still needs to read (undefined: none). */
   async heartbeat(slowestReader: number | undefined): Promise<void> {
     const slowest = slowestReader === undefined || !Number.isFinite(slowestReader) ? null : slowestReader;
     await this.#sql`
@@ -45,6 +45,11 @@ export class ClusterMembership {
       VALUES (${this.#options.nodeName}, ${slowest}, now(), ${this.#leader})
       ON CONFLICT (name) DO UPDATE
         SET slowest_reader = excluded.slowest_reader, heartbeat = excluded.heartbeat, leader = excluded.leader`;
+  }
+
+  /** Forgets nodes silent for a day (their rows no longer count anyway): run by the checkpoint writer. */
+  async forgetLongGone(): Promise<void> {
+    await this.#sql`DELETE FROM wharf_nodes WHERE heartbeat < now() - interval '1 day'`;
   }
 
   /** The lowest Index a stream reader on any live node still needs (Infinity when none). */
@@ -61,7 +66,7 @@ export class ClusterMembership {
    */
   async refreshLeadership(): Promise<boolean> {
     try {
-      this.#lead ??= connect(this.#options.url, { max: 1 });
+      this.#lead ??= connect(this.#options.url, { max: 1, session: true });
       const lead = this.#lead;
       let timer: ReturnType<typeof setTimeout> | undefined;
       const asked = lead`

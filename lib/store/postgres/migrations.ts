@@ -33,8 +33,8 @@ export const migrations: readonly Migration[] = [
     version: 2,
     purpose: "live nodes and their slowest stream readers; who wrote the checkpoint",
     statements: [
-      // One row per node: its heartbeat (database time) and the lowest log Index its stream readers still read
-      // (NULL: none). Log retention keeps rows at or above the lowest over nodes whose heartbeat is recent.
+      // One row per node: its heartbeat (database time) and the lowest log Index it still has to read (its view
+      // or a stream reader). Retention keeps rows from the lowest over the nodes heard from recently.
       `CREATE TABLE wharf_nodes (
          name text PRIMARY KEY, slowest_reader bigint, heartbeat timestamptz NOT NULL, leader boolean NOT NULL)`,
       `ALTER TABLE wharf_meta ADD COLUMN written_by text, ADD COLUMN written_at timestamptz`,

@@ -90,17 +90,20 @@ export async function openPostgres(url: string, options: PostgresOptions): Promi
       cluster,
       counters: (name) => PgCounters.open(sql, name),
       async maintain(store) {
-        await cluster.heartbeat(log.slowestReader());
+        // This node's own view is a reader too: a node that lags keeps the rows it has not applied yet.
+        await cluster.heartbeat(Math.min(log.slowestReader(), log.lastIndex + 1));
         if (await cluster.refreshLeadership()) {
           await store.checkpoint({ background: true });
           await log.applyRetention(store.checkpointIndex);
+          await cluster.forgetLongGone();
         } else {
           store.checkpointedElsewhere(await snapshots.storedIndex());
           await log.refreshFirstIndex();
         }
       },
       async finish(store) {
-        if (cluster.leader) await store.checkpoint();
+        // Asked again: a node closing before its first tick may well be the only one.
+        if (await cluster.refreshLeadership()) await store.checkpoint();
         await cluster.leave();
       },
       async close() {

@@ -10,13 +10,17 @@ export type Sql = postgres.Sql;
 /** Advisory lock key (arbitrary constant) held while the schema is created or migrated. */
 const schemaLockKey = 0x77686172_66n;
 
-/** Opens a client (no connection is made until the first query). */
-export function connect(url: string, options: { max?: number } = {}): Sql {
+/**
+ * Opens a client (no connection is made until the first query). `session`: one connection kept for as long as
+ * it lives (never closed when idle nor recycled), for a session-level lock.
+ */
+export function connect(url: string, options: { max?: number; session?: boolean } = {}): Sql {
   return postgres(url, {
     max: options.max ?? 10,
     onnotice: () => {},
     connect_timeout: 5,
-    idle_timeout: 60,
+    idle_timeout: options.session ? 0 : 60,
+    ...(options.session ? { max_lifetime: null } : {}),
     transform: { undefined: null },
   });
 }
