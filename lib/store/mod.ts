@@ -204,7 +204,7 @@ export class DataDir {
 }
 
 /** Takes an exclusive lock on `<dir>/.lock` so two servers never share a data dir. */
-async function lockDataDir(path: string): Promise<Deno.FsFile> {
+export async function lockDataDir(path: string): Promise<Deno.FsFile> {
   let file: Deno.FsFile;
   try {
     // Creating the lock file also proves the folder is writable.
