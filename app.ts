@@ -56,6 +56,10 @@ export async function startServer(
     packedCollections,
     ...(config.env.WHARF_DATABASE_URL ? { databaseUrl: config.env.WHARF_DATABASE_URL } : {}),
     ...s3Settings(config.env),
+    // Unique per node: its heartbeat row (docs/scale-out.md); port 0 (a free port) is not, the process id is.
+    nodeName: config.env.WHARF_NODE_NAME ??
+      `${Deno.hostname()}:${config.port === 0 ? `pid-${Deno.pid}` : config.port}`,
+    nodeTimeoutMs: envDurationMs(config.env, "WHARF_NODE_TIMEOUT", 30_000),
     log: {
       segmentBytes: envInt(config.env, "WHARF_EVENTS_SEGMENT_BYTES", 64 * 1024 * 1024, 1024),
       segmentIndexes: envInt(config.env, "WHARF_EVENTS_SEGMENT_INDEXES", 10_000, 1),

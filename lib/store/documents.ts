@@ -7,7 +7,7 @@ import type { AppendBatch, CommitLog } from "./commit_log.ts";
 import type { DocSnapshots } from "./snapshots.ts";
 import type { CommitPlan, DocChange, EventInput, Json, PlanResult, StoredDoc } from "./doc_types.ts";
 import { VersionConflictError } from "./doc_types.ts";
-import { assertCollection, collectionPattern, fileNameForId, idForFileName } from "./doc_names.ts";
+import { assertCollection, fileNameForId } from "./doc_names.ts";
 
 export type {
   CommitPlan,
@@ -21,9 +21,10 @@ export type {
 export { VersionConflictError } from "./doc_types.ts";
 export { assertCollection, fileNameForId, idForFileName } from "./doc_names.ts";
 import { writeChangedDocuments } from "./checkpoint.ts";
-import { atomicWrite, ensureDir, removeTempFiles, tempSuffix } from "./fsutil.ts";
+import { atomicWrite, ensureDir, removeTempFiles } from "./fsutil.ts";
+import { collectionFolders, readCheckpointIndex, readCollectionFolder } from "./collection_folder.ts";
 import { KeyedLocks } from "./locks.ts";
-import { isPackFile, PackFolder } from "./packs.ts";
+import { PackFolder } from "./packs.ts";
 
 interface LoggedDoc {
   c: string;
@@ -46,7 +47,8 @@ export class DocumentStore {
   readonly log: CommitLog;
   readonly #snapshots: DocSnapshots | undefined;
   #collections = new Map<string, Map<string, StoredDoc>>();
-  #dirty = new Map<string, { collection: string; id: string }>();
+  /** Documents changed since the last checkpoint, with the Index of their latest change. */
+  #dirty = new Map<string, { collection: string; id: string; index: number }>();
   #watchers = new Map<string, Set<(change: DocChange) => void>>();
   #locks = new KeyedLocks();
   /** Versions of documents written by commits built but not yet durable (same or earlier fsync group). */
@@ -93,29 +95,13 @@ export class DocumentStore {
 
   async #load(): Promise<void> {
     await ensureDir(this.root);
-    try {
-      const manifest = JSON.parse(await Deno.readTextFile(`${this.root}/manifest.json`));
-      this.#checkpointIndex = Number(manifest.checkpointIndex) || 0;
-    } catch (err) {
-      if (!(err instanceof Deno.errors.NotFound)) {
-        throw new Error(`cannot read ${this.root}/manifest.json: ${err}`);
-      }
-    }
+    this.#checkpointIndex = await readCheckpointIndex(this.root);
     await removeTempFiles(this.root);
-    for (const family of ["registry", "auth", "cluster", "test"]) {
-      const familyDir = `${this.root}/${family}`;
-      let entries: Deno.DirEntry[];
-      try {
-        entries = [...Deno.readDirSync(familyDir)];
-      } catch (err) {
-        if (err instanceof Deno.errors.NotFound) continue;
-        throw err;
-      }
-      for (const entry of entries) {
-        if (!entry.isDirectory) continue;
-        const collection = `${family}/${entry.name}`;
-        if (!collectionPattern.test(collection)) continue;
-        this.#loadCollection(collection, `${familyDir}/${entry.name}`);
+    for (const { collection, dir } of collectionFolders(this.root)) {
+      const folder = readCollectionFolder(dir, this.#collection(collection), this.#packed.has(collection));
+      if (folder) {
+        this.#packed.add(collection);
+        this.#packs.set(collection, folder);
       }
     }
   }
@@ -136,35 +122,6 @@ export class DocumentStore {
       const record = JSON.parse(line) as { Index: number; Docs?: LoggedDoc[] };
       this.#applyDocs(record.Index, record.Docs ?? [], false);
     }
-  }
-
-  #loadCollection(collection: string, dir: string): void {
-    const docs = this.#collection(collection);
-    // One synchronous pass over the folder: leftover temp files are removed, documents read. Measured faster
-    // than parallel async reads for many small files (docs/benchmarks.md).
-    const decoder = new TextDecoder();
-    const names: string[] = [];
-    const perDocFiles: string[] = [];
-    for (const entry of Deno.readDirSync(dir)) {
-      if (!entry.isFile) continue;
-      const path = `${dir}/${entry.name}`;
-      if (entry.name.endsWith(tempSuffix)) {
-        Deno.removeSync(path);
-        continue;
-      }
-      names.push(entry.name);
-      if (isPackFile(entry.name)) this.#packed.add(collection);
-      if (idForFileName(entry.name) === undefined) continue;
-      perDocFiles.push(entry.name);
-      let stored: StoredDoc;
-      try {
-        stored = JSON.parse(decoder.decode(Deno.readFileSync(path)));
-      } catch {
-        throw new Error(`document ${path} is not valid JSON`);
-      }
-      docs.set(stored.id, stored);
-    }
-    if (this.#packed.has(collection)) this.#packFolder(collection).load(names, docs, perDocFiles);
   }
 
   #packFolder(collection: string): PackFolder {
@@ -312,7 +269,7 @@ export class DocumentStore {
         coll.set(d.id, current);
       }
       const key = docKey(d.c, d.id);
-      this.#dirty.set(key, { collection: d.c, id: d.id });
+      this.#dirty.set(key, { collection: d.c, id: d.id, index });
       if (this.#inFlight.get(key)?.index === index) this.#inFlight.delete(key);
       if (!notify) continue;
       for (const w of this.#watchers.get(d.c) ?? []) {
@@ -372,6 +329,16 @@ export class DocumentStore {
       );
     }
     return this.#checkpointing;
+  }
+
+  /**
+   * Another node wrote the checkpoint up to `index` (a shared documents table): changes at or below it need no
+   * write from this node, which forgets them so it holds only what it would write if it became the writer.
+   */
+  checkpointedElsewhere(index: number): void {
+    if (index <= this.#checkpointIndex) return;
+    for (const [key, entry] of this.#dirty) if (entry.index <= index) this.#dirty.delete(key);
+    this.#checkpointIndex = Math.min(index, this.log.lastIndex);
   }
 
   async #writeCheckpoint(parallelism: number): Promise<void> {

@@ -1,10 +1,15 @@
 // `storage migrate`: copies an embedded data directory (the retained log with its indexes, documents, usage
 // counters, blobs) into the PostgreSQL database and blob store a node would use, verifies the copy (counts and
-// checksums) and refuses a database that already holds wharf data.
+// checksums) and refuses a database that already holds wharf data. Documents are read from the checkpoint one
+// collection at a time and written in pages (the log after the checkpoint is replayed by the nodes), so the
+// whole set is never in memory at once.
 
 import { createHash } from "node:crypto";
 import { ConfigError } from "../errors.ts";
-import { type Blobs, DataDir, type S3Settings } from "./mod.ts";
+import { type Blobs, lockDataDir, type S3Settings } from "./mod.ts";
+import { EventLog } from "./eventlog.ts";
+import type { StoredDoc } from "./doc_types.ts";
+import { collectionFolders, readCheckpointIndex, readCollectionFolder } from "./collection_folder.ts";
 import { connect, ensureSchema, type Sql } from "./postgres/schema.ts";
 import { PgSnapshots } from "./postgres/snapshots.ts";
 
@@ -25,19 +30,37 @@ export interface MigrateSummary {
 }
 
 const rowsPerInsert = 500;
+/** Documents written per transaction. */
+const documentsPerPage = 2000;
 
 export async function migrateDataDir(options: MigrateOptions): Promise<MigrateSummary> {
   const { progress } = options;
-  // The source is opened as a server would (exclusively: it must not be running), and never written.
-  const source = await DataDir.open(options.dataDir, { checkpointMs: 24 * 3600_000 });
+  // The source is locked as a server locks it (it must not be running); only its log is opened, never written.
+  const lock = await lockDataDir(options.dataDir);
+  let log: EventLog;
+  try {
+    log = await EventLog.open(`${options.dataDir}/events`);
+  } catch (err) {
+    lock.close();
+    throw err;
+  }
   const sql = connect(options.databaseUrl, { max: 2 });
   try {
+    const checkpointIndex = await readCheckpointIndex(options.dataDir);
+    if (
+      checkpointIndex > log.lastIndex ||
+      (checkpointIndex < log.lastIndex && log.firstIndex > checkpointIndex + 1)
+    ) {
+      throw new Error(
+        `the documents are checkpointed at index ${checkpointIndex} but the log holds ${log.firstIndex}-${log.lastIndex}`,
+      );
+    }
     await ensureSchema(sql);
     await refuseNonEmpty(sql);
     const summary: MigrateSummary = {
       batches: 0,
-      firstIndex: source.log.firstIndex,
-      lastIndex: source.log.lastIndex,
+      firstIndex: log.firstIndex,
+      lastIndex: log.lastIndex,
       documents: 0,
       counters: 0,
       blobs: 0,
@@ -52,7 +75,7 @@ export async function migrateDataDir(options: MigrateOptions): Promise<MigrateSu
         rows = [];
         progress(`log: ${summary.batches} batches copied`);
       };
-      for await (const { index, line } of source.log.read(1)) {
+      for await (const { index, line } of log.read(1)) {
         rows.push({ i: index, l: line });
         sourceLog.update(`${index}\n${line}\n`);
         summary.batches++;
@@ -61,12 +84,8 @@ export async function migrateDataDir(options: MigrateOptions): Promise<MigrateSu
       await flush();
       await tx`UPDATE wharf_head SET last = ${summary.lastIndex}`;
     });
-    const entries = source.store.collections().flatMap((collection) =>
-      [...source.store.list(collection)].map((current) => ({ collection, id: current.id, current }))
-    );
-    await new PgSnapshots(sql).write(entries, summary.lastIndex);
-    summary.documents = entries.length;
-    progress(`documents: ${summary.documents} copied (checkpoint at index ${summary.lastIndex})`);
+    summary.documents = await copyDocuments(sql, options.dataDir, checkpointIndex, progress);
+    progress(`documents: ${summary.documents} copied (checkpoint at index ${checkpointIndex})`);
     summary.counters = await copyCounters(sql, `${options.dataDir}/usage`);
     progress(`usage counters: ${summary.counters} copied`);
     if (options.s3) summary.blobs = await copyBlobs(`${options.dataDir}/blobs`, options.s3, progress);
@@ -78,8 +97,35 @@ export async function migrateDataDir(options: MigrateOptions): Promise<MigrateSu
     return summary;
   } finally {
     await sql.end({ timeout: 2 });
-    await source.close({ checkpoint: false });
+    await log.close();
+    lock.close();
   }
+}
+
+/** Writes the checkpointed documents as the database's checkpoint at `checkpointIndex`, a collection at a time. */
+async function copyDocuments(
+  sql: Sql,
+  dataDir: string,
+  checkpointIndex: number,
+  progress: (line: string) => void,
+): Promise<number> {
+  const snapshots = new PgSnapshots(sql);
+  let copied = 0;
+  for (const { collection, dir } of collectionFolders(dataDir)) {
+    const docs = new Map<string, StoredDoc>();
+    readCollectionFolder(dir, docs);
+    let page: Array<{ collection: string; id: string; current: StoredDoc }> = [];
+    for (const current of docs.values()) {
+      page.push({ collection, id: current.id, current });
+      if (page.length < documentsPerPage) continue;
+      await snapshots.write(page, checkpointIndex);
+      page = [];
+    }
+    if (page.length) await snapshots.write(page, checkpointIndex);
+    copied += docs.size;
+    if (docs.size) progress(`documents: ${collection}: ${docs.size} copied`);
+  }
+  return copied;
 }
 
 async function refuseNonEmpty(sql: Sql): Promise<void> {

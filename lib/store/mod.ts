@@ -3,7 +3,7 @@
 
 import { ConfigError } from "../errors.ts";
 import { Keyring, loadRootKey } from "../crypto.ts";
-import { EventLog, type EventLogOptions } from "./eventlog.ts";
+import { defaultLogOptions, EventLog, type EventLogOptions } from "./eventlog.ts";
 import { DocumentStore } from "./documents.ts";
 import { type Blobs, BlobStore } from "./blobs.ts";
 import { type Counters, UsageCounters } from "./counters.ts";
@@ -31,6 +31,10 @@ export interface DataDirOptions {
   databaseUrl?: string;
   /** Blobs in an S3 bucket instead of the data dir (docs/scale-out.md). */
   s3?: S3Settings;
+  /** With a database: this node's name in the cluster (WHARF_NODE_NAME). */
+  nodeName?: string;
+  /** With a database: a node silent this long no longer holds log rows back (WHARF_NODE_TIMEOUT). */
+  nodeTimeoutMs?: number;
 }
 
 export interface StorageHealth {
@@ -38,6 +42,8 @@ export interface StorageHealth {
   object_store?: "up" | "down";
   /** Committed batches this node has been told of and not applied yet. */
   lag?: number;
+  /** Whether this node is the one writing checkpoints and applying log retention. */
+  checkpoint_writer?: boolean;
 }
 
 export interface S3Settings {
@@ -84,7 +90,11 @@ export class DataDir {
       if (options.databaseUrl) {
         const { openPostgres } = await import("./postgres/mod.ts");
         postgres = await openPostgres(options.databaseUrl, {
-          retainIndexes: options.log?.retainIndexes ?? 100_000,
+          retainIndexes: options.log?.retainIndexes ?? defaultLogOptions.retainIndexes,
+          retainBytes: options.log?.retainBytes ?? defaultLogOptions.retainBytes,
+          pinBytes: options.log?.pinBytes ?? defaultLogOptions.pinBytes,
+          nodeName: options.nodeName ?? `${Deno.hostname()}:${Deno.pid}:${crypto.randomUUID().slice(0, 8)}`,
+          nodeTimeoutMs: options.nodeTimeoutMs ?? 30_000,
         });
         log = postgres.log;
         try {
@@ -136,8 +146,11 @@ export class DataDir {
     if (this.#closed || this.#maintaining) return;
     this.#maintaining = true;
     try {
-      await this.store.checkpoint({ background: true });
-      await this.log.applyRetention(this.store.checkpointIndex);
+      if (this.#postgres) await this.#postgres.maintain(this.store);
+      else {
+        await this.store.checkpoint({ background: true });
+        await this.log.applyRetention(this.store.checkpointIndex);
+      }
       for (const c of this.#counters.values()) await c.flush();
     } finally {
       this.#maintaining = false;
@@ -154,7 +167,10 @@ export class DataDir {
     this.blobs.close();
     await this.log.close();
     try {
-      if (options.checkpoint !== false) await this.store.checkpoint();
+      if (options.checkpoint !== false) {
+        if (this.#postgres) await this.#postgres.finish(this.store);
+        else await this.store.checkpoint();
+      }
       for (const c of this.#counters.values()) await c.flush();
     } finally {
       this.#lock?.close();
@@ -164,18 +180,20 @@ export class DataDir {
 
   /**
    * Whether the scale-out engines answer and how many committed batches this node has not applied yet
-   * (undefined on the data directory alone, whose /health stays as it was).
+   * (undefined on the data directory alone, whose /health stays as it was). The object store is probed
+   * (a cached HeadBucket, waited on at most ~1.5 s: s3/probe.ts).
    */
-  storageHealth(): StorageHealth | undefined {
-    const s3 = this.blobs as { lastError?: unknown };
-    if (!this.#postgres && !("lastError" in s3)) return undefined;
+  async storageHealth(): Promise<StorageHealth | undefined> {
+    const s3 = this.blobs as { lastError?: unknown; reachable?: () => Promise<boolean> };
+    if (!this.#postgres && !s3.reachable) return undefined;
     const health: StorageHealth = {};
     if (this.#postgres) {
       const log = this.#postgres.log;
       health.database = log.lastError ? "down" : "up";
       health.lag = Math.max(0, log.announcedIndex - log.lastIndex);
+      health.checkpoint_writer = this.#postgres.cluster.leader;
     }
-    if ("lastError" in s3) health.object_store = s3.lastError ? "down" : "up";
+    if (s3.reachable) health.object_store = await s3.reachable() ? "up" : "down";
     return health;
   }
 
@@ -186,7 +204,7 @@ export class DataDir {
 }
 
 /** Takes an exclusive lock on `<dir>/.lock` so two servers never share a data dir. */
-async function lockDataDir(path: string): Promise<Deno.FsFile> {
+export async function lockDataDir(path: string): Promise<Deno.FsFile> {
   let file: Deno.FsFile;
   try {
     // Creating the lock file also proves the folder is writable.

@@ -24,7 +24,12 @@ export async function createEventsApi(ctx: AppContext): Promise<ApiModule> {
     compile: (ps) => compileAcl(ps as ParsedPolicy[]),
   });
   if (settings.aclEnabled && settings.bootstrapSecret && !isBootstrapped(ctx)) {
-    await bootstrapAcl(ctx, settings.bootstrapSecret);
+    try {
+      await bootstrapAcl(ctx, settings.bootstrapSecret);
+    } catch (err) {
+      // Another node sharing the database bootstrapped first (both started on an empty one).
+      if (!isBootstrapped(ctx)) throw err;
+    }
   }
   const stream = createEventStream(ctx, acl, settings);
   const resolveCaller = acl.resolveCaller.bind(acl);

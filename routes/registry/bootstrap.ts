@@ -26,7 +26,13 @@ export async function bootstrapAdmin(reg: Registry): Promise<void> {
     created_at: t,
     updated_at: t,
   };
-  await reg.write(() => ({ writes: [{ collection: USERS, id: "admin", doc, ifVersion: 0 }] }));
+  try {
+    await reg.write(() => ({ writes: [{ collection: USERS, id: "admin", doc, ifVersion: 0 }] }));
+  } catch (err) {
+    // Another node sharing the database created it first (both started on an empty one): nothing to announce.
+    if (reg.store.get(USERS, "admin") !== undefined) return;
+    throw err;
+  }
   if (!given) {
     reg.ctx.announce(
       `wharf registry: created user "admin" with password ${password} (shown once; change it)`,

@@ -15,8 +15,8 @@ export function createServerApi(ctx: AppContext): ApiModule {
     routes: [{
       method: "GET",
       path: "/health",
-      handler: () => {
-        const storage = ctx.data.storageHealth();
+      handler: async () => {
+        const storage = await ctx.data.storageHealth();
         if (storage) return scaleOutHealth(ctx, storage);
         const last = ctx.data.log.lastIndex;
         const checkpoint = ctx.data.store.checkpointIndex;

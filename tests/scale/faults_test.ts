@@ -46,6 +46,11 @@ Deno.test({
       const primary = scope.body.items.find((m: { is_primary?: boolean }) => m.is_primary);
       const auth = new AuthClient(url, await login(anon, primary.id, "admin", adminPassword));
       const health = async () => await (await fetch(`${url}/health`)).json();
+      // The only node becomes the checkpoint writer at its first maintenance tick.
+      await recovered(
+        "the node writes checkpoints",
+        async () => (await health()).checkpoint_writer || undefined,
+      );
       assertEquals(await health(), {
         status: "ok",
         node: "node-a",
@@ -53,6 +58,7 @@ Deno.test({
         checkpoint_index: (await health()).checkpoint_index,
         database: "up",
         lag: 0,
+        checkpoint_writer: true,
         object_store: "up",
       });
 

@@ -7,6 +7,7 @@ import type { BatchBody, CommittedBatch, LogCursor, LogRecord } from "../eventlo
 import { LogClosedError } from "../eventlog.ts";
 import { LogFollowers } from "../log_followers.ts";
 import type { Sql } from "./schema.ts";
+import { retentionFloor } from "./retention.ts";
 import { isDatabaseUnreachable, StorageUnavailableError } from "../unavailable.ts";
 
 const channel = "wharf_log";
@@ -16,6 +17,11 @@ const catchUpMs = 10_000;
 
 export interface PgLogOptions {
   retainIndexes: number;
+  /** The embedded log's other limits (EventLogOptions): rows kept by size, and how much a slow reader pins. */
+  retainBytes?: number;
+  pinBytes?: number;
+  /** The lowest Index a reader on any live node still needs (cluster.ts); this node's alone when absent. */
+  clusterSlowestReader?: () => Promise<number>;
   /** Poll this often even without a notification (a lost LISTEN connection must not stall a node). */
   pollMs: number;
 }
@@ -233,14 +239,35 @@ export class PgLog implements CommitLog {
     }
   }
 
-  /** Deletes rows covered by the checkpoint and older than the newest retainIndexes (and every cursor). */
+  /** The lowest Index a stream reader on this node still needs (Infinity when none), for its heartbeat. */
+  slowestReader(): number {
+    return this.#followers.slowestCursor();
+  }
+
+  /**
+   * Deletes rows covered by the checkpoint and beyond the limits, keeping what readers on every live node need
+   * (up to pinBytes: retention.ts). Run by the checkpoint writer only; returns how many rows went.
+   */
   async applyRetention(checkpointIndex: number): Promise<number> {
-    const covered = Math.min(checkpointIndex, this.#applied - this.#options.retainIndexes) + 1;
-    const below = Math.min(covered, this.#followers.slowestCursor());
+    const elsewhere = await (this.#options.clusterSlowestReader?.() ?? Infinity);
+    const below = await retentionFloor(this.#sql, {
+      retainIndexes: this.#options.retainIndexes,
+      retainBytes: this.#options.retainBytes ?? Infinity,
+      pinBytes: this.#options.pinBytes ?? Infinity,
+      checkpointIndex,
+      lastIndex: this.#applied,
+      slowestReader: Math.min(elsewhere, this.#followers.slowestCursor()),
+    });
     if (below <= this.#first) return 0;
     const deleted = await this.#sql`DELETE FROM wharf_log WHERE idx < ${below}`;
     this.#first = below;
     return deleted.count;
+  }
+
+  /** Learns the oldest row left (another node's retention deletes rows this node does not see go). */
+  async refreshFirstIndex(): Promise<void> {
+    const [row] = await this.#sql`SELECT min(idx) AS first FROM wharf_log`;
+    this.#first = row?.first === null || row?.first === undefined ? this.#applied + 1 : Number(row.first);
   }
 
   async close(): Promise<void> {

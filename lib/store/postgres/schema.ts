@@ -1,54 +1,54 @@
-// Connects to PostgreSQL and creates wharf's tables at start (under an advisory lock, so nodes starting
-// together do not race on CREATE TABLE).
+// Connects to PostgreSQL and brings its schema up to date at start (migrations.ts, under an advisory lock, so
+// nodes starting together do not race on CREATE TABLE).
 
 import postgres from "postgres";
+import { ConfigError } from "../../errors.ts";
+import { type Migration, migrations } from "./migrations.ts";
 
 export type Sql = postgres.Sql;
 
 /** Advisory lock key (arbitrary constant) held while the schema is created or migrated. */
 const schemaLockKey = 0x77686172_66n;
-const schemaVersion = 1;
 
-const tables = [
-  // One row per committed batch: `line` is the batch's JSON text exactly as the stream serves it.
-  `CREATE TABLE IF NOT EXISTS wharf_log (idx bigint PRIMARY KEY, line text NOT NULL)`,
-  // The newest allocated Index: its row lock orders every commit across nodes.
-  `CREATE TABLE IF NOT EXISTS wharf_head (id int PRIMARY KEY CHECK (id = 1), last bigint NOT NULL)`,
-  `INSERT INTO wharf_head (id, last) VALUES (1, 0) ON CONFLICT DO NOTHING`,
-  `CREATE TABLE IF NOT EXISTS wharf_meta (key text PRIMARY KEY, value bigint NOT NULL)`,
-  `INSERT INTO wharf_meta (key, value) VALUES ('checkpoint', 0) ON CONFLICT DO NOTHING`,
-  // The checkpoint: every document as of wharf_meta.checkpoint; doc NULL is a deletion (a tombstone keeps
-  // a lagging node's older checkpoint from bringing the document back).
-  `CREATE TABLE IF NOT EXISTS wharf_documents (
-     collection text NOT NULL, id text NOT NULL, version int NOT NULL, idx bigint NOT NULL, doc text,
-     PRIMARY KEY (collection, id))`,
-  `CREATE TABLE IF NOT EXISTS wharf_counters (
-     name text NOT NULL, key text NOT NULL, value double precision NOT NULL, PRIMARY KEY (name, key))`,
-];
-
-/** Opens a client (no connection is made until the first query). */
-export function connect(url: string, options: { max?: number } = {}): Sql {
+/**
+ * Opens a client (no connection is made until the first query). `session`: one connection kept for as long as
+ * it lives (never closed when idle nor recycled), for a session-level lock.
+ */
+export function connect(url: string, options: { max?: number; session?: boolean } = {}): Sql {
   return postgres(url, {
     max: options.max ?? 10,
     onnotice: () => {},
     connect_timeout: 5,
-    idle_timeout: 60,
+    idle_timeout: options.session ? 0 : 60,
+    ...(options.session ? { max_lifetime: null } : {}),
     transform: { undefined: null },
   });
 }
 
-/** Creates the tables when missing; refuses a database written by a newer wharf. */
-export async function ensureSchema(sql: Sql): Promise<void> {
-  await sql.begin(async (tx) => {
+/**
+ * Brings the database to the newest schema this wharf knows, applying the missing migrations in order, each in
+ * the transaction that records it; nodes starting together wait on one advisory lock, so exactly one applies
+ * them. A database written by a newer wharf is refused (ConfigError: exit 2) before anything is touched.
+ */
+export async function ensureSchema(sql: Sql, known: readonly Migration[] = migrations): Promise<number> {
+  const latest = known.at(-1)!.version;
+  return await sql.begin(async (tx) => {
     await tx`SELECT pg_advisory_xact_lock(${schemaLockKey.toString()}::bigint)`;
-    for (const statement of tables) await tx.unsafe(statement);
     await tx.unsafe(`CREATE TABLE IF NOT EXISTS wharf_schema (version int NOT NULL)`);
     const rows = await tx`SELECT version FROM wharf_schema`;
-    if (rows.length === 0) await tx`INSERT INTO wharf_schema (version) VALUES (${schemaVersion})`;
-    else if (Number(rows[0]!.version) > schemaVersion) {
-      throw new Error(
-        `the database holds wharf schema ${rows[0]!.version}; this wharf knows ${schemaVersion}`,
+    const found = rows.length ? Number(rows[0]!.version) : 0;
+    if (found > latest) {
+      throw new ConfigError(
+        `the database holds wharf schema version ${found}, newer than this wharf knows (${latest}): ` +
+          `run a wharf at least as new as the one that upgraded it`,
       );
     }
+    for (const migration of known) {
+      if (migration.version <= found) continue;
+      for (const statement of migration.statements) await tx.unsafe(statement);
+    }
+    if (rows.length === 0) await tx`INSERT INTO wharf_schema (version) VALUES (${latest})`;
+    else if (found < latest) await tx`UPDATE wharf_schema SET version = ${latest}`;
+    return latest;
   });
 }

@@ -9,9 +9,18 @@ const rowsPerStatement = 2000;
 
 export class PgSnapshots implements DocSnapshots {
   readonly #sql: Sql;
+  /** Recorded with each checkpoint in wharf_meta.written_by (the node name). */
+  readonly #writer: string;
 
-  constructor(sql: Sql) {
+  constructor(sql: Sql, writer = "storage migrate") {
     this.#sql = sql;
+    this.#writer = writer;
+  }
+
+  /** The Index of the checkpoint the documents table holds (whoever wrote it). */
+  async storedIndex(): Promise<number> {
+    const [meta] = await this.#sql`SELECT value FROM wharf_meta WHERE key = 'checkpoint'`;
+    return Number(meta?.value ?? 0);
   }
 
   async load(): Promise<{ checkpointIndex: number; docs: Array<{ collection: string; stored: StoredDoc }> }> {
@@ -55,7 +64,9 @@ export class PgSnapshots implements DocSnapshots {
             SET version = excluded.version, idx = excluded.idx, doc = excluded.doc
             WHERE wharf_documents.idx <= excluded.idx`;
       }
-      await tx`UPDATE wharf_meta SET value = GREATEST(value, ${upTo}) WHERE key = 'checkpoint'`;
+      await tx`
+        UPDATE wharf_meta SET value = GREATEST(value, ${upTo}), written_by = ${this.#writer}, written_at = now()
+        WHERE key = 'checkpoint'`;
     });
   }
 }

@@ -11,6 +11,7 @@ import {
   CreateMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
+  HeadBucketCommand,
   HeadObjectCommand,
   ListMultipartUploadsCommand,
   ListObjectsV2Command,
@@ -34,6 +35,7 @@ import {
   type StoredBlob,
 } from "../blobs.ts";
 import type { S3Location } from "./client.ts";
+import { ObjectStoreProbe } from "./probe.ts";
 import { isObjectStoreUnreachable, StorageUnavailableError } from "../unavailable.ts";
 
 export interface S3BlobOptions {
@@ -57,11 +59,37 @@ export class S3BlobStore implements Blobs {
   /** Set by the last request that could not reach the store, cleared by the next that did (for /health). */
   lastError: unknown;
 
+  readonly #probe: ObjectStoreProbe;
+  #lastErrorAt = 0;
+  #lastOkAt = 0;
+
   constructor(client: S3Client, location: S3Location, options: S3BlobOptions) {
     this.#client = client;
     this.#bucket = location.bucket;
     this.#prefix = location.prefix;
     this.#options = options;
+    this.#probe = new ObjectStoreProbe(async (abortSignal) => {
+      try {
+        await client.send(new HeadBucketCommand({ Bucket: location.bucket }), { abortSignal });
+      } catch (err) {
+        // An answer that is not an outage (403, 404) still proves the store is reachable.
+        if (isObjectStoreUnreachable(err) || abortSignal.aborted) throw err;
+      }
+    }, { cacheMs: 3000, waitMs: 1500 });
+  }
+
+  /**
+   * Whether the store answers (for /health): a HeadBucket at most every 3 s, waited on at most 1.5 s. A request
+   * that failed since the last probe that answered also counts as down.
+   */
+  async reachable(): Promise<boolean> {
+    const probed = await this.#probe.up();
+    // The newest evidence wins: the probe's answer, or a request that failed or succeeded after it.
+    const newest = Math.max(this.#probe.answeredAt, this.#lastErrorAt, this.#lastOkAt);
+    if (newest === this.#lastOkAt && newest > this.#probe.answeredAt) return true;
+    if (newest === this.#lastErrorAt && newest > this.#probe.answeredAt) return false;
+    if (probed) this.lastError = undefined;
+    return probed;
   }
 
   get hashWorkers(): number {
@@ -126,7 +154,7 @@ export class S3BlobStore implements Blobs {
       checkExpectedDigest(digests, options);
       options.hold?.(digests.sha256);
       await this.#removing.get(digests.sha256);
-      this.lastError = undefined;
+      this.#reached();
       if ((await this.size(digests.sha256)) !== size) {
         await this.#copy(tmpKey, this.#key(digests.sha256), size);
       }
@@ -235,16 +263,23 @@ export class S3BlobStore implements Blobs {
   async #send<T>(command: any): Promise<T> {
     try {
       const out = await this.#client.send(command) as T;
-      this.lastError = undefined;
+      this.#reached();
       return out;
     } catch (err) {
       throw this.#unavailable(err);
     }
   }
 
+  /** A request reached the store (for /health). */
+  #reached(): void {
+    this.lastError = undefined;
+    this.#lastOkAt = Date.now();
+  }
+
   #unavailable(err: unknown): unknown {
     if (err instanceof ApiError || !isObjectStoreUnreachable(err)) return err;
     this.lastError = err;
+    this.#lastErrorAt = Date.now();
     return new StorageUnavailableError("object store", err);
   }
 

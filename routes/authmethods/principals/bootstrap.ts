@@ -18,8 +18,9 @@ export async function bootstrapIfEmpty(svc: AuthService): Promise<void> {
   const password = configured ? configured : randomBase62(24);
   const passwordHash = await svc.hasher.hash(password);
   const methodId = prefixedId("ampw");
-  await svc.state.store.transact([`${collections.scopes}/global`], () => {
-    if (svc.state.scope("global")) return {};
+  const { result: created } = await svc.state.store.transact([`${collections.scopes}/global`], () => {
+    // Another node sharing the database may have bootstrapped first: then nothing is created nor announced.
+    if (svc.state.scope("global")) return { result: false };
     const now = nowIso();
     const scope: ScopeDoc = {
       type: "global",
@@ -39,7 +40,7 @@ export async function bootstrapIfEmpty(svc: AuthService): Promise<void> {
       created_time: now,
       updated_time: now,
     };
-    const created = accountWithUser({
+    const admin = accountWithUser({
       methodId,
       scopeId: "global",
       type: "password",
@@ -53,14 +54,15 @@ export async function bootstrapIfEmpty(svc: AuthService): Promise<void> {
       writes: [
         { collection: collections.scopes, id: "global", doc: scope, ifVersion: 0 },
         { collection: collections.methods, id: methodId, doc: method, ifVersion: 0 },
-        ...created.writes,
+        ...admin.writes,
       ],
       events: [
         methodEvent("AuthMethodCreated", methodId, method, 1, { kind: "anonymous" }, { name: method.name }),
       ],
+      result: true,
     };
   });
-  if (!configured) {
+  if (created && !configured) {
     svc.app.announce(
       `wharf: initial admin created: auth method ${methodId}, login name admin, password ${password} (shown once)`,
     );
