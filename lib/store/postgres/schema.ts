@@ -7,7 +7,6 @@ export type Sql = postgres.Sql;
 
 /** Advisory lock key (arbitrary constant) held while the schema is created or migrated. */
 const schemaLockKey = 0x77686172_66n;
-const schemaVersion = 1;
 
 const tables = [
   // One row per committed batch: `line` is the batch's JSON text exactly as the stream serves it.
@@ -25,6 +24,17 @@ const tables = [
   `CREATE TABLE IF NOT EXISTS wharf_counters (
      name text NOT NULL, key text NOT NULL, value double precision NOT NULL, PRIMARY KEY (name, key))`,
 ];
+
+/**
+ * Changes after version 1 (the tables above), by the version they lead to: each runs once, in order, on a
+ * database at the version before it.
+ */
+const migrations: ReadonlyArray<{ version: number; statements: string[] }> = [
+  // Group commit: every row carries its batch's random id, so a node whose COMMIT answer was lost (the
+  // connection cut) can tell whether that batch committed (postgres/group_commit.ts).
+  { version: 2, statements: [`ALTER TABLE wharf_log ADD COLUMN IF NOT EXISTS batch bigint`] },
+];
+const schemaVersion = migrations.at(-1)?.version ?? 1;
 
 /** Opens a client (no connection is made until the first query). */
 export function connect(url: string, options: { max?: number } = {}): Sql {
@@ -44,11 +54,14 @@ export async function ensureSchema(sql: Sql): Promise<void> {
     for (const statement of tables) await tx.unsafe(statement);
     await tx.unsafe(`CREATE TABLE IF NOT EXISTS wharf_schema (version int NOT NULL)`);
     const rows = await tx`SELECT version FROM wharf_schema`;
-    if (rows.length === 0) await tx`INSERT INTO wharf_schema (version) VALUES (${schemaVersion})`;
-    else if (Number(rows[0]!.version) > schemaVersion) {
-      throw new Error(
-        `the database holds wharf schema ${rows[0]!.version}; this wharf knows ${schemaVersion}`,
-      );
+    const current = rows.length === 0 ? 1 : Number(rows[0]!.version);
+    if (current > schemaVersion) {
+      throw new Error(`the database holds wharf schema ${current}; this wharf knows ${schemaVersion}`);
     }
+    for (const m of migrations) {
+      if (m.version > current) { for (const statement of m.statements) await tx.unsafe(statement); }
+    }
+    if (rows.length === 0) await tx`INSERT INTO wharf_schema (version) VALUES (${schemaVersion})`;
+    else if (current < schemaVersion) await tx`UPDATE wharf_schema SET version = ${schemaVersion}`;
   });
 }
