@@ -5,9 +5,10 @@
 // Why the invariants hold:
 // - Per-key exclusion: a batch holds every member's locks (exclusive or shared, in one hash-sorted statement as
 //   before) from before its plans run until COMMIT; two members that conflict (exclusive against exclusive or
-//   shared on one key) never share a batch, nor run beside a batch in flight that holds the key — they wait for
-//   it to be committed and applied to this node's view. Plans read the view after it caught up to the head
-//   read under those locks, so it includes every earlier commit under their keys, from any node.
+//   shared on one key) never share a batch, and wait while a batch in flight holds the key (the advisory locks
+//   would keep them apart anyway, across this node's connections too; waiting here keeps a blocked member from
+//   holding up a whole batch). Plans read the view after it caught up to the head read under those locks, so
+//   it includes every earlier commit under their keys, from any node.
 // - Gapless indexes in commit order: the head row is locked (SELECT … FOR UPDATE) before any index is handed
 //   out and held to COMMIT; members are built one after another with consecutive indexes (a member whose build
 //   throws takes none), and the head is set to the last one in the statement that inserts the rows.
