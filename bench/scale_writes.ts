@@ -1,13 +1,19 @@
-// Durable writes per second on PostgreSQL: concurrent commits through wharf's store against a raw INSERT + COMMIT
-// loop on the same database (same connections), and the lag of a second node's view (p50/p99).
+// Durable writes per second on PostgreSQL (fsync on, PostgreSQL's defaults): concurrent commits through wharf's
+// store (event publishes, and registry writes as routes/registry/state.ts makes them) against a raw INSERT +
+// COMMIT loop on the same database with the same number of concurrent clients, and the lag of a second node's
+// view after the writer's answer (p50/p99).
 // Run: deno run -A bench/scale_writes.ts (needs Debian's postgresql; starts its own server).
+// BENCH_COMMITS (per workload, default 1000), BENCH_CONCURRENCY (a comma list, default 16,64), BENCH_ROUNDS (2),
+// BENCH_FSYNC=off for the old fsync-off setting.
 
 import postgres from "postgres";
 import { DataDir } from "../lib/store/mod.ts";
 import { startPostgres } from "../tests/fixtures/postgres.ts";
 
-const commits = Number(Deno.env.get("BENCH_COMMITS") ?? 2000);
-const concurrency = Number(Deno.env.get("BENCH_CONCURRENCY") ?? 16);
+const commits = Number(Deno.env.get("BENCH_COMMITS") ?? 1000);
+const widths = (Deno.env.get("BENCH_CONCURRENCY") ?? "16,64").split(",").map(Number);
+const rounds = Number(Deno.env.get("BENCH_ROUNDS") ?? 2);
+const durable = Deno.env.get("BENCH_FSYNC") !== "off";
 const rootKey = btoa(String.fromCharCode(...new Uint8Array(32).fill(1)));
 
 async function pool(n: number, width: number, task: (i: number) => Promise<void>): Promise<number> {
@@ -19,20 +25,30 @@ async function pool(n: number, width: number, task: (i: number) => Promise<void>
   return (performance.now() - started) / 1000;
 }
 
-const pg = await startPostgres();
+const eventOf = (i: number) => ({
+  Topic: "Node",
+  Type: "NodeRegistration",
+  Key: `node-${i}`,
+  Namespace: "default",
+  Payload: { Node: { ID: crypto.randomUUID(), Name: `node-${i}`, Datacenter: "dc1", Status: "ready" } },
+});
+
+const boxOf = (i: number) => ({
+  id: crypto.randomUUID(),
+  owner: "u-bench",
+  name: `box-${i}`,
+  short_description: "A box created by bench/scale_writes.ts",
+  description_markdown: "Lorem ipsum dolor sit amet, ".repeat(8),
+  private: false,
+  created_at: new Date().toISOString(),
+  updated_at: new Date().toISOString(),
+  downloads: 0,
+});
+
+const pg = await startPostgres({ durable });
 const dirs: string[] = [];
 try {
   const url = await pg.createDatabase();
-  const raw = postgres(url, { max: 10, onnotice: () => {} });
-  await raw`CREATE TABLE raw_log (idx bigserial PRIMARY KEY, line text NOT NULL)`;
-  const line = JSON.stringify({
-    Events: [{ Topic: "Node", Type: "NodeRegistration", Key: "n", Payload: {} }],
-  });
-  const rawSeconds = await pool(commits, concurrency, async () => {
-    await raw.begin(async (tx) => void await tx`INSERT INTO raw_log (line) VALUES (${line})`);
-  });
-  await raw.end();
-
   const open = async () => {
     const dir = await Deno.makeTempDir({ prefix: "wharf-bench-" });
     dirs.push(dir);
@@ -46,22 +62,64 @@ try {
     const at = committedAt.get(b.index);
     if (at !== undefined) lags.push(performance.now() - at);
   });
-  const wharfSeconds = await pool(commits, concurrency, async (i) => {
-    const { index } = await writer.store.transact([`test/bench/${i % 64}`], () => ({
-      events: [{ Topic: "Node", Type: "NodeRegistration", Key: `n${i}`, Payload: {} }],
-    }));
-    committedAt.set(index, performance.now());
-  });
+  const grouping = () => (writer.log as { commitStats?: { batches: number; members: number } }).commitStats;
+
+  const raw = postgres(url, { max: Math.max(...widths), onnotice: () => {} });
+  await raw`CREATE TABLE raw_log (idx bigserial PRIMARY KEY, line text NOT NULL)`;
+  const line = JSON.stringify({ Index: 1, Events: [{ ...eventOf(1), Index: 1 }] });
+  const rawRun = (width: number) =>
+    pool(commits, width, async () => {
+      await raw.begin(async (tx) => void await tx`INSERT INTO raw_log (line) VALUES (${line})`);
+    });
+
+  const publishes = (width: number) =>
+    pool(commits, width, async (i) => {
+      // As routes/events/publish.ts commits an event (no lock key).
+      const { index } = await writer.store.transact([], () => ({ events: [eventOf(i)] }));
+      committedAt.set(index, performance.now());
+    });
+  let boxes = 0;
+  const registryWrites = (width: number) =>
+    pool(commits, width, async () => {
+      // As routes/registry/state.ts write() commits: every registry mutation under the one registry lock.
+      const box = boxOf(++boxes);
+      const { index } = await writer.store.transact(["registry/write"], () => ({
+        writes: [{ collection: "registry/boxes", id: box.id, doc: box }],
+        events: [{ Topic: "Box", Type: "BoxCreated", Key: box.name, Payload: { id: box.id } }],
+      }));
+      committedAt.set(index, performance.now());
+    });
+
+  console.log(
+    `PostgreSQL ${
+      durable ? "fsync on (defaults)" : "fsync off"
+    }; ${commits} commits per run; ${rounds} rounds`,
+  );
+  for (let round = 1; round <= rounds; round++) {
+    for (const width of widths) {
+      const rawRate = commits / await rawRun(width);
+      const before = grouping();
+      const publishRate = commits / await publishes(width);
+      const after = grouping();
+      const registryRate = commits / await registryWrites(width);
+      const grouped = before && after
+        ? `; publishes grouped ${
+          ((after.members - before.members) / Math.max(1, after.batches - before.batches)).toFixed(1)
+        } per COMMIT`
+        : "";
+      console.log(
+        `round ${round}, ${width} clients: raw INSERT+COMMIT ${rawRate.toFixed(0)}/s; wharf event publishes ${
+          publishRate.toFixed(0)
+        }/s (${(publishRate / rawRate).toFixed(2)}x); registry writes ${registryRate.toFixed(0)}/s (${
+          (registryRate / rawRate).toFixed(2)
+        }x)${grouped}`,
+      );
+    }
+  }
+  await raw.end();
   await new Promise((r) => setTimeout(r, 1500));
   lags.sort((a, b) => a - b);
   const pct = (p: number) => lags[Math.min(lags.length - 1, Math.floor(lags.length * p))]?.toFixed(1);
-  const rawRate = commits / rawSeconds;
-  const wharfRate = commits / wharfSeconds;
-  console.log(
-    `raw INSERT+COMMIT: ${rawRate.toFixed(0)}/s; wharf commits: ${wharfRate.toFixed(0)}/s; ratio ${
-      (wharfRate / rawRate).toFixed(2)
-    } (${commits} commits, ${concurrency} concurrent)`,
-  );
   console.log(
     `second node's view lag after the writer's answer: p50 ${pct(0.5)} ms, p99 ${
       pct(0.99)
