@@ -96,6 +96,7 @@ export class GroupCommitter {
   #queue: Member[] = [];
   readonly #running = new Set<KeyClaims>();
   #closed = false;
+  #scheduled: ReturnType<typeof setTimeout> | undefined;
   /** Batches committed and members in them (for tests and the benchmark). */
   readonly stats = { batches: 0, members: 0 };
 
@@ -115,14 +116,26 @@ export class GroupCommitter {
     const shared = [...new Set(sharedKeys)].filter((k) => !exclusive.includes(k));
     return new Promise<T>((resolve, reject) => {
       this.#queue.push({ exclusive, shared, body, resolve: resolve as (v: unknown) => void, reject });
-      this.#schedule();
+      this.#scheduleSoon();
     });
   }
 
   /** Answers every member still waiting for a batch; batches in flight finish. */
   close(): void {
     this.#closed = true;
+    clearTimeout(this.#scheduled);
     for (const m of this.#queue.splice(0)) m.reject(new LogClosedError());
+  }
+
+  /**
+   * Forms batches on the next turn of the event loop, not at the first arrival: the members a batch just
+   * answered come back through several promise hops, and they should gather into one batch, not the first alone.
+   */
+  #scheduleSoon(): void {
+    this.#scheduled ??= setTimeout(() => {
+      this.#scheduled = undefined;
+      this.#schedule();
+    }, 0);
   }
 
   #schedule(): void {
@@ -147,7 +160,7 @@ export class GroupCommitter {
       this.#running.add(claims);
       this.#runBatch(taken, claims).finally(() => {
         this.#running.delete(claims);
-        this.#schedule();
+        this.#scheduleSoon();
       });
     }
   }
