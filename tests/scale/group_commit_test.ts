@@ -107,7 +107,7 @@ async function logRows(admin: postgres.Sql): Promise<Array<{ index: number; line
 /** Node b applies exactly the table's rows, in index order, with the same records. */
 async function assertSameStreamOnB(c: Cluster): Promise<void> {
   const rows = await logRows(c.admin);
-  await eventually("node b caught up", async () => c.b.log.lastIndex === rows.length || undefined);
+  await eventually("node b caught up", () => Promise.resolve(c.b.log.lastIndex === rows.length || undefined));
   assertEquals(
     c.seenOnB,
     rows.map((r) => ({ index: r.index, line: JSON.stringify(JSON.parse(r.line)) })),
@@ -137,7 +137,10 @@ test("counters stay exact under concurrent commits with overlapping, disjoint an
   }
   await Promise.all(work);
   await assertSameStreamOnB(c);
-  await eventually("node a caught up", async () => c.a.log.lastIndex === c.b.log.lastIndex || undefined);
+  await eventually(
+    "node a caught up",
+    () => Promise.resolve(c.a.log.lastIndex === c.b.log.lastIndex || undefined),
+  );
   for (const [id, n] of expected) {
     assertEquals(value(c.a, id), n, `counter ${id} on node a`);
     assertEquals(value(c.b, id), n, `counter ${id} on node b`);

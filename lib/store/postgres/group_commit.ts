@@ -96,13 +96,21 @@ export class GroupCommitter {
   #queue: Member[] = [];
   readonly #running = new Set<KeyClaims>();
   #closed = false;
-  #scheduled: ReturnType<typeof setTimeout> | undefined;
+  /** A macrotask without the timers' clamp (setTimeout(0) waits ~2 ms here, MessageChannel ~0.1 ms). */
+  readonly #turn = new MessageChannel();
+  #scheduled = false;
   /** Batches committed and members in them (for tests and the benchmark). */
   readonly stats = { batches: 0, members: 0 };
 
   constructor(sql: Sql, hooks: CommitterHooks) {
     this.#sql = sql;
     this.#hooks = hooks;
+    this.#turn.port1.onmessage = () => {
+      this.#scheduled = false;
+      refPort(this.#turn.port1, false);
+      this.#schedule();
+    };
+    refPort(this.#turn.port1, false);
   }
 
   /** Runs `body` in the next batch that can take it; `append` inside it commits with that batch. */
@@ -123,7 +131,8 @@ export class GroupCommitter {
   /** Answers every member still waiting for a batch; batches in flight finish. */
   close(): void {
     this.#closed = true;
-    clearTimeout(this.#scheduled);
+    this.#turn.port1.close();
+    this.#turn.port2.close();
     for (const m of this.#queue.splice(0)) m.reject(new LogClosedError());
   }
 
@@ -132,10 +141,10 @@ export class GroupCommitter {
    * answered come back through several promise hops, and they should gather into one batch, not the first alone.
    */
   #scheduleSoon(): void {
-    this.#scheduled ??= setTimeout(() => {
-      this.#scheduled = undefined;
-      this.#schedule();
-    }, 0);
+    if (this.#scheduled || this.#closed) return;
+    this.#scheduled = true;
+    refPort(this.#turn.port1, true);
+    this.#turn.port2.postMessage(0);
   }
 
   #schedule(): void {
@@ -363,6 +372,13 @@ function buildRows(appended: Slot[], head: number): Row[] {
     rows.push({ slot, index, record, line: JSON.stringify(record) });
   }
   return rows;
+}
+
+/** Keeps the process alive while a turn is pending, not while the committer idles (Deno's MessagePort). */
+function refPort(port: MessagePort, on: boolean): void {
+  const p = port as MessagePort & { ref?: () => void; unref?: () => void };
+  if (on) p.ref?.();
+  else p.unref?.();
 }
 
 /** A random signed 63-bit id, as text for PostgreSQL's bigint. */
