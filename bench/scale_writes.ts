@@ -4,7 +4,7 @@
 // view after the writer's answer (p50/p99).
 // Run: deno run -A bench/scale_writes.ts (needs Debian's postgresql; starts its own server).
 // BENCH_COMMITS (per workload, default 1000), BENCH_CONCURRENCY (a comma list, default 1,16,64;
-// 1 client runs a quarter of the commits), BENCH_ROUNDS (2),
+// 1 client runs a quarter of the commits), BENCH_ROUNDS (2), BENCH_SLICES (5),
 // BENCH_FSYNC=off for the old fsync-off setting.
 
 import postgres from "postgres";
@@ -15,6 +15,7 @@ const commits = Number(Deno.env.get("BENCH_COMMITS") ?? 1000);
 const widths = (Deno.env.get("BENCH_CONCURRENCY") ?? "1,16,64").split(",").map(Number);
 const rounds = Number(Deno.env.get("BENCH_ROUNDS") ?? 2);
 const durable = Deno.env.get("BENCH_FSYNC") !== "off";
+const slices = Number(Deno.env.get("BENCH_SLICES") ?? 5);
 const rootKey = btoa(String.fromCharCode(...new Uint8Array(32).fill(1)));
 
 async function pool(n: number, width: number, task: (i: number) => Promise<void>): Promise<number> {
@@ -67,68 +68,95 @@ try {
   await raw`CREATE TABLE raw_log (idx bigserial PRIMARY KEY, line text NOT NULL)`;
   const line = JSON.stringify({ Index: 1, Events: [{ ...eventOf(1), Index: 1 }] });
   const runs = (width: number) => width === 1 ? Math.ceil(commits / 4) : commits;
-  const rawRun = (width: number) =>
-    pool(runs(width), width, async () => {
+  const rawRun = (n: number, width: number) =>
+    pool(n, width, async () => {
       await raw.begin(async (tx) => void await tx`INSERT INTO raw_log (line) VALUES (${line})`);
     });
-
-  const publishes = (width: number) =>
-    pool(runs(width), width, async (i) => {
+  // When each commit's request started (for the lag from the start of the request too).
+  const startedAt = new Map<number, number>();
+  const timed = async (commit: () => Promise<{ index: number }>) => {
+    const started = performance.now();
+    const { index } = await commit();
+    committedAt.set(index, performance.now());
+    startedAt.set(index, started);
+  };
+  const publishes = (n: number, width: number) =>
+    pool(n, width, async (i) => {
       // As routes/events/publish.ts commits an event (no lock key).
-      const { index } = await writer.store.transact([], () => ({ events: [eventOf(i)] }));
-      committedAt.set(index, performance.now());
+      await timed(() => writer.store.transact([], () => ({ events: [eventOf(i)] })));
     });
   let boxes = 0;
-  const registryWrites = (width: number) =>
-    pool(runs(width), width, async () => {
+  const registryWrites = (n: number, width: number) =>
+    pool(n, width, async () => {
       // As routes/registry/state.ts write() commits: every registry mutation under the one registry lock.
       const box = boxOf(++boxes);
-      const { index } = await writer.store.transact(["registry/write"], () => ({
-        writes: [{ collection: "registry/boxes", id: box.id, doc: box }],
-        events: [{ Topic: "Box", Type: "BoxCreated", Key: box.name, Payload: { id: box.id } }],
-      }));
-      committedAt.set(index, performance.now());
+      await timed(() =>
+        writer.store.transact(["registry/write"], () => ({
+          writes: [{ collection: "registry/boxes", id: box.id, doc: box }],
+          events: [{ Topic: "Box", Type: "BoxCreated", Key: box.name, Payload: { id: box.id } }],
+        }))
+      );
     });
 
   console.log(
     `PostgreSQL ${
       durable ? "fsync on (defaults)" : "fsync off"
-    }; ${commits} commits per run; ${rounds} rounds`,
+    }; ${commits} commits per workload and round ` +
+      `(a quarter with 1 client), in ${slices} interleaved slices; ${rounds} rounds`,
   );
   for (let round = 1; round <= rounds; round++) {
     for (const width of widths) {
-      const n = runs(width);
-      const rawRate = n / await rawRun(width);
-      const before = grouping();
-      const publishRate = n / await publishes(width);
-      const after = grouping();
-      const registryRate = n / await registryWrites(width);
-      const grouped = before && after
-        ? `; publishes grouped ${
-          ((after.members - before.members) / Math.max(1, after.batches - before.batches)).toFixed(1)
-        } per COMMIT`
+      // The disk is shared: the three workloads take turns in slices, so a slow minute hits them alike.
+      const n = Math.ceil(runs(width) / slices);
+      const seconds = { raw: 0, publish: 0, registry: 0 };
+      let grouped = { batches: 0, members: 0 };
+      for (let slice = 0; slice < slices; slice++) {
+        seconds.raw += await rawRun(n, width);
+        const before = grouping();
+        seconds.publish += await publishes(n, width);
+        const after = grouping();
+        if (before && after) {
+          grouped = {
+            batches: grouped.batches + after.batches - before.batches,
+            members: grouped.members + after.members - before.members,
+          };
+        }
+        seconds.registry += await registryWrites(n, width);
+      }
+      const total = n * slices;
+      const [rawRate, publishRate, registryRate] = [seconds.raw, seconds.publish, seconds.registry].map((
+        s,
+      ) => total / s) as [number, number, number];
+      const groupedText = grouped.batches
+        ? `; publishes grouped ${(grouped.members / grouped.batches).toFixed(1)} per COMMIT`
         : "";
       console.log(
         `round ${round}, ${width} clients: raw INSERT+COMMIT ${rawRate.toFixed(0)}/s; wharf event publishes ${
           publishRate.toFixed(0)
         }/s (${(publishRate / rawRate).toFixed(2)}x); registry writes ${registryRate.toFixed(0)}/s (${
           (registryRate / rawRate).toFixed(2)
-        }x)${grouped}`,
+        }x)${groupedText}`,
       );
     }
   }
   await raw.end();
   await new Promise((r) => setTimeout(r, 1500));
-  const lags = [...committedAt].map(([index, at]) => (seenAt.get(index) ?? Infinity) - at).sort((a, b) =>
-    a - b
-  );
-  const early = lags.filter((l) => l <= 0).length;
-  const pct = (p: number) =>
-    Math.max(0, lags[Math.min(lags.length - 1, Math.floor(lags.length * p))]!).toFixed(1);
+  const percentiles = (from: Map<number, number>) => {
+    const lags = [...from].map(([index, at]) => Math.max(0, (seenAt.get(index) ?? Infinity) - at)).sort((
+      a,
+      b,
+    ) => a - b);
+    const pct = (p: number) => lags[Math.min(lags.length - 1, Math.floor(lags.length * p))]!.toFixed(1);
+    return `p50 ${pct(0.5)} ms, p99 ${pct(0.99)} ms`;
+  };
+  const early = [...committedAt].filter(([index, at]) => (seenAt.get(index) ?? Infinity) <= at).length;
   console.log(
-    `second node's view lag after the writer's answer: p50 ${pct(0.5)} ms, p99 ${
-      pct(0.99)
-    } ms (${lags.length} commits, ${early} applied there before the writer's answer counted as 0)`,
+    `second node's view after the writer's answer: ${
+      percentiles(committedAt)
+    } (${committedAt.size} commits; ${early} ` +
+      `were applied there before the answer, counted as 0); after the request started: ${
+        percentiles(startedAt)
+      }`,
   );
   await writer.close();
   await reader.close();

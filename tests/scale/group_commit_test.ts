@@ -53,6 +53,12 @@ function test(
       b.log.subscribe((batch) => seenOnB.push({ index: batch.index, line: JSON.stringify(batch.record) }));
       const admin = postgres(url, { max: 1, onnotice: () => {} });
       try {
+        // Both nodes listen before the test commits (else their first batches arrive by the poll).
+        await eventually("both nodes listen", async () => {
+          const [row] =
+            await admin`SELECT count(*)::int AS n FROM pg_stat_activity WHERE query ILIKE 'listen%'`;
+          return row!.n >= 2 || undefined;
+        });
         await fn({ a, b, admin, url, seenOnB });
       } finally {
         await a.close({ checkpoint: false }).catch(() => {});
@@ -148,6 +154,40 @@ test("counters stay exact under concurrent commits with overlapping, disjoint an
   const { batches, members } = stats(c.a);
   assertEquals(members, 160, "node a committed its 160 commits");
   assert(batches < members / 2, `commits were grouped (${members} commits in ${batches} batches)`);
+});
+
+test("quotes, backslashes, braces, commas, NULL, non-ASCII and long lines reach the other node intact", async (c) => {
+  const nasty = [
+    '"',
+    "\\",
+    "{",
+    "}",
+    ",",
+    "NULL",
+    "null",
+    "'",
+    "\n\t",
+    "ü €",
+    "😀",
+    'a"b\\c{d},e',
+    "",
+    // Lines past a NOTIFY payload's 8000 bytes: the other node reads them from the table instead.
+    "é".repeat(3000),
+    "x".repeat(9000),
+  ];
+  const indexes = await Promise.all(nasty.map((text, i) =>
+    c.a.store.transact([], () => ({
+      writes: [{ collection: counters, id: `n${i}`, doc: { n: i, text } }],
+      events: [{ Topic: "Test", Type: "Nasty", Key: text, Payload: { text } }],
+    }))
+  ));
+  assert(stats(c.a).batches < nasty.length, "the nasty lines were inserted together");
+  await assertSameStreamOnB(c);
+  for (const [i, text] of nasty.entries()) {
+    assertEquals(c.b.store.get<{ text: string }>(counters, `n${i}`)?.doc.text, text);
+    const record = JSON.parse(c.seenOnB.find((r) => r.index === indexes[i]!.index)!.line);
+    assertEquals(record.Events[0].Key, text);
+  }
 });
 
 test("a plan or build that throws leaves its batch; the others commit with gapless indexes", async (c) => {

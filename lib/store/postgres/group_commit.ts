@@ -306,7 +306,8 @@ export class GroupCommitter {
                      FROM unnest(${rows.map((r) => r.index)}::bigint[], ${
       rows.map((r) => r.line)
     }::text[]) AS u(i, l))
-      SELECT pg_notify(${this.#hooks.channel}, ${String(last)})`;
+      SELECT pg_notify(${this.#hooks.channel}, p)
+      FROM unnest(${notifications(rows)}::text[]) WITH ORDINALITY AS n(p, o) ORDER BY o`;
     const commit = conn`COMMIT`;
     const [w, c] = await Promise.allSettled([write, commit]);
     if (w.status === "fulfilled" && c.status === "fulfilled") {
@@ -372,6 +373,43 @@ function buildRows(appended: Slot[], head: number): Row[] {
     rows.push({ slot, index, record, line: JSON.stringify(record) });
   }
   return rows;
+}
+
+/** A NOTIFY payload's limit is 8000 bytes. */
+const payloadBytes = 7900;
+const encoder = new TextEncoder();
+
+/**
+ * The NOTIFY payloads announcing `rows`: "first:last\n" and their lines (JSON text has no raw newline), so other
+ * nodes apply them without reading them back; a line too long for a payload is announced by its Index alone.
+ * PostgreSQL delivers one transaction's notifications in the order sent.
+ */
+export function notifications(rows: ReadonlyArray<{ index: number; line: string }>): string[] {
+  const out: string[] = [];
+  let group: Array<{ index: number; line: string }> = [];
+  let bytes = 0;
+  const flush = () => {
+    if (group.length) {
+      out.push(`${group[0]!.index}:${group.at(-1)!.index}\n${group.map((r) => r.line).join("\n")}`);
+    }
+    group = [];
+    bytes = 0;
+  };
+  for (const row of rows) {
+    const size = row.line.length * 3 < payloadBytes / 2
+      ? row.line.length * 3
+      : encoder.encode(row.line).length;
+    if (size + 48 > payloadBytes) {
+      flush();
+      out.push(String(row.index));
+      continue;
+    }
+    if (bytes + size + 48 > payloadBytes) flush();
+    group.push(row);
+    bytes += size + 1;
+  }
+  flush();
+  return out;
 }
 
 /** Keeps the process alive while a turn is pending, not while the committer idles (Deno's MessagePort). */

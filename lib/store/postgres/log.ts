@@ -1,7 +1,8 @@
 // The PostgreSQL log table as the commit point shared by every node: commits allocate their Indexes under the
 // wharf_head row lock inside one transaction per group of commits (group_commit.ts: indexes commit in order,
-// without gaps), and every node tails the table (LISTEN/NOTIFY to wake, SELECT … WHERE idx > n to read) to keep
-// its in-memory view; rows this node committed itself are applied from memory when the view is right behind.
+// without gaps), and every node tails the table to keep its in-memory view: a NOTIFY carries the committed lines
+// (applied at once when the view is right behind them, as are the rows this node committed itself), and
+// SELECT … WHERE idx > n reads whatever a notification did not carry or a node missed (a poll covers lost ones).
 
 import type { AppendBatch, CommitLog } from "../commit_log.ts";
 import type { CommittedBatch, LogCursor, LogRecord } from "../eventlog.ts";
@@ -38,7 +39,7 @@ export class PgLog implements CommitLog {
   #closed = false;
   #announced = 0;
   readonly #committer: GroupCommitter;
-  /** Lines this node committed that its view has not applied yet, by Index. */
+  /** Committed lines (this node's own, or carried by a notification) the view has not applied yet, by Index. */
   readonly #own = new Map<number, string>();
   /** When the last pull failed (the database unreachable), for /health. */
   lastError: unknown;
@@ -78,10 +79,11 @@ export class PgLog implements CommitLog {
 
   follow(apply: (batch: CommittedBatch) => void): void {
     this.#follower = apply;
-    const listening = this.#tail.listen(channel, (payload) => {
-      this.#announced = Math.max(this.#announced, Number(payload) || 0);
-      this.#kick();
-    }, () => this.#kick());
+    const listening = this.#tail.listen(
+      channel,
+      (payload) => this.#announcement(payload),
+      () => this.#kick(),
+    );
     listening.then((l) => {
       if (this.#closed) l.unlisten().catch(() => {});
       else this.#unlisten = () => l.unlisten();
@@ -102,6 +104,30 @@ export class PgLog implements CommitLog {
   ): Promise<T> {
     if (this.#closed) return Promise.reject(new LogClosedError());
     return this.#committer.run(keys, sharedKeys, body);
+  }
+
+  /**
+   * A notification: "last" (an Index), or "first:last" and the committed lines (group_commit.ts notifications),
+   * applied at once when the view is right behind them; otherwise the tail reads the table.
+   */
+  #announcement(payload: string): void {
+    const newline = payload.indexOf("\n");
+    const [first, last] = (newline < 0 ? payload : payload.slice(0, newline)).split(":").map(Number);
+    this.#announced = Math.max(this.#announced, (last ?? first) || 0);
+    if (newline >= 0 && first && last && !this.#closed) {
+      const lines = payload.slice(newline + 1).split("\n");
+      if (lines.length === last - first + 1) {
+        lines.forEach((line, i) => {
+          if (first + i > this.#applied) this.#own.set(first + i, line);
+        });
+        try {
+          this.#applyOwn();
+        } catch (err) {
+          this.lastError = err;
+        }
+      }
+    }
+    if (this.#applied < this.#announced || this.#own.size) this.#kick();
   }
 
   /** The rows a COMMIT of this node just made durable: applied at once when the view is right behind them. */
