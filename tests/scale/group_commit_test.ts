@@ -293,6 +293,40 @@ test("a COMMIT cut off before it happened (its backend terminated) answers 503 a
 });
 
 Deno.test({
+  name: "group commit: a database at schema 1 gains the batch column (schema 2) and takes commits",
+  ignore: postgresSkipReason !== undefined,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    pg ??= await startPostgres();
+    const url = await pg.createDatabase();
+    const admin = postgres(url, { max: 1, onnotice: () => {} });
+    const dir = await Deno.makeTempDir({ prefix: "wharf-gc-schema-" });
+    try {
+      // The tables as the previous release created them, with one committed row.
+      await admin.unsafe(`CREATE TABLE wharf_log (idx bigint PRIMARY KEY, line text NOT NULL)`);
+      await admin.unsafe(`CREATE TABLE wharf_head (id int PRIMARY KEY CHECK (id = 1), last bigint NOT NULL)`);
+      await admin.unsafe(`CREATE TABLE wharf_schema (version int NOT NULL)`);
+      await admin.unsafe(`INSERT INTO wharf_schema (version) VALUES (1)`);
+      await admin.unsafe(`INSERT INTO wharf_head (id, last) VALUES (1, 1)`);
+      await admin`INSERT INTO wharf_log (idx, line) VALUES (1, ${JSON.stringify({ Index: 1, Events: [] })})`;
+      const data = await DataDir.open(dir, { checkpointMs: 60_000, databaseUrl: url, rootKey });
+      try {
+        assertEquals((await increment(data, ["after-upgrade"])).index, 2);
+      } finally {
+        await data.close({ checkpoint: false });
+      }
+      assertEquals((await admin`SELECT version FROM wharf_schema`).map((r) => r.version), [2]);
+      const rows = await admin`SELECT idx, batch FROM wharf_log ORDER BY idx`;
+      assertEquals(rows.map((r) => [Number(r.idx), r.batch === null]), [[1, true], [2, false]]);
+    } finally {
+      await admin.end();
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
   name: "group commit: the test server stops",
   ignore: postgresSkipReason !== undefined,
   sanitizeResources: false,
