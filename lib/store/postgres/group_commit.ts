@@ -17,7 +17,12 @@
 //   (the connection cut) is resolved: once the head row lock can be taken (so the old transaction has ended)
 //   the rows carrying this batch's random id are looked up — all there: acknowledged; none: 503.
 // - Read-your-writes: members are answered once this node's view has applied the batch (rows this node just
-//   committed are applied from memory when the view is right behind them, see PgLog).
+//   committed are applied from memory when the view is right behind them, see PgLog). The NOTIFY carries the
+//   lines too (notifications()), so other nodes apply the batch without reading it back.
+// - Stream identical everywhere: every node applies exactly the committed text of each row, in Index order.
+//
+// Batching: a batch forms on the next event-loop turn after an arrival or after a batch ends (the members a batch
+// answered come back through several promise hops and gather into the next one), up to maxBatches in flight.
 
 import type { AppendBatch } from "../commit_log.ts";
 import type { BatchBody, CommittedBatch, LogRecord } from "../eventlog.ts";
