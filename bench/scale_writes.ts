@@ -1,13 +1,21 @@
-// Durable writes per second on PostgreSQL: concurrent commits through wharf's store against a raw INSERT + COMMIT
-// loop on the same database (same connections), and the lag of a second node's view (p50/p99).
+// Durable writes per second on PostgreSQL (fsync on, PostgreSQL's defaults): concurrent commits through wharf's
+// store (event publishes, and registry writes as routes/registry/state.ts makes them) against a raw INSERT +
+// COMMIT loop on the same database with the same number of concurrent clients, and the lag of a second node's
+// view after the writer's answer (p50/p99).
 // Run: deno run -A bench/scale_writes.ts (needs Debian's postgresql; starts its own server).
+// BENCH_COMMITS (per workload, default 1000), BENCH_CONCURRENCY (a comma list, default 1,16,64;
+// 1 client runs a quarter of the commits), BENCH_ROUNDS (2), BENCH_SLICES (5),
+// BENCH_FSYNC=off for the old fsync-off setting.
 
 import postgres from "postgres";
 import { DataDir } from "../lib/store/mod.ts";
 import { startPostgres } from "../tests/fixtures/postgres.ts";
 
-const commits = Number(Deno.env.get("BENCH_COMMITS") ?? 2000);
-const concurrency = Number(Deno.env.get("BENCH_CONCURRENCY") ?? 16);
+const commits = Number(Deno.env.get("BENCH_COMMITS") ?? 1000);
+const widths = (Deno.env.get("BENCH_CONCURRENCY") ?? "1,16,64").split(",").map(Number);
+const rounds = Number(Deno.env.get("BENCH_ROUNDS") ?? 2);
+const durable = Deno.env.get("BENCH_FSYNC") !== "off";
+const slices = Number(Deno.env.get("BENCH_SLICES") ?? 5);
 const rootKey = btoa(String.fromCharCode(...new Uint8Array(32).fill(1)));
 
 async function pool(n: number, width: number, task: (i: number) => Promise<void>): Promise<number> {
@@ -19,20 +27,30 @@ async function pool(n: number, width: number, task: (i: number) => Promise<void>
   return (performance.now() - started) / 1000;
 }
 
-const pg = await startPostgres();
+const eventOf = (i: number) => ({
+  Topic: "Node",
+  Type: "NodeRegistration",
+  Key: `node-${i}`,
+  Namespace: "default",
+  Payload: { Node: { ID: crypto.randomUUID(), Name: `node-${i}`, Datacenter: "dc1", Status: "ready" } },
+});
+
+const boxOf = (i: number) => ({
+  id: crypto.randomUUID(),
+  owner: "u-bench",
+  name: `box-${i}`,
+  short_description: "A box created by bench/scale_writes.ts",
+  description_markdown: "Lorem ipsum dolor sit amet, ".repeat(8),
+  private: false,
+  created_at: new Date().toISOString(),
+  updated_at: new Date().toISOString(),
+  downloads: 0,
+});
+
+const pg = await startPostgres({ durable });
 const dirs: string[] = [];
 try {
   const url = await pg.createDatabase();
-  const raw = postgres(url, { max: 10, onnotice: () => {} });
-  await raw`CREATE TABLE raw_log (idx bigserial PRIMARY KEY, line text NOT NULL)`;
-  const line = JSON.stringify({
-    Events: [{ Topic: "Node", Type: "NodeRegistration", Key: "n", Payload: {} }],
-  });
-  const rawSeconds = await pool(commits, concurrency, async () => {
-    await raw.begin(async (tx) => void await tx`INSERT INTO raw_log (line) VALUES (${line})`);
-  });
-  await raw.end();
-
   const open = async () => {
     const dir = await Deno.makeTempDir({ prefix: "wharf-bench-" });
     dirs.push(dir);
@@ -40,32 +58,105 @@ try {
   };
   const writer = await open();
   const reader = await open();
+  // When the writer answered and when the second node applied each Index (it may apply one before the answer).
   const committedAt = new Map<number, number>();
-  const lags: number[] = [];
-  reader.log.subscribe((b) => {
-    const at = committedAt.get(b.index);
-    if (at !== undefined) lags.push(performance.now() - at);
-  });
-  const wharfSeconds = await pool(commits, concurrency, async (i) => {
-    const { index } = await writer.store.transact([`test/bench/${i % 64}`], () => ({
-      events: [{ Topic: "Node", Type: "NodeRegistration", Key: `n${i}`, Payload: {} }],
-    }));
+  const seenAt = new Map<number, number>();
+  reader.log.subscribe((b) => void seenAt.set(b.index, performance.now()));
+  const grouping = () => (writer.log as { commitStats?: { batches: number; members: number } }).commitStats;
+
+  const raw = postgres(url, { max: Math.max(...widths), onnotice: () => {} });
+  await raw`CREATE TABLE raw_log (idx bigserial PRIMARY KEY, line text NOT NULL)`;
+  const line = JSON.stringify({ Index: 1, Events: [{ ...eventOf(1), Index: 1 }] });
+  const runs = (width: number) => width === 1 ? Math.ceil(commits / 4) : commits;
+  const rawRun = (n: number, width: number) =>
+    pool(n, width, async () => {
+      await raw.begin(async (tx) => void await tx`INSERT INTO raw_log (line) VALUES (${line})`);
+    });
+  // When each commit's request started (for the lag from the start of the request too).
+  const startedAt = new Map<number, number>();
+  const timed = async (commit: () => Promise<{ index: number }>) => {
+    const started = performance.now();
+    const { index } = await commit();
     committedAt.set(index, performance.now());
-  });
-  await new Promise((r) => setTimeout(r, 1500));
-  lags.sort((a, b) => a - b);
-  const pct = (p: number) => lags[Math.min(lags.length - 1, Math.floor(lags.length * p))]?.toFixed(1);
-  const rawRate = commits / rawSeconds;
-  const wharfRate = commits / wharfSeconds;
+    startedAt.set(index, started);
+  };
+  const publishes = (n: number, width: number) =>
+    pool(n, width, async (i) => {
+      // As routes/events/publish.ts commits an event (no lock key).
+      await timed(() => writer.store.transact([], () => ({ events: [eventOf(i)] })));
+    });
+  let boxes = 0;
+  const registryWrites = (n: number, width: number) =>
+    pool(n, width, async () => {
+      // As routes/registry/state.ts write() commits: every registry mutation under the one registry lock.
+      const box = boxOf(++boxes);
+      await timed(() =>
+        writer.store.transact(["registry/write"], () => ({
+          writes: [{ collection: "registry/boxes", id: box.id, doc: box }],
+          events: [{ Topic: "Box", Type: "BoxCreated", Key: box.name, Payload: { id: box.id } }],
+        }))
+      );
+    });
+
   console.log(
-    `raw INSERT+COMMIT: ${rawRate.toFixed(0)}/s; wharf commits: ${wharfRate.toFixed(0)}/s; ratio ${
-      (wharfRate / rawRate).toFixed(2)
-    } (${commits} commits, ${concurrency} concurrent)`,
+    `PostgreSQL ${
+      durable ? "fsync on (defaults)" : "fsync off"
+    }; ${commits} commits per workload and round ` +
+      `(a quarter with 1 client), in ${slices} interleaved slices; ${rounds} rounds`,
   );
+  for (let round = 1; round <= rounds; round++) {
+    for (const width of widths) {
+      // The disk is shared: the three workloads take turns in slices, so a slow minute hits them alike.
+      const n = Math.ceil(runs(width) / slices);
+      const seconds = { raw: 0, publish: 0, registry: 0 };
+      let grouped = { batches: 0, members: 0 };
+      for (let slice = 0; slice < slices; slice++) {
+        seconds.raw += await rawRun(n, width);
+        const before = grouping();
+        seconds.publish += await publishes(n, width);
+        const after = grouping();
+        if (before && after) {
+          grouped = {
+            batches: grouped.batches + after.batches - before.batches,
+            members: grouped.members + after.members - before.members,
+          };
+        }
+        seconds.registry += await registryWrites(n, width);
+      }
+      const total = n * slices;
+      const [rawRate, publishRate, registryRate] = [seconds.raw, seconds.publish, seconds.registry].map((
+        s,
+      ) => total / s) as [number, number, number];
+      const groupedText = grouped.batches
+        ? `; publishes grouped ${(grouped.members / grouped.batches).toFixed(1)} per COMMIT`
+        : "";
+      console.log(
+        `round ${round}, ${width} clients: raw INSERT+COMMIT ${rawRate.toFixed(0)}/s; wharf event publishes ${
+          publishRate.toFixed(0)
+        }/s (${(publishRate / rawRate).toFixed(2)}x); registry writes ${registryRate.toFixed(0)}/s (${
+          (registryRate / rawRate).toFixed(2)
+        }x)${groupedText}`,
+      );
+    }
+  }
+  await raw.end();
+  await new Promise((r) => setTimeout(r, 1500));
+  const percentiles = (from: Map<number, number>) => {
+    const lags = [...from].map(([index, at]) => Math.max(0, (seenAt.get(index) ?? Infinity) - at)).sort((
+      a,
+      b,
+    ) => a - b);
+    const pct = (p: number) => lags[Math.min(lags.length - 1, Math.floor(lags.length * p))]!.toFixed(1);
+    return `p50 ${pct(0.5)} ms, p99 ${pct(0.99)} ms`;
+  };
+  const early = [...committedAt].filter(([index, at]) => (seenAt.get(index) ?? Infinity) <= at).length;
   console.log(
-    `second node's view lag after the writer's answer: p50 ${pct(0.5)} ms, p99 ${
-      pct(0.99)
-    } ms (${lags.length} samples)`,
+    `second node's view after the writer's answer: ${
+      percentiles(committedAt)
+    } (${committedAt.size} commits; ${early} ` +
+      `were applied there before the answer, counted as 0); after the request started: ${
+        percentiles(startedAt)
+      }`,
   );
   await writer.close();
   await reader.close();

@@ -1,14 +1,17 @@
-// The PostgreSQL log table as the commit point shared by every node: a commit allocates its Index under the
-// wharf_head row lock inside its own transaction (so indexes commit in order, without gaps), and every node
-// tails the table (LISTEN/NOTIFY to wake, SELECT … WHERE idx > n to read) to keep its in-memory view.
+// The PostgreSQL log table as the commit point shared by every node: commits allocate their Indexes under the
+// wharf_head row lock inside one transaction per group of commits (group_commit.ts: indexes commit in order,
+// without gaps), and every node tails the table to keep its in-memory view: a NOTIFY carries the committed lines
+// (applied at once when the view is right behind them, as are the rows this node committed itself), and
+// SELECT … WHERE idx > n reads whatever a notification did not carry or a node missed (a poll covers lost ones).
 
 import type { AppendBatch, CommitLog } from "../commit_log.ts";
-import type { BatchBody, CommittedBatch, LogCursor, LogRecord } from "../eventlog.ts";
+import type { CommittedBatch, LogCursor, LogRecord } from "../eventlog.ts";
 import { LogClosedError } from "../eventlog.ts";
 import { LogFollowers } from "../log_followers.ts";
 import type { Sql } from "./schema.ts";
 import { retentionFloor } from "./retention.ts";
-import { isDatabaseUnreachable, StorageUnavailableError } from "../unavailable.ts";
+import { StorageUnavailableError } from "../unavailable.ts";
+import { GroupCommitter } from "./group_commit.ts";
 
 const channel = "wharf_log";
 const pullRows = 1000;
@@ -41,6 +44,9 @@ export class PgLog implements CommitLog {
   #unlisten: (() => Promise<void>) | undefined;
   #closed = false;
   #announced = 0;
+  readonly #committer: GroupCommitter;
+  /** Committed lines (this node's own, or carried by a notification) the view has not applied yet, by Index. */
+  readonly #own = new Map<number, string>();
   /** When the last pull failed (the database unreachable), for /health. */
   lastError: unknown;
 
@@ -48,6 +54,16 @@ export class PgLog implements CommitLog {
     this.#sql = sql;
     this.#tail = tail;
     this.#options = options;
+    this.#committer = new GroupCommitter(sql, {
+      channel,
+      catchUp: (index) => this.#catchUp(index),
+      committed: (rows) => this.#committedHere(rows),
+    });
+  }
+
+  /** Batches and commits this node's group commit has made (how well commits are grouped). */
+  get commitStats(): { batches: number; members: number } {
+    return { ...this.#committer.stats };
   }
 
   /** Opens the log at the newest committed Index; tailing starts when the document store follows it. */
@@ -69,10 +85,11 @@ export class PgLog implements CommitLog {
 
   follow(apply: (batch: CommittedBatch) => void): void {
     this.#follower = apply;
-    const listening = this.#tail.listen(channel, (payload) => {
-      this.#announced = Math.max(this.#announced, Number(payload) || 0);
-      this.#kick();
-    }, () => this.#kick());
+    const listening = this.#tail.listen(
+      channel,
+      (payload) => this.#announcement(payload),
+      () => this.#kick(),
+    );
     listening.then((l) => {
       if (this.#closed) l.unlisten().catch(() => {});
       else this.#unlisten = () => l.unlisten();
@@ -86,54 +103,60 @@ export class PgLog implements CommitLog {
     return Promise.reject(new Error("append on the PostgreSQL log runs inside locked()"));
   }
 
-  async locked<T>(
+  locked<T>(
     keys: readonly string[],
     sharedKeys: readonly string[],
     body: (append: AppendBatch) => Promise<T>,
   ): Promise<T> {
-    if (this.#closed) throw new LogClosedError();
-    let conn: Awaited<ReturnType<Sql["reserve"]>>;
-    try {
-      conn = await this.#sql.reserve();
-    } catch (err) {
-      throw isDatabaseUnreachable(err) ? new StorageUnavailableError("database", err) : err;
-    }
-    let open = false;
-    try {
-      await conn`BEGIN`;
-      open = true;
-      const wanted = [...new Set(keys)].map((k) => ({ k, s: false }));
-      for (const k of new Set(sharedKeys)) if (!keys.includes(k)) wanted.push({ k, s: true });
-      if (wanted.length) {
-        // One sorted order (by lock hash) on every node, so two commits never wait on each other in a cycle.
-        await conn`
-          SELECT (CASE WHEN q.s THEN (SELECT 1 FROM pg_advisory_xact_lock_shared(q.h))
-                       ELSE (SELECT 1 FROM pg_advisory_xact_lock(q.h)) END)
-          FROM (SELECT hashtextextended(x.k, 0) AS h, bool_and(x.s) AS s
-                FROM json_to_recordset(${JSON.stringify(wanted)}::text::json) AS x(k text, s boolean)
-                GROUP BY 1 ORDER BY 1) AS q`;
+    if (this.#closed) return Promise.reject(new LogClosedError());
+    return this.#committer.run(keys, sharedKeys, body);
+  }
+
+  /**
+   * A notification: "last" (an Index), or "first:last" and the committed lines (group_commit.ts notifications),
+   * applied at once when the view is right behind them; otherwise the tail reads the table.
+   */
+  #announcement(payload: string): void {
+    const newline = payload.indexOf("\n");
+    const [first, last] = (newline < 0 ? payload : payload.slice(0, newline)).split(":").map(Number);
+    this.#announced = Math.max(this.#announced, (last ?? first) || 0);
+    if (newline >= 0 && first && last && !this.#closed) {
+      const lines = payload.slice(newline + 1).split("\n");
+      if (lines.length === last - first + 1) {
+        lines.forEach((line, i) => {
+          if (first + i > this.#applied) this.#own.set(first + i, line);
+        });
+        try {
+          this.#applyOwn();
+        } catch (err) {
+          this.lastError = err;
+        }
       }
-      // The plan must read what every node has committed under these locks.
-      const [head] = await conn`SELECT last FROM wharf_head`;
-      await this.#catchUp(Number(head!.last));
-      const append: AppendBatch = async (build) => {
-        const [row] = await conn`UPDATE wharf_head SET last = last + 1 RETURNING last`;
-        const index = Number(row!.last);
-        const record: LogRecord = { Index: index, ...build(index) as BatchBody };
-        await conn`INSERT INTO wharf_log (idx, line) VALUES (${index}, ${JSON.stringify(record)})`;
-        await conn`SELECT pg_notify(${channel}, ${String(index)})`;
-        await conn`COMMIT`;
-        open = false;
-        // Read-your-writes: answer only once this node's view includes the commit.
-        await this.#catchUp(index);
-        return { index, record };
-      };
-      return await body(append);
+    }
+    if (this.#applied < this.#announced || this.#own.size) this.#kick();
+  }
+
+  /** The rows a COMMIT of this node just made durable: applied at once when the view is right behind them. */
+  #committedHere(rows: ReadonlyArray<{ index: number; line: string }>): void {
+    for (const r of rows) if (r.index > this.#applied) this.#own.set(r.index, r.line);
+    this.#announced = Math.max(this.#announced, rows.at(-1)?.index ?? 0);
+    if (!this.#follower || this.#closed) return;
+    try {
+      this.#applyOwn();
     } catch (err) {
-      throw isDatabaseUnreachable(err) ? new StorageUnavailableError("database", err) : err;
-    } finally {
-      if (open) await conn`ROLLBACK`.catch(() => {});
-      conn.release();
+      this.lastError = err;
+    }
+    if (this.#own.size) this.#kick();
+  }
+
+  #applyOwn(): void {
+    for (
+      let line = this.#own.get(this.#applied + 1);
+      line !== undefined;
+      line = this.#own.get(this.#applied + 1)
+    ) {
+      this.#own.delete(this.#applied + 1);
+      this.#deliver(this.#applied + 1, line);
     }
   }
 
@@ -188,6 +211,8 @@ export class PgLog implements CommitLog {
         const rows = await this.#tail`
           SELECT idx, line FROM wharf_log WHERE idx > ${this.#applied} ORDER BY idx LIMIT ${pullRows}`;
         for (const row of rows) this.#deliver(Number(row.idx), row.line as string);
+        for (const index of this.#own.keys()) if (index <= this.#applied) this.#own.delete(index);
+        this.#applyOwn();
         this.lastError = undefined;
         if (rows.length < pullRows) break;
       }
@@ -198,6 +223,8 @@ export class PgLog implements CommitLog {
   }
 
   #deliver(index: number, line: string): void {
+    // Applied already from memory (this node's own commit) while this read was under way.
+    if (index <= this.#applied) return;
     if (index !== this.#applied + 1 && this.#applied !== 0) {
       // Rows below the oldest retained one were deleted by retention: a node that far behind restarts.
       throw new Error(`the log table skips from ${this.#applied} to ${index}`);
@@ -273,6 +300,7 @@ export class PgLog implements CommitLog {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#committer.close();
     clearInterval(this.#timer);
     await this.#pulling;
     for (const w of this.#waiters.splice(0)) w.reject(new LogClosedError());

@@ -40,6 +40,15 @@ export const migrations: readonly Migration[] = [
       `ALTER TABLE wharf_meta ADD COLUMN written_by text, ADD COLUMN written_at timestamptz`,
     ],
   },
+  {
+    version: 3,
+    purpose: "each log row's batch id (group commit)",
+    statements: [
+      // Every row carries its batch's random id, so a node whose COMMIT answer was lost (the connection cut)
+      // can tell whether that batch committed (postgres/group_commit.ts).
+      `ALTER TABLE wharf_log ADD COLUMN IF NOT EXISTS batch bigint`,
+    ],
+  },
 ];
 
 /** The newest schema version this wharf knows. */
