@@ -18,8 +18,9 @@ export async function bootstrapIfEmpty(svc: AuthService): Promise<void> {
   const password = configured ? configured : randomBase62(24);
   const passwordHash = await svc.hasher.hash(password);
   const methodId = prefixedId("ampw");
-  await svc.state.store.transact([`${collections.scopes}/global`], () => {
-    if (svc.state.scope("global")) return {};
+  // Another node on the same database may have bootstrapped meanwhile: only the one that created it announces.
+  const { result: created } = await svc.state.store.transact([`${collections.scopes}/global`], () => {
+    if (svc.state.scope("global")) return { result: false };
     const now = nowIso();
     const scope: ScopeDoc = {
       type: "global",
@@ -58,9 +59,10 @@ export async function bootstrapIfEmpty(svc: AuthService): Promise<void> {
       events: [
         methodEvent("AuthMethodCreated", methodId, method, 1, { kind: "anonymous" }, { name: method.name }),
       ],
+      result: true,
     };
   });
-  if (!configured) {
+  if (created && !configured) {
     svc.app.announce(
       `wharf: initial admin created: auth method ${methodId}, login name admin, password ${password} (shown once)`,
     );
