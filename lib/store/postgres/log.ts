@@ -8,6 +8,7 @@ import { LogClosedError } from "../eventlog.ts";
 import { LogFollowers } from "../log_followers.ts";
 import type { Sql } from "./schema.ts";
 import { isDatabaseUnreachable, StorageUnavailableError } from "../unavailable.ts";
+import { CommitPool, connectionLost, within } from "./reserve.ts";
 
 const channel = "wharf_log";
 const pullRows = 1000;
@@ -18,12 +19,15 @@ export interface PgLogOptions {
   retainIndexes: number;
   /** Poll this often even without a notification (a lost LISTEN connection must not stall a node). */
   pollMs: number;
+  /** Opens the pool commits reserve their connections from (replaced whole after a connection failed). */
+  commitPool: () => Sql;
 }
 
 export class PgLog implements CommitLog {
   readonly #sql: Sql;
   readonly #tail: Sql;
   readonly #options: PgLogOptions;
+  readonly #commits: CommitPool;
   #applied = 0;
   #first = 1;
   #follower: ((batch: CommittedBatch) => void) | undefined;
@@ -42,6 +46,7 @@ export class PgLog implements CommitLog {
     this.#sql = sql;
     this.#tail = tail;
     this.#options = options;
+    this.#commits = new CommitPool(options.commitPool);
   }
 
   /** Opens the log at the newest committed Index; tailing starts when the document store follows it. */
@@ -86,37 +91,44 @@ export class PgLog implements CommitLog {
     body: (append: AppendBatch) => Promise<T>,
   ): Promise<T> {
     if (this.#closed) throw new LogClosedError();
-    let conn: Awaited<ReturnType<Sql["reserve"]>>;
-    try {
-      conn = await this.#sql.reserve();
-    } catch (err) {
-      throw isDatabaseUnreachable(err) ? new StorageUnavailableError("database", err) : err;
-    }
+    const conn = await this.#commits.reserve();
+    // Every statement is bounded: a connection the server dropped can leave one pending forever.
+    const run = <R>(what: string, q: Promise<R>) => within(q, what);
     let open = false;
+    let lost = false;
     try {
-      await conn`BEGIN`;
+      await run("BEGIN", conn`BEGIN`);
       open = true;
       const wanted = [...new Set(keys)].map((k) => ({ k, s: false }));
       for (const k of new Set(sharedKeys)) if (!keys.includes(k)) wanted.push({ k, s: true });
       if (wanted.length) {
         // One sorted order (by lock hash) on every node, so two commits never wait on each other in a cycle.
-        await conn`
+        await run(
+          "locking",
+          conn`
           SELECT (CASE WHEN q.s THEN (SELECT 1 FROM pg_advisory_xact_lock_shared(q.h))
                        ELSE (SELECT 1 FROM pg_advisory_xact_lock(q.h)) END)
           FROM (SELECT hashtextextended(x.k, 0) AS h, bool_and(x.s) AS s
                 FROM json_to_recordset(${JSON.stringify(wanted)}::text::json) AS x(k text, s boolean)
-                GROUP BY 1 ORDER BY 1) AS q`;
+                GROUP BY 1 ORDER BY 1) AS q`,
+        );
       }
       // The plan must read what every node has committed under these locks.
-      const [head] = await conn`SELECT last FROM wharf_head`;
+      const [head] = await run("reading the head", conn`SELECT last FROM wharf_head`);
       await this.#catchUp(Number(head!.last));
       const append: AppendBatch = async (build) => {
-        const [row] = await conn`UPDATE wharf_head SET last = last + 1 RETURNING last`;
+        const [row] = await run(
+          "allocating an Index",
+          conn`UPDATE wharf_head SET last = last + 1 RETURNING last`,
+        );
         const index = Number(row!.last);
         const record: LogRecord = { Index: index, ...build(index) as BatchBody };
-        await conn`INSERT INTO wharf_log (idx, line) VALUES (${index}, ${JSON.stringify(record)})`;
-        await conn`SELECT pg_notify(${channel}, ${String(index)})`;
-        await conn`COMMIT`;
+        await run(
+          "appending",
+          conn`INSERT INTO wharf_log (idx, line) VALUES (${index}, ${JSON.stringify(record)})`,
+        );
+        await run("notifying", conn`SELECT pg_notify(${channel}, ${String(index)})`);
+        await run("COMMIT", conn`COMMIT`);
         open = false;
         // Read-your-writes: answer only once this node's view includes the commit.
         await this.#catchUp(index);
@@ -124,10 +136,14 @@ export class PgLog implements CommitLog {
       };
       return await body(append);
     } catch (err) {
+      lost = connectionLost(err);
       throw isDatabaseUnreachable(err) ? new StorageUnavailableError("database", err) : err;
     } finally {
-      if (open) await conn`ROLLBACK`.catch(() => {});
-      conn.release();
+      if (!lost && open) await within(conn`ROLLBACK`, "ROLLBACK").catch(() => (lost = true));
+      // The server rolls an open transaction back when its connection goes; a failed connection must not return
+      // to the pool (later statements on it would never settle): the whole commit pool is replaced instead.
+      if (lost) this.#commits.discard();
+      else conn.release();
     }
   }
 
@@ -251,5 +267,6 @@ export class PgLog implements CommitLog {
     for (const w of this.#waiters.splice(0)) w.reject(new LogClosedError());
     await this.#unlisten?.().catch(() => {});
     this.#followers.unsubscribeAll();
+    await this.#commits.end(2).catch(() => {});
   }
 }

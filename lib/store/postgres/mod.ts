@@ -55,6 +55,7 @@ export async function openPostgres(
     const log = await PgLog.open(sql, tail, {
       retainIndexes: options.retainIndexes,
       pollMs: options.pollMs ?? 1000,
+      commitPool: () => connect(url, { max: 10 }),
     });
     return {
       log,
