@@ -23,6 +23,14 @@ export interface PgLogOptions {
   commitPool: () => Sql;
 }
 
+/**
+ * A lock key as PostgreSQL text: keys may hold U+0000 (e.g. an OIDC issuer and subject joined by it), which no
+ * PostgreSQL text or json value can carry. Escaped injectively (backslash first), the same on every node.
+ */
+export function lockText(key: string): string {
+  return key.replaceAll("\\", "\\\\").replaceAll("\u0000", "\\0");
+}
+
 export class PgLog implements CommitLog {
   readonly #sql: Sql;
   readonly #tail: Sql;
@@ -99,8 +107,8 @@ export class PgLog implements CommitLog {
     try {
       await run("BEGIN", conn`BEGIN`);
       open = true;
-      const wanted = [...new Set(keys)].map((k) => ({ k, s: false }));
-      for (const k of new Set(sharedKeys)) if (!keys.includes(k)) wanted.push({ k, s: true });
+      const wanted = [...new Set(keys)].map((k) => ({ k: lockText(k), s: false }));
+      for (const k of new Set(sharedKeys)) if (!keys.includes(k)) wanted.push({ k: lockText(k), s: true });
       if (wanted.length) {
         // One sorted order (by lock hash) on every node, so two commits never wait on each other in a cycle.
         await run(
