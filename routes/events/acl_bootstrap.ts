@@ -53,6 +53,17 @@ export async function bootstrapAcl(ctx: AppContext, secretId: string): Promise<S
   return result;
 }
 
+/** At start with WHARF_ACL_BOOTSTRAP_SECRET: bootstraps unless it happened already, on this node or another. */
+export async function bootstrapAclAtStart(ctx: AppContext, secretId: string): Promise<void> {
+  if (isBootstrapped(ctx)) return;
+  try {
+    await bootstrapAcl(ctx, secretId);
+  } catch (err) {
+    // Another node on the same database bootstrapped first: its token is the one (as on a restart).
+    if (!(err instanceof ApiError && isBootstrapped(ctx))) throw err;
+  }
+}
+
 export function isBootstrapped(ctx: AppContext): boolean {
   return ctx.data.store.get(metaCollection, bootstrapId) !== undefined;
 }

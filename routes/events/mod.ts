@@ -6,7 +6,7 @@ import { AclState } from "./acl_state.ts";
 import { compileAcl, type ParsedPolicy, parsePolicy, renderRulesJson } from "./policy.ts";
 import { createAclTokenRoutes } from "./acl_tokens.ts";
 import { createAclPolicyRoutes } from "./acl_policies.ts";
-import { bootstrapAcl, createBootstrapRoutes, isBootstrapped } from "./acl_bootstrap.ts";
+import { bootstrapAclAtStart, createBootstrapRoutes } from "./acl_bootstrap.ts";
 import { createEventStream } from "./stream.ts";
 import { createPublishRoutes } from "./publish.ts";
 import { loadEventsSettings } from "./settings.ts";
@@ -23,13 +23,8 @@ export async function createEventsApi(ctx: AppContext): Promise<ApiModule> {
     rulesJson: (p) => renderRulesJson(p as ParsedPolicy),
     compile: (ps) => compileAcl(ps as ParsedPolicy[]),
   });
-  if (settings.aclEnabled && settings.bootstrapSecret && !isBootstrapped(ctx)) {
-    try {
-      await bootstrapAcl(ctx, settings.bootstrapSecret);
-    } catch (err) {
-      // Another node sharing the database bootstrapped first (both started on an empty one).
-      if (!isBootstrapped(ctx)) throw err;
-    }
+  if (settings.aclEnabled && settings.bootstrapSecret) {
+    await bootstrapAclAtStart(ctx, settings.bootstrapSecret);
   }
   const stream = createEventStream(ctx, acl, settings);
   const resolveCaller = acl.resolveCaller.bind(acl);

@@ -1,5 +1,5 @@
 // First start without registry users: create `admin`, with WHARF_REGISTRY_ADMIN_PASSWORD or a generated
-// password printed once (§5).
+// password printed once (§5). Nodes starting together on one database create it once: only that node announces.
 
 import { randomBase62 } from "../../lib/ids.ts";
 import { now, type UserDoc, USERS } from "./model.ts";
@@ -26,13 +26,13 @@ export async function bootstrapAdmin(reg: Registry): Promise<void> {
     created_at: t,
     updated_at: t,
   };
-  try {
-    await reg.write(() => ({ writes: [{ collection: USERS, id: "admin", doc, ifVersion: 0 }] }));
-  } catch (err) {
-    // Another node sharing the database created it first (both started on an empty one): nothing to announce.
-    if (reg.store.get(USERS, "admin") !== undefined) return;
-    throw err;
-  }
+  // Re-checked under the registry lock: another node may have bootstrapped meanwhile.
+  const created = await reg.write(() =>
+    reg.store.count(USERS) > 0
+      ? { result: false }
+      : { writes: [{ collection: USERS, id: "admin", doc, ifVersion: 0 }], result: true }
+  );
+  if (!created) return;
   if (!given) {
     reg.ctx.announce(
       `wharf registry: created user "admin" with password ${password} (shown once; change it)`,

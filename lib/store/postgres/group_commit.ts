@@ -29,8 +29,7 @@ import type { BatchBody, CommittedBatch, LogRecord } from "../eventlog.ts";
 import { LogClosedError } from "../eventlog.ts";
 import { isDatabaseUnreachable, StorageUnavailableError } from "../unavailable.ts";
 import type { Sql } from "./schema.ts";
-
-type Conn = Awaited<ReturnType<Sql["reserve"]>>;
+import { type CommitPool, connectionLost, type ReservedSql as Conn, within } from "./reserve.ts";
 
 /** Batches of one node in flight at once: a second one prepares (locks, plans) while the first commits. */
 const maxBatches = 2;
@@ -95,8 +94,18 @@ function unavailable(err: unknown): Error {
   return new StorageUnavailableError("database", err);
 }
 
+/**
+ * A lock key as PostgreSQL text: keys may hold U+0000 (e.g. an OIDC issuer and subject joined by it), which no
+ * PostgreSQL text or json value can carry. Escaped injectively (backslash first), the same on every node.
+ */
+export function lockText(key: string): string {
+  return key.replaceAll("\\", "\\\\").replaceAll("\u0000", "\\0");
+}
+
 export class GroupCommitter {
   readonly #sql: Sql;
+  /** Where batches reserve their connections (reserve.ts: bounded, replaced whole after a lost connection). */
+  readonly #pool: CommitPool;
   readonly #hooks: CommitterHooks;
   #queue: Member[] = [];
   readonly #running = new Set<KeyClaims>();
@@ -107,8 +116,9 @@ export class GroupCommitter {
   /** Batches committed and members in them (for tests and the benchmark). */
   readonly stats = { batches: 0, members: 0 };
 
-  constructor(sql: Sql, hooks: CommitterHooks) {
+  constructor(sql: Sql, pool: CommitPool, hooks: CommitterHooks) {
     this.#sql = sql;
+    this.#pool = pool;
     this.#hooks = hooks;
     this.#turn.port1.onmessage = () => {
       this.#scheduled = false;
@@ -133,12 +143,13 @@ export class GroupCommitter {
     });
   }
 
-  /** Answers every member still waiting for a batch; batches in flight finish. */
-  close(): void {
+  /** Answers every member still waiting for a batch; batches in flight finish; then the pool ends. */
+  async close(): Promise<void> {
     this.#closed = true;
     this.#turn.port1.close();
     this.#turn.port2.close();
     for (const m of this.#queue.splice(0)) m.reject(new LogClosedError());
+    await this.#pool.end(2).catch(() => {});
   }
 
   /**
@@ -182,19 +193,26 @@ export class GroupCommitter {
   async #runBatch(members: Member[], claims: KeyClaims): Promise<void> {
     let conn: Conn;
     try {
-      conn = await this.#sql.reserve();
+      conn = await this.#pool.reserve();
     } catch (err) {
       for (const m of members) m.reject(unavailable(err));
       return;
     }
-    let open = false;
+    let open = true;
+    let lost = false;
+    // A connection that failed or hung is never reused: the whole commit pool is replaced (reserve.ts).
+    const giveBack = async () => {
+      if (open && !lost) await within(conn`ROLLBACK`, "ROLLBACK").catch(() => (lost = true));
+      open = false;
+      if (lost) this.#pool.discard();
+      else conn.release();
+    };
     let slots: Slot[] = [];
     try {
-      open = true;
       await this.#lockAndCatchUp(conn, claims);
     } catch (err) {
-      if (open) await conn`ROLLBACK`.catch(() => {});
-      conn.release();
+      lost = connectionLost(err);
+      await giveBack();
       for (const m of members) m.reject(unavailable(err));
       return;
     }
@@ -203,14 +221,15 @@ export class GroupCommitter {
       const appended = slots.filter((s) => s.build && s.answer);
       if (appended.length === 0) return;
       // The head row lock from here to COMMIT orders this batch among every node's commits.
-      const [head] = await conn`SELECT last FROM wharf_head FOR UPDATE`;
+      const [head] = await within(conn`SELECT last FROM wharf_head FOR UPDATE`, "locking the head");
       const rows = buildRows(appended, Number(head!.last));
       if (rows.length === 0) return;
       const outcome = await this.#write(conn, rows);
       open = false;
-      conn.release();
-      if (outcome !== "committed") {
-        const err = new StorageUnavailableError("database", outcome);
+      lost = outcome.lost;
+      await giveBack();
+      if (outcome.failure !== undefined) {
+        const err = new StorageUnavailableError("database", outcome.failure);
         for (const r of rows) r.slot.answer!.reject(err);
         return;
       }
@@ -226,36 +245,38 @@ export class GroupCommitter {
       for (const r of rows) r.slot.answer!.resolve({ index: r.index, record: r.record });
     } catch (err) {
       // Nothing of this batch committed (the COMMIT step answers for itself above).
+      lost ||= connectionLost(err);
       for (const s of slots) s.answer?.reject(unavailable(err));
     } finally {
       for (const s of slots) s.closed = true;
-      if (open) {
-        await conn`ROLLBACK`.catch(() => {});
-        conn.release();
-      }
+      if (open) await giveBack();
     }
   }
 
   /** BEGIN, the union of the members' locks, then the head read under them: one round trip, pipelined. */
   async #lockAndCatchUp(conn: Conn, claims: KeyClaims): Promise<void> {
     const wanted = [
-      ...[...claims.exclusive].map((k) => ({ k, s: false })),
-      ...[...claims.shared].map((k) => ({ k, s: true })),
+      ...[...claims.exclusive].map((k) => ({ k: lockText(k), s: false })),
+      ...[...claims.shared].map((k) => ({ k: lockText(k), s: true })),
     ];
     // The SELECT runs after the lock statement returned, so its snapshot includes every commit the locks
     // waited for. One sorted order (by lock hash) on every node: two batches never wait on each other in a cycle.
-    const [, , head] = await Promise.all([
-      conn`BEGIN`,
-      wanted.length
-        ? conn`
+    // Bounded: a statement on a connection the server dropped can stay pending forever (reserve.ts).
+    const [, , head] = await within(
+      Promise.all([
+        conn`BEGIN`,
+        wanted.length
+          ? conn`
           SELECT (CASE WHEN q.s THEN (SELECT 1 FROM pg_advisory_xact_lock_shared(q.h))
                        ELSE (SELECT 1 FROM pg_advisory_xact_lock(q.h)) END)
           FROM (SELECT hashtextextended(x.k, 0) AS h, bool_and(x.s) AS s
                 FROM json_to_recordset(${JSON.stringify(wanted)}::text::json) AS x(k text, s boolean)
                 GROUP BY 1 ORDER BY 1) AS q`
-        : undefined,
-      conn`SELECT last FROM wharf_head`,
-    ]);
+          : undefined,
+        conn`SELECT last FROM wharf_head`,
+      ]),
+      "locking",
+    );
     await this.#hooks.catchUp(Number(head![0]!.last));
   }
 
@@ -300,30 +321,38 @@ export class GroupCommitter {
     return slots;
   }
 
-  /** The head update, the rows and the NOTIFY in one statement, pipelined with COMMIT. */
-  async #write(conn: Conn, rows: Row[]): Promise<"committed" | unknown> {
+  /**
+   * The head update, the rows and the NOTIFY in one statement, pipelined with COMMIT. `failure` is undefined
+   * when the batch committed; `lost` says the connection cannot be reused (cut, or a statement that hung).
+   */
+  async #write(conn: Conn, rows: Row[]): Promise<{ failure?: unknown; lost: boolean }> {
     const last = rows.at(-1)!.index;
     const batchId = randomBatchId();
-    const write = conn`
+    const write = within(
+      conn`
       WITH head AS (UPDATE wharf_head SET last = ${last}),
            added AS (INSERT INTO wharf_log (idx, line, batch)
                      SELECT i, l, ${batchId}::bigint
                      FROM unnest(${rows.map((r) => r.index)}::bigint[], ${
-      rows.map((r) => r.line)
-    }::text[]) AS u(i, l))
+        rows.map((r) => r.line)
+      }::text[]) AS u(i, l))
       SELECT pg_notify(${this.#hooks.channel}, p)
-      FROM unnest(${notifications(rows)}::text[]) WITH ORDINALITY AS n(p, o) ORDER BY o`;
-    const commit = conn`COMMIT`;
+      FROM unnest(${notifications(rows)}::text[]) WITH ORDINALITY AS n(p, o) ORDER BY o`,
+      "appending",
+    );
+    const commit = within(conn`COMMIT`, "COMMIT");
     const [w, c] = await Promise.allSettled([write, commit]);
     if (w.status === "fulfilled" && c.status === "fulfilled") {
-      return c.value.command === "COMMIT" ? "committed" : new Error(`COMMIT answered ${c.value.command}`);
+      return c.value.command === "COMMIT"
+        ? { lost: false }
+        : { failure: new Error(`COMMIT answered ${c.value.command}`), lost: false };
     }
-    const lost = [w, c].find((r) => r.status === "rejected" && isDatabaseUnreachable(r.reason));
+    const lost = [w, c].some((r) => r.status === "rejected" && connectionLost(r.reason));
     const failure = w.status === "rejected" ? w.reason : (c as PromiseRejectedResult).reason;
     // A statement the server refused rolls the transaction back; only a cut connection leaves it open.
-    if (!lost) return failure;
+    if (!lost) return { failure, lost };
     const found = await this.#lookUp(rows[0]!.index, last, batchId);
-    return found === true ? "committed" : failure;
+    return found === true ? { lost } : { failure, lost };
   }
 
   /**
@@ -334,14 +363,17 @@ export class GroupCommitter {
     const deadline = Date.now() + resolveMs;
     while (true) {
       try {
-        const count = await this.#sql.begin(async (tx) => {
-          await tx`SET LOCAL lock_timeout = '5s'`;
-          await tx`SELECT 1 FROM wharf_head FOR SHARE`;
-          const [row] = await tx`
+        const count = await within(
+          this.#sql.begin(async (tx) => {
+            await tx`SET LOCAL lock_timeout = '5s'`;
+            await tx`SELECT 1 FROM wharf_head FOR SHARE`;
+            const [row] = await tx`
             SELECT count(*)::int AS n FROM wharf_log
             WHERE idx BETWEEN ${first} AND ${last} AND batch = ${batchId}::bigint`;
-          return Number(row!.n);
-        });
+            return Number(row!.n);
+          }),
+          "looking the batch up",
+        );
         if (count === last - first + 1) return true;
         if (count === 0) return false;
         return undefined;

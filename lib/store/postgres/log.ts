@@ -12,6 +12,7 @@ import type { Sql } from "./schema.ts";
 import { retentionFloor } from "./retention.ts";
 import { StorageUnavailableError } from "../unavailable.ts";
 import { GroupCommitter } from "./group_commit.ts";
+import { CommitPool } from "./reserve.ts";
 
 const channel = "wharf_log";
 const pullRows = 1000;
@@ -27,6 +28,8 @@ export interface PgLogOptions {
   clusterSlowestReader?: () => Promise<number>;
   /** Poll this often even without a notification (a lost LISTEN connection must not stall a node). */
   pollMs: number;
+  /** Opens the pool commits reserve their connections from (replaced whole after a connection failed). */
+  commitPool: () => Sql;
 }
 
 export class PgLog implements CommitLog {
@@ -54,7 +57,7 @@ export class PgLog implements CommitLog {
     this.#sql = sql;
     this.#tail = tail;
     this.#options = options;
-    this.#committer = new GroupCommitter(sql, {
+    this.#committer = new GroupCommitter(sql, new CommitPool(options.commitPool), {
       channel,
       catchUp: (index) => this.#catchUp(index),
       committed: (rows) => this.#committedHere(rows),
@@ -300,7 +303,7 @@ export class PgLog implements CommitLog {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    this.#committer.close();
+    await this.#committer.close();
     clearInterval(this.#timer);
     await this.#pulling;
     for (const w of this.#waiters.splice(0)) w.reject(new LogClosedError());

@@ -18,8 +18,8 @@ export async function bootstrapIfEmpty(svc: AuthService): Promise<void> {
   const password = configured ? configured : randomBase62(24);
   const passwordHash = await svc.hasher.hash(password);
   const methodId = prefixedId("ampw");
+  // Another node on the same database may have bootstrapped meanwhile: only the one that created it announces.
   const { result: created } = await svc.state.store.transact([`${collections.scopes}/global`], () => {
-    // Another node sharing the database may have bootstrapped first: then nothing is created nor announced.
     if (svc.state.scope("global")) return { result: false };
     const now = nowIso();
     const scope: ScopeDoc = {
@@ -40,7 +40,7 @@ export async function bootstrapIfEmpty(svc: AuthService): Promise<void> {
       created_time: now,
       updated_time: now,
     };
-    const admin = accountWithUser({
+    const created = accountWithUser({
       methodId,
       scopeId: "global",
       type: "password",
@@ -54,7 +54,7 @@ export async function bootstrapIfEmpty(svc: AuthService): Promise<void> {
       writes: [
         { collection: collections.scopes, id: "global", doc: scope, ifVersion: 0 },
         { collection: collections.methods, id: methodId, doc: method, ifVersion: 0 },
-        ...admin.writes,
+        ...created.writes,
       ],
       events: [
         methodEvent("AuthMethodCreated", methodId, method, 1, { kind: "anonymous" }, { name: method.name }),
