@@ -2,7 +2,7 @@
 // server, vs the raw baseline of 64 concurrent EventLog.append calls in this process (same fsync group commit).
 // Run: deno run -A bench/events_publish.ts [seconds]
 
-import { EventLog } from "../lib/store/eventlog.ts";
+import { EventLog } from "../lib/store/file/eventlog.ts";
 import { benchSecret, benchServer, fmt, nodeEvents, publishEvents, stopServer } from "./events_common.ts";
 
 const seconds = Number(Deno.args[0] ?? 5);

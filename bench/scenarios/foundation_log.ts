@@ -1,7 +1,7 @@
 // Event log: durable appends/s with group commit under 64 concurrent appenders, against a raw
 // "write one line + fdatasync" loop on the same disk in the same run.
 
-import { EventLog } from "../../lib/store/eventlog.ts";
+import { EventLog } from "../../lib/store/file/eventlog.ts";
 import type { Figure } from "../lib.ts";
 
 const seconds = Number(Deno.env.get("BENCH_SECONDS") ?? 3);

@@ -1,7 +1,60 @@
-// The commit log as the document store and the event stream see it: the embedded NDJSON log
-// (eventlog.ts) and the PostgreSQL log table (postgres/log.ts) both implement it.
+// The commit log as the document store and the event stream see it, with the batches it carries and the
+// retention limits: the embedded NDJSON log (file/eventlog.ts) and the PostgreSQL log table (postgres/log.ts)
+// both implement it.
 
-import type { BatchBody, CommittedBatch, LogCursor } from "./eventlog.ts";
+import type { LogCursor } from "./log_followers.ts";
+
+export type { LogCursor } from "./log_followers.ts";
+
+/** A stream-visible event, keys in the order the event stream emits them. */
+export interface StreamEvent {
+  Topic: string;
+  Type: string;
+  Key: string;
+  Namespace: string;
+  FilterKeys: string[] | null;
+  Index: number;
+  Payload: Record<string, unknown>;
+}
+
+/** What a line holds besides its Index: the events plus members only recovery reads. */
+export interface BatchBody {
+  Events: StreamEvent[];
+  [member: string]: unknown;
+}
+
+export interface LogRecord extends BatchBody {
+  Index: number;
+}
+
+export interface CommittedBatch {
+  index: number;
+  record: LogRecord;
+}
+
+export interface EventLogOptions {
+  segmentBytes: number;
+  segmentIndexes: number;
+  retainIndexes: number;
+  retainBytes: number;
+  /** Bytes of old segments kept beyond the limits while a reader still needs them. */
+  pinBytes: number;
+}
+
+export const defaultLogOptions: EventLogOptions = {
+  segmentBytes: 64 * 1024 * 1024,
+  segmentIndexes: 10_000,
+  retainIndexes: 100_000,
+  retainBytes: 1024 * 1024 * 1024,
+  pinBytes: 1024 * 1024 * 1024,
+};
+
+export class LogClosedError extends Error {
+  constructor(message = "the event log is closed") {
+    super(message);
+    this.name = "LogClosedError";
+  }
+}
 
 /** Appends one batch: `build` gets the batch's Index; `apply` runs in index order once it is durable. */
 export type AppendBatch = (

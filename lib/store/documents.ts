@@ -2,7 +2,7 @@
 // checkpointed to data/<family>/<collection>/<id>.json by atomic replacement (token collections as packs), or to
 // a DocSnapshots backend (the PostgreSQL documents table).
 
-import { type BatchBody, type CommittedBatch, type StreamEvent } from "./eventlog.ts";
+import { type BatchBody, type CommittedBatch, type StreamEvent } from "./commit_log.ts";
 import type { AppendBatch, CommitLog } from "./commit_log.ts";
 import type { DocSnapshots } from "./snapshots.ts";
 import type { CommitPlan, DocChange, EventInput, Json, PlanResult, StoredDoc } from "./doc_types.ts";
@@ -20,11 +20,11 @@ export type {
 } from "./doc_types.ts";
 export { VersionConflictError } from "./doc_types.ts";
 export { assertCollection, fileNameForId, idForFileName } from "./doc_names.ts";
-import { writeChangedDocuments } from "./checkpoint.ts";
-import { atomicWrite, ensureDir, removeTempFiles } from "./fsutil.ts";
-import { collectionFolders, readCheckpointIndex, readCollectionFolder } from "./collection_folder.ts";
+import { writeChangedDocuments } from "./file/checkpoint.ts";
+import { atomicWrite, ensureDir, removeTempFiles } from "./file/fsutil.ts";
+import { collectionFolders, readCheckpointIndex, readCollectionFolder } from "./file/collection_folder.ts";
 import { KeyedLocks } from "./locks.ts";
-import { PackFolder } from "./packs.ts";
+import { PackFolder } from "./file/packs.ts";
 
 interface LoggedDoc {
   c: string;
@@ -55,7 +55,7 @@ export class DocumentStore {
   #inFlight = new Map<string, { version: number; exists: boolean; index: number }>();
   #checkpointIndex = 0;
   #checkpointing: Promise<void> | undefined;
-  /** Collections checkpointed as packs (lib/store/packs.ts): the configured ones and any found packed. */
+  /** Collections checkpointed as packs (lib/store/file/packs.ts): the configured ones and any found packed. */
   #packed: Set<string>;
   #packs = new Map<string, PackFolder>();
 
@@ -73,7 +73,7 @@ export class DocumentStore {
 
   /**
    * Loads every document under `root`, then replays log lines after the manifest's checkpoint. `packed`
-   * names collections whose checkpoints are packs of many documents (see packs.ts) rather than a file each.
+   * names collections whose checkpoints are packs of many documents (see file/packs.ts) rather than a file each.
    */
   static async open(
     root: string,

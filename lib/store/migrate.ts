@@ -7,9 +7,9 @@
 import { createHash } from "node:crypto";
 import { ConfigError } from "../errors.ts";
 import { type Blobs, lockDataDir, type S3Settings } from "./mod.ts";
-import { EventLog } from "./eventlog.ts";
+import { EventLog } from "./file/eventlog.ts";
 import type { StoredDoc } from "./doc_types.ts";
-import { collectionFolders, readCheckpointIndex, readCollectionFolder } from "./collection_folder.ts";
+import { collectionFolders, readCheckpointIndex, readCollectionFolder } from "./file/collection_folder.ts";
 import { connect, ensureSchema, type Sql } from "./postgres/schema.ts";
 import { PgSnapshots } from "./postgres/snapshots.ts";
 

@@ -1,23 +1,26 @@
-// Opens a data directory: the event log, the documents checkpointed from it, blobs and usage counters; or,
-// with a database URL, the same interfaces on PostgreSQL (lib/store/postgres/) beside the node's data dir.
+// Opens the storage a node runs on: the data directory (file/: the NDJSON event log, documents checkpointed from
+// it, blobs, usage counters) or, with a database URL, PostgreSQL (postgres/) and optionally S3 blobs (s3/).
 
 import { ConfigError } from "../errors.ts";
 import { Keyring, loadRootKey } from "../crypto.ts";
-import { defaultLogOptions, EventLog, type EventLogOptions } from "./eventlog.ts";
+import { EventLog } from "./file/eventlog.ts";
+import { defaultLogOptions, type EventLogOptions } from "./commit_log.ts";
 import { DocumentStore } from "./documents.ts";
-import { type Blobs, BlobStore } from "./blobs.ts";
-import { type Counters, UsageCounters } from "./counters.ts";
+import { BlobStore } from "./file/blobs.ts";
+import { type Blobs } from "./blobs.ts";
+import { UsageCounters } from "./file/counters.ts";
+import { type Counters } from "./counters.ts";
 import type { CommitLog } from "./commit_log.ts";
 import type { PostgresBackend } from "./postgres/mod.ts";
-import { ensureDir } from "./fsutil.ts";
+import { ensureDir } from "./file/fsutil.ts";
 
-export { EventLog } from "./eventlog.ts";
-export type { CommittedBatch, LogRecord, StreamEvent } from "./eventlog.ts";
+export { EventLog } from "./file/eventlog.ts";
+export type { CommittedBatch, LogRecord, StreamEvent } from "./commit_log.ts";
 export { DocumentStore, VersionConflictError } from "./documents.ts";
 export type { CommitPlan, DocChange, DocWrite, EventInput, Json, StoredDoc } from "./documents.ts";
-export { BlobStore } from "./blobs.ts";
+export { BlobStore } from "./file/blobs.ts";
 export type { Blobs, DigestName, StoredBlob } from "./blobs.ts";
-export { UsageCounters } from "./counters.ts";
+export { UsageCounters } from "./file/counters.ts";
 export type { Counters } from "./counters.ts";
 export type { CommitLog } from "./commit_log.ts";
 
@@ -25,7 +28,7 @@ export interface DataDirOptions {
   log?: Partial<EventLogOptions>;
   rootKey?: string;
   checkpointMs?: number;
-  /** Collections checkpointed as packs of many documents, not a file each (lib/store/packs.ts). */
+  /** Collections checkpointed as packs of many documents, not a file each (lib/store/file/packs.ts). */
   packedCollections?: readonly string[];
   /** `postgres://…`: documents, the log, counters and locks in PostgreSQL (docs/scale-out.md). */
   databaseUrl?: string;

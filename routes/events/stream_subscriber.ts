@@ -3,7 +3,7 @@
 // hands out pieces of at most streamChunkBytes, so a reader that stops reading holds little (docs/events.md).
 
 import type { CommitLog } from "../../lib/store/mod.ts";
-import type { LogCursor } from "../../lib/store/eventlog.ts";
+import type { LogCursor } from "../../lib/store/commit_log.ts";
 import type { EventMatcher } from "./stream_filter.ts";
 import { frameFor, type PreparedBatch, splitBytes, streamChunkBytes, type StreamHub } from "./stream_hub.ts";
 

@@ -2,7 +2,7 @@
 // never remove a blob that an upload has just placed and holds.
 
 import { assert } from "../helpers/assert.ts";
-import { BlobStore } from "../../lib/store/blobs.ts";
+import { BlobStore } from "../../lib/store/file/blobs.ts";
 
 const content = new TextEncoder().encode("the same box file, uploaded twice");
 const streamOf = (bytes: Uint8Array) =>

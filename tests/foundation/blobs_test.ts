@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { assert, assertEquals, assertRejects } from "../helpers/assert.ts";
-import { BlobStore, parseRange } from "../../lib/store/blobs.ts";
+import { BlobStore } from "../../lib/store/file/blobs.ts";
+import { parseRange } from "../../lib/store/blobs.ts";
 import { ApiError } from "../../lib/errors.ts";
 import { chunkedStream } from "../helpers/streams.ts";
 

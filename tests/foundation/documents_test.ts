@@ -1,5 +1,5 @@
 import { assert, assertEquals, assertRejects } from "../helpers/assert.ts";
-import { EventLog } from "../../lib/store/eventlog.ts";
+import { EventLog } from "../../lib/store/file/eventlog.ts";
 import {
   DocumentStore,
   fileNameForId,

@@ -1,5 +1,5 @@
 import { assert, assertEquals } from "../helpers/assert.ts";
-import { EventLog } from "../../lib/store/eventlog.ts";
+import { EventLog } from "../../lib/store/file/eventlog.ts";
 
 async function collect(log: EventLog, from: number): Promise<number[]> {
   const out: number[] = [];

@@ -4,7 +4,8 @@
 
 import { createHash } from "node:crypto";
 import { assert, assertEquals, assertRejects } from "../helpers/assert.ts";
-import { BlobStore, type DigestName, digestNames } from "../../lib/store/blobs.ts";
+import { BlobStore } from "../../lib/store/file/blobs.ts";
+import { type DigestName, digestNames } from "../../lib/store/blobs.ts";
 import { HashPool, livePoolWorkers } from "../../lib/store/hash_pool.ts";
 import { batchBytes, ParallelDigests } from "../../lib/store/blob_stream.ts";
 import { ApiError } from "../../lib/errors.ts";

@@ -1,8 +1,8 @@
-// Packed checkpoints (lib/store/packs.ts): one file per checkpoint for a packed collection, compaction into a
+// Packed checkpoints (lib/store/file/packs.ts): one file per checkpoint for a packed collection, compaction into a
 // base, migration from per-document files, and recovery from what a crash between steps leaves behind.
 
 import { assert, assertEquals } from "../helpers/assert.ts";
-import { EventLog } from "../../lib/store/eventlog.ts";
+import { EventLog } from "../../lib/store/file/eventlog.ts";
 import { DocumentStore } from "../../lib/store/documents.ts";
 
 const packed = "test/packed";

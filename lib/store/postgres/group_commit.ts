@@ -25,8 +25,8 @@
 // answered come back through several promise hops and gather into the next one), up to maxBatches in flight.
 
 import type { AppendBatch } from "../commit_log.ts";
-import type { BatchBody, CommittedBatch, LogRecord } from "../eventlog.ts";
-import { LogClosedError } from "../eventlog.ts";
+import type { BatchBody, CommittedBatch, LogRecord } from "../commit_log.ts";
+import { LogClosedError } from "../commit_log.ts";
 import { StorageUnavailableError } from "../unavailable.ts";
 import type { Sql } from "./schema.ts";
 import { type CommitPool, connectionLost, type ReservedSql as Conn, within } from "./reserve.ts";

@@ -5,8 +5,8 @@
 // SELECT … WHERE idx > n reads whatever a notification did not carry or a node missed (a poll covers lost ones).
 
 import type { AppendBatch, CommitLog } from "../commit_log.ts";
-import type { CommittedBatch, LogCursor, LogRecord } from "../eventlog.ts";
-import { LogClosedError } from "../eventlog.ts";
+import type { CommittedBatch, LogCursor, LogRecord } from "../commit_log.ts";
+import { LogClosedError } from "../commit_log.ts";
 import { LogFollowers } from "../log_followers.ts";
 import type { Sql } from "./schema.ts";
 import { retentionFloor } from "./retention.ts";

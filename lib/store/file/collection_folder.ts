@@ -2,8 +2,8 @@
 // one folder's documents (a file each, and/or packs). DocumentStore loads them all at start; `storage migrate`
 // reads one collection at a time.
 
-import type { StoredDoc } from "./doc_types.ts";
-import { collectionPattern, idForFileName } from "./doc_names.ts";
+import type { StoredDoc } from "../doc_types.ts";
+import { collectionPattern, idForFileName } from "../doc_names.ts";
 import { tempSuffix } from "./fsutil.ts";
 import { isPackFile, PackFolder } from "./packs.ts";
 

@@ -4,51 +4,16 @@
 // reused. append() resolves only after the line is fsynced; concurrent appends share one fsync.
 
 import { ensureDir, removeTempFiles, syncDir, writeAll } from "./fsutil.ts";
-import type { CommitLog } from "./commit_log.ts";
-import { type LogCursor, LogFollowers } from "./log_followers.ts";
-
-/** A stream-visible event, keys in the order the event stream emits them. */
-export interface StreamEvent {
-  Topic: string;
-  Type: string;
-  Key: string;
-  Namespace: string;
-  FilterKeys: string[] | null;
-  Index: number;
-  Payload: Record<string, unknown>;
-}
-
-/** What a line holds besides its Index: the events plus members only recovery reads. */
-export interface BatchBody {
-  Events: StreamEvent[];
-  [member: string]: unknown;
-}
-
-export interface LogRecord extends BatchBody {
-  Index: number;
-}
-
-export interface CommittedBatch {
-  index: number;
-  record: LogRecord;
-}
-
-export interface EventLogOptions {
-  segmentBytes: number;
-  segmentIndexes: number;
-  retainIndexes: number;
-  retainBytes: number;
-  /** Bytes of old segments kept beyond the limits while a reader still needs them. */
-  pinBytes: number;
-}
-
-export const defaultLogOptions: EventLogOptions = {
-  segmentBytes: 64 * 1024 * 1024,
-  segmentIndexes: 10_000,
-  retainIndexes: 100_000,
-  retainBytes: 1024 * 1024 * 1024,
-  pinBytes: 1024 * 1024 * 1024,
-};
+import {
+  type BatchBody,
+  type CommitLog,
+  type CommittedBatch,
+  defaultLogOptions,
+  type EventLogOptions,
+  LogClosedError,
+  type LogRecord,
+} from "../commit_log.ts";
+import { type LogCursor, LogFollowers } from "../log_followers.ts";
 
 interface Segment {
   first: number;
@@ -65,20 +30,11 @@ interface PendingAppend {
   reject: (err: unknown) => void;
 }
 
-export type { LogCursor } from "./log_followers.ts";
-
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 const segmentName = /^(\d{20})\.ndjson$/;
 const sparseEvery = 256 * 1024;
 const maxGroup = 4096;
-
-export class LogClosedError extends Error {
-  constructor(message = "the event log is closed") {
-    super(message);
-    this.name = "LogClosedError";
-  }
-}
 
 export class EventLog implements CommitLog {
   readonly dir: string;

@@ -1,7 +1,7 @@
 // Writes one checkpoint's changed documents: a packed collection's as one pack file (packs.ts), every other
 // document as its own file by atomic replacement; then fsyncs the folders and removes what a compaction replaced.
 
-import type { StoredDoc } from "./documents.ts";
+import type { StoredDoc } from "../documents.ts";
 import { atomicWrite, ensureDir, syncDir } from "./fsutil.ts";
 import type { PackFolder } from "./packs.ts";
 
