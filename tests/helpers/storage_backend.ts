@@ -38,3 +38,20 @@ export async function testStorageEnv(): Promise<Record<string, string>> {
   }
   return env;
 }
+
+/** The backend this run's test servers use: "file", "postgres" or "postgres-s3". */
+export const testStorage = mode;
+
+/** True when hosted downloads of this run's servers answer 302 to a presigned object-store URL. */
+export const testDownloadsRedirect = mode === "postgres-s3" &&
+  (Deno.env.get("WHARF_TEST_DOWNLOADS") ?? "proxy") === "redirect";
+
+/**
+ * For Deno.test's `ignore`: true (printing the test's name and `reason`) when this run is not on the data
+ * directory's files, for a test of behaviour only the file backend has.
+ */
+export function fileBackendOnly(name: string, reason: string): boolean {
+  if (mode === "file") return false;
+  console.warn(`SKIPPED on WHARF_TEST_STORAGE=${mode}: "${name}": ${reason}`);
+  return true;
+}

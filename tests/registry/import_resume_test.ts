@@ -6,6 +6,7 @@ import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts
 import { startRegistry } from "./helpers.ts";
 import { boxView, download, importer, sourceOrg, startImportTarget } from "./import_helpers.ts";
 import { startRegistryProxy } from "../fixtures/registry_proxy.ts";
+import { alterBlob } from "../helpers/stored.ts";
 
 const TAGS = ["acme/devbox", "acme/secret"];
 const mainPath = new URL("../../main.ts", import.meta.url).pathname;
@@ -27,10 +28,7 @@ Deno.test("a source file that does not match its checksum is reported and not ho
     // The source's stored file changes under its declared checksum (a bad disk, a botched upload).
     const file = org.files.get("acme/secret 1.0.0 vmware_desktop/amd64")!;
     const sha = createHash("sha256").update(file).digest("hex");
-    const stored = `${src.srv.dataDir}/blobs/${sha.slice(0, 2)}/${sha}`;
-    const corrupt = new Uint8Array(await Deno.readFile(stored));
-    corrupt[100] = corrupt[100]! ^ 0xff;
-    await Deno.writeFile(stored, corrupt);
+    await alterBlob(src.srv, sha, (bytes) => bytes[100] = bytes[100]! ^ 0xff);
     const run = await importer(
       ["--from", src.srv.url, "--namespace", "acme", "--server", dst.srv.url, "--token", dst.admin],
       { VAGRANT_CLOUD_TOKEN: org.token },

@@ -5,10 +5,10 @@
 
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../helpers/assert.ts";
 import { startTestServer } from "../helpers/server.ts";
-import { readEvents } from "../registry/helpers.ts";
 import { cmd, describeRun, explainSkip, vagrantMissing, VagrantSandbox } from "./clients.ts";
 import { bootstrapRegistry, clientTestEnv } from "./registry_api.ts";
 import { installedMarkers, markedBox, sandbox24, vagrant24Missing } from "./vagrant24.ts";
+import { loggedEvents } from "../helpers/stored.ts";
 
 const skip = explainSkip("Vagrant 2.4.9 publish and install tests", await vagrant24Missing());
 const debianVagrant = await vagrantMissing();
@@ -55,7 +55,7 @@ Deno.test({
           const arm = await publish("1.0.0", "arm64", "--no-direct-upload", "--no-private");
           assertMatch(arm, /Architecture:\s+arm64/);
           assertMatch(arm, /Default Architecture:\s+no/);
-          const uploads = (await readEvents(server.dataDir)).filter((e) => e.Type === "ProviderUploaded");
+          const uploads = (await loggedEvents(server)).filter((e) => e.Type === "ProviderUploaded");
           assertEquals(
             uploads.map((e) => [e.Key, (e.Payload as { mode: string }).mode]),
             [["acme/devbox/1.0.0/virtualbox/amd64", "direct"], [
