@@ -160,12 +160,17 @@ Deno.test({
       const stored = await fetch(location);
       assertEquals(stored.status, 200);
       assertEquals(sha256Hex(new Uint8Array(await stored.arrayBuffer())), sha256Hex(file));
-      // Counted like a served download; a HEAD is not; others get the same 404 as for a missing box.
+      // A HEAD is answered by wharf (the URL is signed for GET only): size and sha256 ETag, not counted.
       const head = await fetch(f.srv.url + DL, {
         method: "HEAD",
         headers: { Authorization: `Bearer ${alice}` },
       });
       await head.body?.cancel();
+      assertEquals(
+        [head.status, head.headers.get("Content-Length"), head.headers.get("ETag")],
+        [200, "20000", `"${sha256Hex(file)}"`],
+      );
+      // Counted like a served download; others get the same 404 as for a missing box.
       assertEquals((await f.api.get("/api/v1/box/alice/devbox", { token: alice })).body.downloads, 1);
       assertEquals((await f.api.get(DL)).status, 404);
     }),
