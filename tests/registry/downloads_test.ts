@@ -170,7 +170,9 @@ Deno.test({
         [head.status, head.headers.get("Content-Length"), head.headers.get("ETag")],
         [200, "20000", `"${sha256Hex(file)}"`],
       );
-      // Counted like a served download; others get the same 404 as for a missing box.
+      // Counted like a served download (a resume further in is not); others get the same 404 as for a missing box.
+      const resume = await f.api.get(DL, { token: alice, headers: { Range: "bytes=100-" } });
+      assertEquals(resume.status, 302);
       assertEquals((await f.api.get("/api/v1/box/alice/devbox", { token: alice })).body.downloads, 1);
       assertEquals((await f.api.get(DL)).status, 404);
     }),

@@ -64,7 +64,8 @@ Deno.test("a source file that does not match its checksum is reported and not ho
 
 Deno.test("an import killed in the middle of a large file is completed by the next run, identically", async () => {
   const proxy = startRegistryProxy({ delayPerChunk: 15 });
-  const source = await startRegistry({ WHARF_PUBLIC_URL: proxy.url });
+  // The source serves the bytes itself, through the slow proxy (a 302 to an object store would bypass it).
+  const source = await startRegistry({ WHARF_PUBLIC_URL: proxy.url, WHARF_DOWNLOADS: "proxy" });
   proxy.upstream = source.srv.url;
   const dst = await startImportTarget();
   const big = 8 * 1024 * 1024;
