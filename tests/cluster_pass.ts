@@ -1,6 +1,10 @@
 // The second CI pass (`deno task test:cluster`): every suite that starts wharf servers runs again with them on
 // PostgreSQL + Swift's S3 API (WHARF_TEST_STORAGE=postgres-s3) and hosted downloads as 302s to presigned URLs
-// (WHARF_TEST_DOWNLOADS=redirect), the real Vagrant clients included. Exits with deno test's status.
+// (WHARF_TEST_DOWNLOADS=redirect), the real Vagrant clients included. Arguments narrow it to those files or
+// folders. Exits with deno test's status.
+
+import { postgresSkipReason, startPostgres } from "./fixtures/postgres.ts";
+import { startSwift, swiftSkipReason } from "./fixtures/swift.ts";
 
 /** The API suites of the three families and what they share (the server harness, the HTTP layer). */
 const suites = [
@@ -67,9 +71,38 @@ const storageIndependent = [
   "tests/hostile/chunked_body_memory_test.ts",
 ];
 
-const command = new Deno.Command(Deno.execPath(), {
-  args: ["test", "-A", "--no-prompt", `--ignore=${storageIndependent.join(",")}`, ...suites, ...Deno.args],
-  env: { WHARF_TEST_STORAGE: "postgres-s3", WHARF_TEST_DOWNLOADS: "redirect" },
-  stdin: "null",
-});
-Deno.exit((await command.spawn().status).code);
+// One PostgreSQL and one Swift for the whole pass (each test process makes its databases and buckets on them),
+// rather than an initdb and a Swift start in each of the ~90 test processes.
+for (const reason of [postgresSkipReason, swiftSkipReason]) {
+  if (reason) {
+    console.error(`test:cluster cannot run: ${reason}`);
+    Deno.exit(1);
+  }
+}
+const postgres = await startPostgres();
+const swift = await startSwift();
+let code = 1;
+try {
+  const { WHARF_BLOB_STORE: _, ...s3 } = swift.env("unused");
+  const command = new Deno.Command(Deno.execPath(), {
+    args: [
+      "test",
+      "-A",
+      "--no-prompt",
+      `--ignore=${storageIndependent.join(",")}`,
+      ...(Deno.args.length ? Deno.args : suites),
+    ],
+    env: {
+      WHARF_TEST_STORAGE: "postgres-s3",
+      WHARF_TEST_DOWNLOADS: "redirect",
+      WHARF_TEST_SHARED_POSTGRES: `postgres://wharf@127.0.0.1:${postgres.port}/postgres`,
+      WHARF_TEST_SHARED_S3: JSON.stringify(s3),
+    },
+    stdin: "null",
+  });
+  code = (await command.spawn().status).code;
+} finally {
+  await swift.stop().catch(() => {});
+  await postgres.stop().catch(() => {});
+}
+Deno.exit(code);

@@ -1,8 +1,10 @@
 // Runs the suites that use startTestServer on the scale-out backends when WHARF_TEST_STORAGE says so:
 // "postgres" (documents, log, counters on PostgreSQL) or "postgres-s3" (and blobs on Swift's S3 API, downloads
 // proxied unless WHARF_TEST_DOWNLOADS=redirect). Each server gets a fresh database and bucket; the engines start
-// once per test process and stop when it exits.
+// once per test process and stop when it exits, or are shared by every process of a run that started them once
+// (WHARF_TEST_SHARED_POSTGRES, WHARF_TEST_SHARED_S3: tests/cluster_pass.ts).
 
+import postgresClient from "postgres";
 import { type PostgresServer, startPostgres } from "../fixtures/postgres.ts";
 import { startSwift, type SwiftServer } from "../fixtures/swift.ts";
 
@@ -12,6 +14,7 @@ const rootKey = btoa(String.fromCharCode(...new Uint8Array(32).fill(3)));
 let postgres: Promise<PostgresServer> | undefined;
 let swift: Promise<SwiftServer> | undefined;
 let buckets = 0;
+let databases = 0;
 
 /** The storage settings for one new test server ({} on the default data directory). */
 export async function testStorageEnv(): Promise<Record<string, string>> {
@@ -19,24 +22,62 @@ export async function testStorageEnv(): Promise<Record<string, string>> {
   if (mode !== "postgres" && mode !== "postgres-s3") {
     throw new Error(`WHARF_TEST_STORAGE must be file, postgres or postgres-s3, not ${mode}`);
   }
-  postgres ??= startPostgres().then((pg) => {
-    globalThis.addEventListener("unload", () => pg.stopSync());
-    return pg;
-  });
-  const env: Record<string, string> = {
-    WHARF_DATABASE_URL: await (await postgres).createDatabase(),
-    WHARF_ROOT_KEY: rootKey,
-  };
+  const env: Record<string, string> = { WHARF_DATABASE_URL: await createDatabase(), WHARF_ROOT_KEY: rootKey };
   if (mode === "postgres-s3") {
-    swift ??= startSwift().then((s) => {
+    const bucket = `wharf-suite-${Deno.pid}-${++buckets}`;
+    const shared = Deno.env.get("WHARF_TEST_SHARED_S3");
+    swift ??= shared ? undefined : startSwift().then((s) => {
       globalThis.addEventListener("unload", () => s.stopSync());
       return s;
     });
-    Object.assign(env, (await swift).env(`wharf-suite-${Deno.pid}-${++buckets}`), {
+    Object.assign(env, shared ? sharedS3Env(shared, bucket) : (await swift!).env(bucket), {
       WHARF_DOWNLOADS: Deno.env.get("WHARF_TEST_DOWNLOADS") ?? "proxy",
     });
   }
   return env;
+}
+
+/** A fresh database on the shared PostgreSQL (WHARF_TEST_SHARED_POSTGRES: its admin URL) or this process's. */
+async function createDatabase(): Promise<string> {
+  const shared = Deno.env.get("WHARF_TEST_SHARED_POSTGRES");
+  if (!shared) {
+    postgres ??= startPostgres().then((pg) => {
+      globalThis.addEventListener("unload", () => pg.stopSync());
+      return pg;
+    });
+    return await (await postgres).createDatabase();
+  }
+  const name = `wharf_suite_${Deno.pid}_${++databases}`;
+  const sql = postgresClient(shared, { max: 1, onnotice: () => {} });
+  try {
+    // The databases of test processes that have exited go first: the shared server's disk stays bounded.
+    for (const { datname } of await sql`SELECT datname FROM pg_database WHERE datname LIKE 'wharf_suite_%'`) {
+      const pid = Number(String(datname).split("_")[2]);
+      if (pid !== Deno.pid && !processAlive(pid)) {
+        await sql.unsafe(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`).catch(() => {});
+      }
+    }
+    await sql.unsafe(`CREATE DATABASE ${name}`);
+  } finally {
+    await sql.end();
+  }
+  const url = new URL(shared);
+  url.pathname = `/${name}`;
+  return url.href;
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    Deno.statSync(`/proc/${pid}`);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The blob-store settings for `bucket` on the shared Swift (WHARF_TEST_SHARED_S3: JSON of its settings). */
+function sharedS3Env(shared: string, bucket: string): Record<string, string> {
+  return { ...JSON.parse(shared), WHARF_BLOB_STORE: `s3://${bucket}` };
 }
 
 /** The backend this run's test servers use: "file", "postgres" or "postgres-s3". */
