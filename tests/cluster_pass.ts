@@ -71,8 +71,28 @@ const storageIndependent = [
   "tests/hostile/chunked_body_memory_test.ts",
 ];
 
-// One PostgreSQL and one Swift for the whole pass (each test process makes its databases and buckets on them),
-// rather than an initdb and a Swift start in each of the ~90 test processes.
+/** The *_test.ts files under `paths` but the storage-independent ones (deno test's --ignore honours only the
+ * first path given). */
+async function testFiles(paths: string[]): Promise<string[]> {
+  const skip = new Set(storageIndependent);
+  const files: string[] = [];
+  const walk = async (path: string) => {
+    if (!(await Deno.stat(path)).isDirectory) {
+      files.push(path);
+      return;
+    }
+    for await (const e of Deno.readDir(path)) {
+      const child = `${path.replace(/\/+$/, "")}/${e.name}`;
+      if (e.isDirectory) await walk(child);
+      else if (e.name.endsWith("_test.ts")) files.push(child);
+    }
+  };
+  for (const p of paths) await walk(p);
+  return files.filter((f) => !skip.has(f)).sort();
+}
+
+// One PostgreSQL and one Swift for the whole pass (each test file makes its databases and buckets on them),
+// rather than an initdb and a Swift start for each of the ~90 test files.
 for (const reason of [postgresSkipReason, swiftSkipReason]) {
   if (reason) {
     console.error(`test:cluster cannot run: ${reason}`);
@@ -85,13 +105,7 @@ let code = 1;
 try {
   const { WHARF_BLOB_STORE: _, ...s3 } = swift.env("unused");
   const command = new Deno.Command(Deno.execPath(), {
-    args: [
-      "test",
-      "-A",
-      "--no-prompt",
-      `--ignore=${storageIndependent.join(",")}`,
-      ...(Deno.args.length ? Deno.args : suites),
-    ],
+    args: ["test", "-A", "--no-prompt", ...await testFiles(Deno.args.length ? Deno.args : suites)],
     env: {
       WHARF_TEST_STORAGE: "postgres-s3",
       WHARF_TEST_DOWNLOADS: "redirect",

@@ -1,7 +1,7 @@
 // Runs the suites that use startTestServer on the scale-out backends when WHARF_TEST_STORAGE says so:
 // "postgres" (documents, log, counters on PostgreSQL) or "postgres-s3" (and blobs on Swift's S3 API, downloads
 // proxied unless WHARF_TEST_DOWNLOADS=redirect). Each server gets a fresh database and bucket; the engines start
-// once per test process and stop when it exits, or are shared by every process of a run that started them once
+// once per test file and stop when it ends, or are shared by every file of a run that started them once
 // (WHARF_TEST_SHARED_POSTGRES, WHARF_TEST_SHARED_S3: tests/cluster_pass.ts).
 
 import postgresClient from "postgres";
@@ -15,6 +15,8 @@ let postgres: Promise<PostgresServer> | undefined;
 let swift: Promise<SwiftServer> | undefined;
 let buckets = 0;
 let databases = 0;
+/** Names this test module's databases and buckets: deno test runs every file in one process (one pid). */
+const moduleTag = crypto.randomUUID().slice(0, 8);
 
 /** The storage settings for one new test server ({} on the default data directory). */
 export async function testStorageEnv(): Promise<Record<string, string>> {
@@ -24,7 +26,7 @@ export async function testStorageEnv(): Promise<Record<string, string>> {
   }
   const env: Record<string, string> = { WHARF_DATABASE_URL: await createDatabase(), WHARF_ROOT_KEY: rootKey };
   if (mode === "postgres-s3") {
-    const bucket = `wharf-suite-${Deno.pid}-${++buckets}`;
+    const bucket = `wharf-suite-${moduleTag}-${++buckets}`;
     const shared = Deno.env.get("WHARF_TEST_SHARED_S3");
     swift ??= shared ? undefined : startSwift().then((s) => {
       globalThis.addEventListener("unload", () => s.stopSync());
@@ -47,16 +49,15 @@ async function createDatabase(): Promise<string> {
     });
     return await (await postgres).createDatabase();
   }
-  const name = `wharf_suite_${Deno.pid}_${++databases}`;
+  const name = `wharf_suite_${moduleTag}_${++databases}`;
   const sql = postgresClient(shared, { max: 1, onnotice: () => {} });
   try {
-    // The databases of test processes that have exited go first: the shared server's disk stays bounded.
-    for (const { datname } of await sql`SELECT datname FROM pg_database WHERE datname LIKE 'wharf_suite_%'`) {
-      const pid = Number(String(datname).split("_")[2]);
-      if (pid !== Deno.pid && !processAlive(pid)) {
-        await sql.unsafe(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`).catch(() => {});
-      }
-    }
+    // Test files run one after another: the databases of earlier ones that nothing uses any more go first, so
+    // the shared server's disk stays bounded (a database still connected to is refused and stays).
+    const stale = await sql`SELECT datname FROM pg_database WHERE datname LIKE 'wharf_suite_%'
+      AND datname NOT LIKE ${`wharf_suite_${moduleTag}_%`}
+      AND datname NOT IN (SELECT datname FROM pg_stat_activity WHERE datname IS NOT NULL)`;
+    for (const { datname } of stale) await sql.unsafe(`DROP DATABASE IF EXISTS ${datname}`).catch(() => {});
     await sql.unsafe(`CREATE DATABASE ${name}`);
   } finally {
     await sql.end();
@@ -64,15 +65,6 @@ async function createDatabase(): Promise<string> {
   const url = new URL(shared);
   url.pathname = `/${name}`;
   return url.href;
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    Deno.statSync(`/proc/${pid}`);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** The blob-store settings for `bucket` on the shared Swift (WHARF_TEST_SHARED_S3: JSON of its settings). */
