@@ -96,8 +96,8 @@ export class PgLog implements CommitLog {
     try {
       await conn`BEGIN`;
       open = true;
-      const wanted = [...new Set(keys)].map((k) => ({ k, s: false }));
-      for (const k of new Set(sharedKeys)) if (!keys.includes(k)) wanted.push({ k, s: true });
+      const wanted = [...new Set(keys)].map((k) => ({ k: lockText(k), s: false }));
+      for (const k of new Set(sharedKeys)) if (!keys.includes(k)) wanted.push({ k: lockText(k), s: true });
       if (wanted.length) {
         // One sorted order (by lock hash) on every node, so two commits never wait on each other in a cycle.
         await conn`
@@ -252,4 +252,12 @@ export class PgLog implements CommitLog {
     await this.#unlisten?.().catch(() => {});
     this.#followers.unsubscribeAll();
   }
+}
+
+/**
+ * A lock key as PostgreSQL text, which cannot hold NUL (keys may join parts with it, e.g. an OIDC issuer and
+ * subject): NUL becomes U+FFFD. Two keys that then coincide share one lock, which only serializes them.
+ */
+function lockText(key: string): string {
+  return key.replaceAll("\u0000", "\uFFFD");
 }
