@@ -7,6 +7,7 @@
 import postgresClient from "postgres";
 import { type PostgresServer, startPostgres } from "../fixtures/postgres.ts";
 import { startSwift, type SwiftServer } from "../fixtures/swift.ts";
+import { createS3Client, ensureBucket } from "../../lib/store/s3/client.ts";
 
 const mode = Deno.env.get("WHARF_TEST_STORAGE") ?? "file";
 const rootKey = btoa(String.fromCharCode(...new Uint8Array(32).fill(3)));
@@ -35,6 +36,7 @@ export async function testStorageEnv(): Promise<Record<string, string>> {
     Object.assign(env, shared ? sharedS3Env(shared, bucket) : (await swift!).env(bucket), {
       WHARF_DOWNLOADS: Deno.env.get("WHARF_TEST_DOWNLOADS") ?? "proxy",
     });
+    await createBucket(env, bucket);
   }
   return env;
 }
@@ -65,6 +67,26 @@ async function createDatabase(): Promise<string> {
   const url = new URL(shared);
   url.pathname = `/${name}`;
   return url.href;
+}
+
+/**
+ * Creates the server's bucket before it starts, patiently: a single-worker Swift on a busy machine answers a
+ * container PUT with 503 "Please reduce your request rate" now and then, which would fail the server's start.
+ */
+async function createBucket(env: Record<string, string>, bucket: string): Promise<void> {
+  const client = createS3Client(env);
+  try {
+    for (let attempt = 1;; attempt++) {
+      try {
+        return await ensureBucket(client, bucket);
+      } catch (err) {
+        if (attempt >= 10) throw err;
+        await new Promise((r) => setTimeout(r, 500 * attempt));
+      }
+    }
+  } finally {
+    client.destroy();
+  }
 }
 
 /** The blob-store settings for `bucket` on the shared Swift (WHARF_TEST_SHARED_S3: JSON of its settings). */
