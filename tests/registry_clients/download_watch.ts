@@ -1,5 +1,5 @@
-// Records how the test server answered the box-file downloads a real client made (status, and where a 302 sent
-// it), so the client tests can show that `vagrant box add` followed a redirect to the object store.
+// Records how the test server's blob store answered the downloads a real client made (status, and where a 302
+// sent it), so the client tests can show that `vagrant box add` followed a redirect to the object store.
 
 import { assert } from "../helpers/assert.ts";
 import type { TestServer } from "../helpers/server.ts";
@@ -13,25 +13,22 @@ export interface DownloadAnswer {
   redirectedTo?: string;
 }
 
-/** Wraps the server's box-file routes (…/providers/….box); the answers accumulate in the returned list. */
+/** Wraps the server's blob store's answers to downloads; they accumulate in the returned list. */
 export function watchDownloads(server: TestServer): DownloadAnswer[] {
   const answers: DownloadAnswer[] = [];
-  const routes = server.server.routes.filter((r) => /\/providers\/.*\.box$/.test(r.path));
-  assert(routes.length > 0, "the box-file routes are registered");
-  for (const route of routes) {
-    const handler = route.handler;
-    route.handler = async (ctx) => {
-      const response = await handler(ctx);
-      const location = response.headers.get("Location");
-      answers.push({
-        method: ctx.request.method,
-        path: new URL(ctx.request.url).pathname,
-        status: response.status,
-        ...(location ? { redirectedTo: new URL(location).origin } : {}),
-      });
-      return response;
-    };
-  }
+  const blobs = server.server.data.blobs;
+  const respond = blobs.respond.bind(blobs);
+  blobs.respond = async (sha256, request, headers, options) => {
+    const response = await respond(sha256, request, headers, options);
+    const location = response.headers.get("Location");
+    answers.push({
+      method: request.method,
+      path: new URL(request.url).pathname,
+      status: response.status,
+      ...(location ? { redirectedTo: new URL(location).origin } : {}),
+    });
+    return response;
+  };
   return answers;
 }
 
