@@ -7,7 +7,7 @@ import { type Logger } from "./lib/log.ts";
 import { type Route, Router } from "./lib/router.ts";
 import type { ApiModule, AppContext } from "./lib/app.ts";
 import { DataDir } from "./lib/store/mod.ts";
-import { s3Settings } from "./lib/store/s3/settings.ts";
+import { storageSettings } from "./lib/store/storage_settings.ts";
 import { envBool, envDurationMs, envInt } from "./lib/config.ts";
 import { defaultMaxConnections, serve, type Serving } from "./lib/serve.ts";
 import { createRegistryApi } from "./routes/registry/mod.ts";
@@ -51,11 +51,9 @@ export async function startServer(
   announce: (line: string) => void = console.log,
 ): Promise<RunningServer> {
   const data = await DataDir.open(config.dataDir, {
-    rootKey: config.env.WHARF_ROOT_KEY,
+    ...storageSettings(config.env),
     checkpointMs: envDurationMs(config.env, "WHARF_CHECKPOINT_INTERVAL", 1000),
     packedCollections,
-    ...(config.env.WHARF_DATABASE_URL ? { databaseUrl: config.env.WHARF_DATABASE_URL } : {}),
-    ...s3Settings(config.env),
     // Unique per node: its heartbeat row (docs/scale-out.md); port 0 (a free port) is not, the process id is.
     nodeName: config.env.WHARF_NODE_NAME ??
       `${Deno.hostname()}:${config.port === 0 ? `pid-${Deno.pid}` : config.port}`,

@@ -87,7 +87,8 @@ export interface Blobs {
   ingest(body: ReadableStream<Uint8Array>, options: IngestOptions): Promise<StoredBlob>;
   /**
    * A response for the blob (Range, ETag, 304, 416). With `redirect`, a store that can hand the bytes out itself
-   * (S3 with WHARF_DOWNLOADS=redirect) answers 302 to a short-lived URL instead.
+   * (S3 with WHARF_DOWNLOADS=redirect) answers a GET with 302 to a short-lived URL instead (a HEAD is answered
+   * directly: the URL is signed for GET only).
    */
   respond(
     sha256: string,

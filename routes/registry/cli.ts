@@ -2,6 +2,7 @@
 // against a running server, and `admin reset-password`, which works offline on a data directory no server holds.
 
 import { DataDir } from "../../lib/store/mod.ts";
+import { storageSettings } from "../../lib/store/storage_settings.ts";
 import { type UserDoc, USERS } from "./model.ts";
 import { hashPassword } from "./passwords.ts";
 
@@ -259,7 +260,8 @@ async function resetPassword(p: Parsed, io: CliIo): Promise<number> {
   const password = await readPassword(p, io, "New password for admin: ");
   if (password.length < 8) throw new UsageError("the password needs at least 8 characters");
   const passwordHash = await hashPassword(password);
-  const data = await DataDir.open(dir, { rootKey: io.env.WHARF_ROOT_KEY });
+  // On a cluster (WHARF_DATABASE_URL) the admin lives in the shared database, not in the node's directory.
+  const data = await DataDir.open(dir, storageSettings(io.env));
   try {
     const admin = data.store.get<UserDoc>(USERS, "admin");
     if (!admin) throw new Error(`no registry user "admin" in ${dir}`);

@@ -130,8 +130,11 @@ export async function downloadProvider(req: Req): Promise<Response> {
     if (err instanceof ApiError && err.status === 503) throw err;
     throw notFound();
   }
-  // A 302 hands the whole file out (a presigned URL of the object store): it counts as a download.
-  const fromStart = response.status === 200 || response.status === 302 ||
+  // A 302 hands the file out (a presigned URL of the object store): it counts like the answer it stands for, a
+  // whole file or a range from byte 0, never a resume further in.
+  const range = req.ctx.request.headers.get("Range");
+  const fromStart = response.status === 200 ||
+    (response.status === 302 && (range === null || /^\s*bytes\s*=\s*0\s*-/i.test(range))) ||
     (response.status === 206 && /^bytes 0-/.test(response.headers.get("Content-Range") ?? ""));
   if (isGet && fromStart) req.reg.countDownload(box.id);
   return response;

@@ -267,7 +267,7 @@ Deno.test("a good login upgrades a hash made with older argon2 parameters", asyn
     (s.server.data.store.get("auth/accounts", accountId)!.doc as { password_hash: string }).password_hash;
   assertMatch(hashOf(f.server), /^\$argon2id\$v=19\$m=1024,t=1,p=1\$/);
   await f.server.stop({ keepData: true });
-  const server = await startTestServer({ ...fastEnv, WHARF_ARGON2_TIME: "2" }, dir);
+  const server = await startTestServer({ ...f.server.env, ...fastEnv, WHARF_ARGON2_TIME: "2" }, dir);
   try {
     const r = await new Client(server.url).post(`/v1/auth-methods/${f.primaryMethodId}:authenticate`, {
       attributes: { login_name: "admin", password: adminPassword },

@@ -2,6 +2,7 @@
 
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import { fieldNames, minimalLdapAttrs, minimalOidcAttrs, withAuthServer } from "./helpers.ts";
+import { loggedLines } from "../helpers/stored.ts";
 
 Deno.test("auth method create returns 200 with Boundary ids, version 1 and an inactive OIDC state", () =>
   withAuthServer(async (f) => {
@@ -272,11 +273,8 @@ Deno.test("auth method secrets never appear and their HMACs change with the secr
     const list = await f.admin.get("/v1/auth-methods?scope_id=global");
     assert(!JSON.stringify(list.body).includes(secret));
     assert(!JSON.stringify([r.body, same.body, changed.body, ldap.body]).includes(secret));
-    const events = await Deno.readTextFile(
-      `${f.server.dataDir}/events/${
-        [...Deno.readDirSync(`${f.server.dataDir}/events`)].find((e) => e.name.endsWith(".ndjson"))!.name
-      }`,
-    );
+    const events = (await loggedLines(f.server)).join("\n");
+    assert(events.includes(r.body.id), "the log holds the method");
     assert(!events.includes(secret), "the log holds only the sealed secret");
     const ro = await f.admin.patch(`/v1/auth-methods/${r.body.id}`, {
       version: 3,

@@ -8,6 +8,8 @@ import { testStorageEnv } from "./storage_backend.ts";
 export interface TestServer {
   url: string;
   dataDir: string;
+  /** The WHARF_* settings it runs with, storage backends included: start it again with these and dataDir. */
+  env: Record<string, string>;
   server: RunningServer;
   /** Lines the server announced on stdout (e.g. a generated admin password). */
   announced: string[];
@@ -34,6 +36,7 @@ export async function startTestServer(
   const self: TestServer = {
     url: server.url,
     dataDir: dir,
+    env,
     server,
     announced,
     async stop(options = {}) {

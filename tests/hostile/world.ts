@@ -9,6 +9,7 @@ import { marker } from "./arbitraries.ts";
 import type { WorldIds } from "./targets.ts";
 import { listTree } from "../helpers/files.ts";
 import { withoutKeys } from "../helpers/values.ts";
+import { testStorageEnv } from "../helpers/storage_backend.ts";
 
 export interface World {
   server: TestServer;
@@ -59,7 +60,11 @@ export async function openWorld(): Promise<World> {
   const victim = `${parent}/victim.txt`;
   await Deno.writeTextFile(victim, "outside the data dir\n");
   await Deno.mkdir(`${parent}/l1/l2/l3`, { recursive: true });
-  const server = await startTestServer(fastEnv, `${parent}/${dataDirInParent}`);
+  // The data dir sits deep in a parent we watch; the storage is the one this run's WHARF_TEST_STORAGE names.
+  const server = await startTestServer(
+    { ...await testStorageEnv(), ...fastEnv },
+    `${parent}/${dataDirInParent}`,
+  );
   try {
     const anon = new Client(server.url);
     const listed = await must(anon, "GET", "/v1/auth-methods?scope_id=global");

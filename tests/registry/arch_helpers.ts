@@ -2,7 +2,8 @@
 // of a version as the v2 API shows them, and the provider events of the log.
 
 import { assertEquals } from "../helpers/assert.ts";
-import { type Fixture, readEvents } from "./helpers.ts";
+import type { Fixture } from "./helpers.ts";
+import { loggedEvents } from "../helpers/stored.ts";
 
 export const V1 = "/api/v1/box/alice/devbox/version/1.0.0";
 export const V2 = "/api/v2/box/alice/devbox/version/1.0.0";
@@ -44,7 +45,7 @@ export async function defaults(f: Fixture, token: string): Promise<Record<string
 
 /** [Type, Key] of the provider events logged so far, and their payloads. */
 export async function providerEvents(f: Fixture) {
-  const events = (await readEvents(f.srv.dataDir)).filter((e) => String(e.Type).startsWith("Provider"));
+  const events = (await loggedEvents(f.srv)).filter((e) => String(e.Type).startsWith("Provider"));
   return {
     keys: events.map((e) => [e.Type, e.Key]),
     payloads: events.map((e) => (e.Payload as { Provider: Record<string, unknown> }).Provider),

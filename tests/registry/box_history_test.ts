@@ -2,8 +2,9 @@
 // creation/update times of a box, its versions and providers.
 
 import { assertEquals } from "../helpers/assert.ts";
-import { createUser, readEvents, registryTest } from "./helpers.ts";
+import { createUser, registryTest } from "./helpers.ts";
 import { addProvider, addVersion, setStatus } from "./import_helpers.ts";
+import { loggedEvents } from "../helpers/stored.ts";
 
 const HISTORY = "/api/v2/admin/boxes/alice/devbox/history";
 
@@ -55,7 +56,7 @@ registryTest("the history API sets imported counts and times for admins only", a
   const shown = await f.api.get("/api/v2/box/alice/devbox", { token: alice });
   assertEquals([shown.body.downloads, shown.body.created_at], [42, t("1")]);
   assertEquals(shown.body.versions[0].providers[0].created_at, t("4"));
-  const events = (await readEvents(f.srv.dataDir)).filter((e) => e.Type === "BoxUpdated");
+  const events = (await loggedEvents(f.srv)).filter((e) => e.Type === "BoxUpdated");
   assertEquals(events.length, 1);
 
   const bad = await f.api.put(HISTORY, {

@@ -65,7 +65,9 @@ registryTest("the registry CLI manages users, organizations, maintenance and tok
 Deno.test("admin reset-password works offline on a stopped server's data directory", async () => {
   const srv = await startTestServer({ WHARF_REGISTRY_ADMIN_PASSWORD: ADMIN_PASSWORD });
   await srv.stop({ keepData: true });
-  const reset = io({}, "brand-new-password\n");
+  // The server's storage settings without its bootstrap password: the command finds the admin wherever it lives.
+  const { WHARF_REGISTRY_ADMIN_PASSWORD: _, ...storage } = srv.env;
+  const reset = io(storage, "brand-new-password\n");
   assertEquals(
     await runRegistryCli(
       ["admin", "reset-password", "--data-dir", srv.dataDir, "--password-stdin"],
@@ -73,7 +75,7 @@ Deno.test("admin reset-password works offline on a stopped server's data directo
     ),
     0,
   );
-  const again = await startTestServer({}, srv.dataDir);
+  const again = await startTestServer(storage, srv.dataDir);
   try {
     await new Client(again.url).login("admin", "brand-new-password");
     const old = await new Client(again.url).post("/api/v1/authenticate", {

@@ -133,22 +133,3 @@ export async function publishExternal(
   const r = await f.api.put(`/api/v1/box/${tag}/version/${version}/release`, undefined, { token });
   assertEquals(r.status, 200, r.text);
 }
-
-export async function readEvents(dataDir: string): Promise<Array<Record<string, unknown>>> {
-  const out: Array<Record<string, unknown>> = [];
-  const dir = `${dataDir}/events`;
-  const names: string[] = [];
-  for await (const e of Deno.readDir(dir)) if (e.isFile) names.push(e.name);
-  for (const name of names.sort()) {
-    for (const line of (await Deno.readTextFile(`${dir}/${name}`)).split("\n")) {
-      if (!line.trim()) continue;
-      try {
-        const batch = JSON.parse(line);
-        for (const e of batch.Events ?? []) out.push(e);
-      } catch {
-        // a torn last line
-      }
-    }
-  }
-  return out;
-}

@@ -6,6 +6,7 @@ import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts
 import { startRegistry } from "./helpers.ts";
 import { boxView, download, importer, sourceOrg, startImportTarget } from "./import_helpers.ts";
 import { startRegistryProxy } from "../fixtures/registry_proxy.ts";
+import { alterBlob } from "../helpers/stored.ts";
 
 const TAGS = ["acme/devbox", "acme/secret"];
 const mainPath = new URL("../../main.ts", import.meta.url).pathname;
@@ -27,10 +28,7 @@ Deno.test("a source file that does not match its checksum is reported and not ho
     // The source's stored file changes under its declared checksum (a bad disk, a botched upload).
     const file = org.files.get("acme/secret 1.0.0 vmware_desktop/amd64")!;
     const sha = createHash("sha256").update(file).digest("hex");
-    const stored = `${src.srv.dataDir}/blobs/${sha.slice(0, 2)}/${sha}`;
-    const corrupt = new Uint8Array(await Deno.readFile(stored));
-    corrupt[100] = corrupt[100]! ^ 0xff;
-    await Deno.writeFile(stored, corrupt);
+    await alterBlob(src.srv, sha, (bytes) => bytes[100] = bytes[100]! ^ 0xff);
     const run = await importer(
       ["--from", src.srv.url, "--namespace", "acme", "--server", dst.srv.url, "--token", dst.admin],
       { VAGRANT_CLOUD_TOKEN: org.token },
@@ -66,7 +64,8 @@ Deno.test("a source file that does not match its checksum is reported and not ho
 
 Deno.test("an import killed in the middle of a large file is completed by the next run, identically", async () => {
   const proxy = startRegistryProxy({ delayPerChunk: 15 });
-  const source = await startRegistry({ WHARF_PUBLIC_URL: proxy.url });
+  // The source serves the bytes itself, through the slow proxy (a 302 to an object store would bypass it).
+  const source = await startRegistry({ WHARF_PUBLIC_URL: proxy.url, WHARF_DOWNLOADS: "proxy" });
   proxy.upstream = source.srv.url;
   const dst = await startImportTarget();
   const big = 8 * 1024 * 1024;

@@ -4,6 +4,7 @@ import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import { withStarted } from "../helpers/fixture.ts";
 import { startTestServer } from "../helpers/server.ts";
 import { Client, createUser, publishExternal, registryTest } from "./helpers.ts";
+import { storedText } from "../helpers/stored.ts";
 
 Deno.test("bootstrap prints a generated admin password once and never again after a restart", async () => {
   let srv = await startTestServer();
@@ -126,20 +127,11 @@ registryTest(
     assertEquals((await f.api.get("/api/v1/authenticate", { token: t2 })).status, 200);
     assertEquals((await f.api.delete("/api/v1/authenticate")).status, 401);
     await f.srv.server.data.store.checkpoint();
-    const found: string[] = [];
-    const walk = async (dir: string) => {
-      for await (const e of Deno.readDir(dir)) {
-        const p = `${dir}/${e.name}`;
-        if (e.isDirectory) await walk(p);
-        else if (e.isFile) {
-          const text = new TextDecoder().decode(await Deno.readFile(p));
-          if (text.includes(t1.slice(6)) || text.includes(t2.slice(6)) || text.includes("alice-password")) {
-            found.push(p);
-          }
-        }
-      }
-    };
-    await walk(f.srv.dataDir);
+    const stored = await storedText(f.srv);
+    assert(stored.some((s) => s.text.includes("alice@example.com")), "the search reads where users are kept");
+    const found = stored.filter(({ text }) =>
+      text.includes(t1.slice(6)) || text.includes(t2.slice(6)) || text.includes("alice-password")
+    ).map((s) => s.where);
     assertEquals(found, []);
   },
 );

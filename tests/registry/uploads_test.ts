@@ -3,7 +3,8 @@
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import { createHash } from "node:crypto";
 import { sha256Hex } from "../../lib/crypto.ts";
-import { createUser, type Fixture, readEvents, registryTest } from "./helpers.ts";
+import { createUser, type Fixture, registryTest } from "./helpers.ts";
+import { loggedEvents, uploadLeftovers } from "../helpers/stored.ts";
 
 const V = "/api/v1/box/alice/devbox/version/1.0.0";
 const P = `${V}/provider/virtualbox`;
@@ -98,10 +99,6 @@ async function download(f: Fixture, token: string): Promise<string> {
   return sha256Hex(new Uint8Array(await r.arrayBuffer()));
 }
 
-async function tmpEntries(f: Fixture): Promise<string[]> {
-  return (await Array.fromAsync(Deno.readDir(`${f.srv.dataDir}/blobs/tmp`))).map((e) => e.name);
-}
-
 uploadTest(
   "a standard upload streams a chunked PUT without credentials and consumes its id",
   async (f, alice) => {
@@ -114,7 +111,7 @@ uploadTest(
     assertEquals(r.body.url, null);
     assertEquals((await putBytes(upload_path, "again")).status, 404);
     assertEquals(await download(f, alice), sha256Hex(data));
-    const uploaded = (await readEvents(f.srv.dataDir)).find((e) => e.Type === "ProviderUploaded")!;
+    const uploaded = (await loggedEvents(f.srv)).find((e) => e.Type === "ProviderUploaded")!;
     const payload = uploaded.Payload as Record<string, unknown>;
     assertEquals([payload.size, payload.sha256, payload.mode], [data.length, sha256Hex(data), "standard"]);
     assert(!JSON.stringify(uploaded).includes(upload_path.split("/").pop()!));
@@ -134,7 +131,7 @@ uploadTest("curl uploads with Expect: 100-continue; oversize is refused with 413
     assertEquals(chunkedBig.status, 413);
     const small = await curlPut((await prepare(f, alice)).upload_path, `${dir}/small.box`);
     assertEquals(small.status, 200, small.stderr);
-    assertEquals(await tmpEntries(f), []);
+    assertEquals(await uploadLeftovers(f.srv), []);
     const empty = await putBytes((await prepare(f, alice)).upload_path, "");
     assertEquals(empty.status, 422);
   } finally {
@@ -176,7 +173,7 @@ uploadTest(
     assertEquals(done.status, 200, done.text);
     assertEquals(done.body.hosted, true);
     assertEquals((await f.api.put(callbackPath, undefined, { token: alice })).status, 404);
-    const uploaded = (await readEvents(f.srv.dataDir)).filter((e) => e.Type === "ProviderUploaded");
+    const uploaded = (await loggedEvents(f.srv)).filter((e) => e.Type === "ProviderUploaded");
     assertEquals(uploaded.length, 1);
     assertEquals((uploaded[0]!.Payload as Record<string, unknown>).mode, "direct");
   },
@@ -196,7 +193,7 @@ uploadTest("a checksum mismatch is 422, keeps the previous file and leaves nothi
     `Checksum mismatch: expected sha256 ${sha256Hex(checksummedFile)}, got ${sha256Hex(other)}`,
   );
   assertEquals(await download(f, alice), sha256Hex(checksummedFile));
-  assertEquals(await tmpEntries(f), []);
+  assertEquals(await uploadLeftovers(f.srv), []);
   const direct = await prepare(f, alice, true);
   assertEquals((await putBytes(direct.upload_path, other)).status, 422);
   const setWrong = await f.api.put(P, { checksum: "0".repeat(32), checksum_type: "md5" }, { token: alice });
@@ -221,15 +218,16 @@ uploadTest("concurrent uploads to one provider each succeed, one wins, orphans a
   assertEquals(answers.map((a) => a.status), [200, 200, 200]);
   const got = await download(f, alice);
   assert(files.some((d) => sha256Hex(d) === got));
-  // The losers' blobs are released and collected.
+  // The losers' blobs are released and collected (the blob store is asked: a data dir or a bucket).
+  const stored = async () => {
+    const kept: string[] = [];
+    for (const d of files) if (await f.srv.server.data.blobs.has(sha256Hex(d))) kept.push(sha256Hex(d));
+    return kept;
+  };
   let blobs: string[] = [];
   for (let i = 0; i < 50; i++) {
     await f.api.put(`${V}/release`, undefined, { token: alice });
-    blobs = [];
-    for await (const shard of Deno.readDir(`${f.srv.dataDir}/blobs`)) {
-      if (shard.name === "tmp") continue;
-      for await (const b of Deno.readDir(`${f.srv.dataDir}/blobs/${shard.name}`)) blobs.push(b.name);
-    }
+    blobs = await stored();
     if (blobs.length === 1) break;
     await new Promise((r) => setTimeout(r, 100));
   }

@@ -5,10 +5,11 @@
 
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../helpers/assert.ts";
 import { startTestServer } from "../helpers/server.ts";
-import { readEvents } from "../registry/helpers.ts";
 import { cmd, describeRun, explainSkip, vagrantMissing, VagrantSandbox } from "./clients.ts";
 import { bootstrapRegistry, clientTestEnv } from "./registry_api.ts";
 import { installedMarkers, markedBox, sandbox24, vagrant24Missing } from "./vagrant24.ts";
+import { loggedEvents } from "../helpers/stored.ts";
+import { assertHostedDownload, watchDownloads } from "./download_watch.ts";
 
 const skip = explainSkip("Vagrant 2.4.9 publish and install tests", await vagrant24Missing());
 const debianVagrant = await vagrantMissing();
@@ -18,6 +19,7 @@ Deno.test({
   ignore: skip,
   async fn(t) {
     const server = await startTestServer(clientTestEnv);
+    const downloads = watchDownloads(server);
     // The publisher passes its token in the environment; the installers have none (a public box), so vagrant
     // does not pause to warn that a token goes to a custom server.
     const publisher = await sandbox24(server.url);
@@ -55,7 +57,7 @@ Deno.test({
           const arm = await publish("1.0.0", "arm64", "--no-direct-upload", "--no-private");
           assertMatch(arm, /Architecture:\s+arm64/);
           assertMatch(arm, /Default Architecture:\s+no/);
-          const uploads = (await readEvents(server.dataDir)).filter((e) => e.Type === "ProviderUploaded");
+          const uploads = (await loggedEvents(server)).filter((e) => e.Type === "ProviderUploaded");
           assertEquals(
             uploads.map((e) => [e.Key, (e.Payload as { mode: string }).mode]),
             [["acme/devbox/1.0.0/virtualbox/amd64", "direct"], [
@@ -82,6 +84,7 @@ Deno.test({
       });
 
       await t.step("box add installs the amd64 file on amd64 and the arm64 file on arm64", async () => {
+        downloads.length = 0;
         const amd = await add("amd64");
         assertEquals(amd.code, 0, describeRun("vagrant box add (amd64 host)", amd));
         assertStringIncludes(amd.output, "/api/v2/vagrant/acme/devbox");
@@ -95,6 +98,7 @@ Deno.test({
           "1.0.0/amd64/virtualbox": "amd64-1.0.0",
           "1.0.0/arm64/virtualbox": "arm64-1.0.0",
         });
+        assertHostedDownload(downloads, server, "vagrant 2.4.9 box add");
       });
 
       await t.step("a host architecture the box lacks (and no unknown default) is refused", async () => {
@@ -110,8 +114,10 @@ Deno.test({
         async fn() {
           const old = await VagrantSandbox.create(server.url);
           try {
+            downloads.length = 0;
             const add23 = await old.vagrant(cmd("box add acme/devbox --provider virtualbox"));
             assertEquals(add23.code, 0, describeRun("vagrant 2.3.4 box add", add23));
+            assertHostedDownload(downloads, server, "vagrant 2.3.4 box add");
             assertEquals(await installedMarkers(old, "acme/devbox"), { "1.0.0/virtualbox": "amd64-1.0.0" });
           } finally {
             await old.remove();

@@ -5,6 +5,7 @@ import { assert, assertEquals, assertMatch, assertStringIncludes } from "../help
 import { startTestServer } from "../helpers/server.ts";
 import { buildBoxFile, cmd, describeRun, explainSkip, vagrantMissing, VagrantSandbox } from "./clients.ts";
 import { bootstrapRegistry, clientTestEnv, readBox } from "./registry_api.ts";
+import { assertHostedDownload, watchDownloads } from "./download_watch.ts";
 
 const skip = explainSkip("vagrant CLI tests", await vagrantMissing());
 
@@ -13,6 +14,7 @@ Deno.test({
   ignore: skip,
   async fn(t) {
     const server = await startTestServer(clientTestEnv);
+    const downloads = watchDownloads(server);
     const alice = await VagrantSandbox.create(server.url);
     const stranger = await VagrantSandbox.create(server.url);
     try {
@@ -107,6 +109,7 @@ Deno.test({
         assertStringIncludes(add.output, "Successfully added box 'acme/devbox' (v1.1.0) for 'virtualbox'");
         assertStringIncludes(add.output, "Calculating and comparing box checksum");
         assertEquals(await alice.installedVersions("acme/devbox"), ["1.1.0"]);
+        assertHostedDownload(downloads, server, "vagrant 2.3.4 box add");
       });
 
       await t.step("box add without a token fails cleanly for a private box", async () => {

@@ -178,6 +178,16 @@ Deno.test({
       const got = await fetch(r.headers.get("Location")!);
       assertEquals(got.status, 200);
       assertEquals(await sha256Hex(new Uint8Array(await got.arrayBuffer())), blob.sha256);
+      // A HEAD is answered directly: the presigned URL is signed for GET, and the store refuses a HEAD to it.
+      const head = await s.blobs.respond(blob.sha256, new Request("http://x/", { method: "HEAD" }), {}, {
+        redirect: true,
+      });
+      assertEquals([head.status, head.headers.get("Content-Length")], [200, String(data.length)]);
+      assertEquals(head.headers.get("ETag"), `"${blob.sha256}"`);
+      assertEquals(
+        (await fetch(r.headers.get("Location")!, { method: "HEAD" }).then((h) => h.status)) >= 400,
+        true,
+      );
       // Internal reads (no redirect asked) still stream the bytes.
       assertEquals((await s.blobs.respond(blob.sha256, new Request("http://x/"))).status, 200);
     } finally {

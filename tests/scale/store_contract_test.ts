@@ -107,6 +107,21 @@ for (const { backend, ignore } of backends) {
     await data.close();
   });
 
+  test("lock keys may hold any character, NUL included (an OIDC identity joins issuer and subject with it)", async (at) => {
+    const data = await at.open();
+    try {
+      const key = "auth/identity/m\u0000https://issuer.example\u0000subject";
+      const { result } = await data.store.transact([key, "plain"], () => ({
+        writes: [{ collection: "test/items", id: "nul", doc: { key } }],
+        result: "committed",
+      }), { sharedLocks: [`${key}\u0000shared`] });
+      assertEquals(result, "committed");
+      assertEquals(data.store.get("test/items", "nul")?.doc, { key });
+    } finally {
+      await data.close();
+    }
+  });
+
   test("the log: strictly increasing indexes, events in order, read from any index, subscribers", async (at) => {
     const data = await at.open();
     const seen: number[] = [];

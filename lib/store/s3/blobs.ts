@@ -1,6 +1,7 @@
 // Content-addressed blobs in an S3 bucket: uploads stream through wharf into a multipart upload under tmp/
 // while every digest is computed on the way, then are copied to blobs/<sha256> before anything points at them;
-// downloads are a 302 to a presigned GET (WHARF_DOWNLOADS=redirect) or streamed with Range and ETag (proxy).
+// downloads are a 302 to a presigned GET (WHARF_DOWNLOADS=redirect; HEADs answered here) or streamed with Range
+// and ETag (proxy).
 
 import { Buffer } from "node:buffer";
 import { PassThrough } from "node:stream";
@@ -226,7 +227,8 @@ export class S3BlobStore implements Blobs {
     const size = await this.size(sha256);
     if (size === undefined) throw new ApiError(404, "blob not found");
     const out = new Headers(headers);
-    if (options.redirect && this.#options.downloads === "redirect") {
+    // A HEAD is answered here: a presigned URL is signed for GET, so the store would refuse a HEAD sent to it.
+    if (options.redirect && this.#options.downloads === "redirect" && request.method !== "HEAD") {
       const url = await getSignedUrl(this.#client, new GetObjectCommand({ Bucket: this.#bucket, Key: key }), {
         expiresIn: Math.max(1, Math.round(this.#options.urlTtlMs / 1000)),
       });
