@@ -1,6 +1,24 @@
 // Content-addressed blobs in an S3 bucket: uploads stream through wharf into a multipart upload under tmp/
 // while every digest is computed on the way, then are copied to blobs/<sha256> before anything points at them;
 // downloads are a 302 to a presigned GET (WHARF_DOWNLOADS=redirect) or streamed with Range and ETag (proxy).
+//
+// Removal across nodes. A node holds a blob it is uploading (IngestOptions.hold) until the commit naming it, but
+// only its own orphan collection sees that hold. Node B may decide that blob X lost its last reference while node
+// A ingests the same content for a new one (A's commit not yet made, or not yet in B's view). Three rules keep X:
+// 1. Every ingest writes blobs/<sha256> again (a copy of its tmp/ object) even when X exists: the blob anyone
+//    is about to reference was modified just now.
+// 2. A removal (by name or by the full scan) HEADs the blob right before its DELETE and leaves it when it was
+//    modified within the removal grace (WHARF_S3_REMOVAL_GRACE, 10 minutes); it is looked at again once old
+//    enough. The grace must exceed by far an ingest's copy → commit → view on every node (commits give up
+//    after ~15 s); minutes also absorb clock skew between the nodes and the store. The DELETE is sent only if
+//    the HEAD answered within 2 s (a node that stalled in between decides again later).
+// 3. (1)+(2) still lose X when A's copy lands between B's HEAD and B's DELETE. So an ingest with a hold keeps its
+//    tmp/ object, and after the commit naming the blob the caller calls confirm(): it HEADs blobs/<sha256> and
+//    copies the tmp/ object back if a removal got there first. What remains is a DELETE that takes longer to reach
+//    the store than A's copy, commit and confirmation together; S3 offers no conditional DELETE that could
+//    tell (a re-written object keeps its ETag), and Swift s3api none at all.
+// tmp/ objects are collected after the same grace (an ingest keeps its own until confirm), abandoned multipart
+// uploads after a day (a large upload over a slow link takes hours).
 
 import { Buffer } from "node:buffer";
 import { PassThrough } from "node:stream";
@@ -36,13 +54,23 @@ import {
 } from "../blobs.ts";
 import type { S3Location } from "./client.ts";
 import { ObjectStoreProbe } from "./probe.ts";
+import { defaultRemovalGraceMs } from "./settings.ts";
 import { isObjectStoreUnreachable, StorageUnavailableError } from "../unavailable.ts";
 
 export interface S3BlobOptions {
   downloads: "redirect" | "proxy";
   /** How long a presigned download URL is valid. */
   urlTtlMs: number;
+  /** A blob modified more recently is never removed (see the module comment); default 10 minutes. */
+  removalGraceMs?: number;
 }
+
+/** A removal whose HEAD answered longer ago than this does not send its DELETE: it decides again later. */
+const decisionMs = 2_000;
+/** Multipart uploads under tmp/ initiated longer ago are abandoned (aborted by the full scan). */
+const abandonedUploadMs = 24 * 3600_000;
+/** Object stores report modification times in whole seconds (Swift rounds up): a re-examination waits this more. */
+const clockSlackMs = 1_500;
 
 const partBytes = 8 * 1024 * 1024;
 /** CopyObject copies at most 5 GiB; larger blobs are copied part by part. */
@@ -56,6 +84,11 @@ export class S3BlobStore implements Blobs {
   readonly #options: S3BlobOptions;
   readonly #hashing = new HashPool();
   readonly #removing = new Map<string, Promise<void>>();
+  readonly #graceMs: number;
+  /** Blobs left because they were young, by name: looked at again when old enough. */
+  readonly #recheck = new Map<string, ReturnType<typeof setTimeout>>();
+  /** tmp/ objects of ingests with a hold, by blob name, until the caller's confirm(). */
+  readonly #unconfirmed = new Map<string, Array<{ tmpKey: string; size: number }>>();
   /** Set by the last request that could not reach the store, cleared by the next that did (for /health). */
   lastError: unknown;
 
@@ -68,6 +101,7 @@ export class S3BlobStore implements Blobs {
     this.#bucket = location.bucket;
     this.#prefix = location.prefix;
     this.#options = options;
+    this.#graceMs = options.removalGraceMs ?? defaultRemovalGraceMs;
     this.#probe = new ObjectStoreProbe(async (abortSignal) => {
       try {
         await client.send(new HeadBucketCommand({ Bucket: location.bucket }), { abortSignal });
@@ -98,6 +132,8 @@ export class S3BlobStore implements Blobs {
 
   close(): void {
     this.#hashing.close();
+    for (const timer of this.#recheck.values()) clearTimeout(timer);
+    this.#recheck.clear();
   }
 
   #key(sha256: string): string {
@@ -141,6 +177,7 @@ export class S3BlobStore implements Blobs {
     });
     done.catch(() => {});
     let uploaded = false;
+    let kept = false;
     try {
       const size = await pumpBatches(reader, hashing, options, async (batch) => {
         // A copy for the upload: the hash worker takes the batch's buffer over.
@@ -155,8 +192,13 @@ export class S3BlobStore implements Blobs {
       options.hold?.(digests.sha256);
       await this.#removing.get(digests.sha256);
       this.#reached();
-      if ((await this.size(digests.sha256)) !== size) {
-        await this.#copy(tmpKey, this.#key(digests.sha256), size);
+      // Written even when the blob exists: see the module comment (1).
+      await this.#copy(tmpKey, this.#key(digests.sha256), size);
+      if (options.hold) {
+        const pending = this.#unconfirmed.get(digests.sha256) ?? [];
+        pending.push({ tmpKey, size });
+        this.#unconfirmed.set(digests.sha256, pending);
+        kept = true;
       }
       return { sha256: digests.sha256, size, digests };
     } catch (err) {
@@ -168,12 +210,33 @@ export class S3BlobStore implements Blobs {
       throw this.#unavailable(err);
     } finally {
       hashing.close();
-      if (uploaded) {
-        await this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: tmpKey })).catch(
-          () => {},
-        );
-      }
+      if (uploaded && !kept) await this.#dropTmp(tmpKey);
     }
+  }
+
+  /**
+   * Ends a held ingest of `sha256` on the store's side (module comment (3)): when `referenced` (the commit naming
+   * the blob is durable) the blob is checked and restored from the upload's tmp/ object if a removal on another
+   * node got there first; then the tmp/ object goes. Nothing to do for an ingest without a hold.
+   */
+  async confirm(sha256: string, referenced: boolean): Promise<void> {
+    const pending = this.#unconfirmed.get(sha256);
+    const upload = pending?.pop();
+    if (pending?.length === 0) this.#unconfirmed.delete(sha256);
+    if (!upload) return;
+    try {
+      if (referenced && (await this.size(sha256)) !== upload.size) {
+        await this.#copy(upload.tmpKey, this.#key(sha256), upload.size).catch((err) => {
+          throw this.#unavailable(err);
+        });
+      }
+    } finally {
+      await this.#dropTmp(upload.tmpKey);
+    }
+  }
+
+  async #dropTmp(tmpKey: string): Promise<void> {
+    await this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: tmpKey })).catch(() => {});
   }
 
   async #copy(from: string, to: string, size: number): Promise<void> {
@@ -283,14 +346,16 @@ export class S3BlobStore implements Blobs {
     return new StorageUnavailableError("object store", err);
   }
 
+  /**
+   * Removes each named blob that `references` neither references nor holds and that was modified longer than the
+   * removal grace ago, both checked right before its DELETE; a younger one is looked at again when old enough.
+   */
   async removeOrphans(names: Iterable<string>, references: BlobReferences): Promise<number> {
     let removed = 0;
     for (const name of names) {
       if (!blobName.test(name) || references.has(name) || this.#removing.has(name)) continue;
-      const removal = this.#client.send(
-        new DeleteObjectCommand({ Bucket: this.#bucket, Key: this.#key(name) }),
-      )
-        .then(() => void removed++, () => {});
+      const removal = this.#removeIfOld(name, references).then((gone) => void (gone && removed++), () => {});
+      // An ingest of the same content on this node waits for the removal before its copy.
       this.#removing.set(name, removal);
       await removal;
       this.#removing.delete(name);
@@ -298,9 +363,49 @@ export class S3BlobStore implements Blobs {
     return removed;
   }
 
-  /** Unreferenced blobs, leftover tmp/ objects and abandoned multipart uploads older than `graceMs`. */
+  async #removeIfOld(name: string, references: BlobReferences): Promise<boolean> {
+    const asked = Date.now();
+    let modified: number;
+    try {
+      const head = await this.#client.send(
+        new HeadObjectCommand({ Bucket: this.#bucket, Key: this.#key(name) }),
+      );
+      modified = head.LastModified?.getTime() ?? asked;
+    } catch (err) {
+      if (statusOf(err) === 404) return false;
+      throw err;
+    }
+    const age = asked - modified;
+    if (age < this.#graceMs) {
+      this.#recheckLater(name, references, this.#graceMs - age);
+      return false;
+    }
+    if (Date.now() - asked > decisionMs) {
+      this.#recheckLater(name, references, 0);
+      return false;
+    }
+    if (references.has(name)) return false;
+    await this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: this.#key(name) }));
+    return true;
+  }
+
+  #recheckLater(name: string, references: BlobReferences, ms: number): void {
+    if (this.#recheck.has(name)) return;
+    const timer = setTimeout(() => {
+      this.#recheck.delete(name);
+      this.removeOrphans([name], references).catch(() => {});
+    }, ms + clockSlackMs);
+    Deno.unrefTimer(timer);
+    this.#recheck.set(name, timer);
+  }
+
+  /**
+   * Unreferenced blobs and leftover tmp/ objects older than `graceMs` and the removal grace, multipart uploads
+   * abandoned for a day.
+   */
   async collectOrphans(references: BlobReferences, graceMs = 60_000): Promise<number> {
-    const before = Date.now() - graceMs;
+    const now = Date.now();
+    const before = now - Math.max(graceMs, this.#graceMs);
     const candidates: string[] = [];
     let removed = 0;
     for await (const object of this.#list(`${this.#prefix}blobs/`)) {
@@ -316,7 +421,7 @@ export class S3BlobStore implements Blobs {
       new ListMultipartUploadsCommand({ Bucket: this.#bucket, Prefix: `${this.#prefix}tmp/` }),
     );
     for (const u of uploads.Uploads ?? []) {
-      if ((u.Initiated?.getTime() ?? 0) >= before) continue;
+      if ((u.Initiated?.getTime() ?? 0) >= now - Math.max(graceMs, abandonedUploadMs)) continue;
       await this.#client.send(
         new AbortMultipartUploadCommand({ Bucket: this.#bucket, Key: u.Key, UploadId: u.UploadId }),
       )
