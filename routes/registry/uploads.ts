@@ -314,8 +314,10 @@ export function receiveUpload(uploads: Uploads) {
       uploads.setStreaming(hash, false);
       throw err instanceof ApiError ? err : new ApiError(400, "The upload was interrupted");
     }
-    // Once the commit naming the blob is durable, the store checks that no other node removed it meanwhile.
+    // Once the commit naming the blob is durable, the store checks that no other node removed the blob meanwhile
+    // (lib/store/s3/blobs.ts); also when the commit may have happened (an error that is not a refusal).
     let committed = false;
+    let maybeCommitted = false;
     try {
       if (blob.size === 0) throw new ApiError(422, "The uploaded file is empty");
       if (s.mode === "direct") {
@@ -329,10 +331,16 @@ export function receiveUpload(uploads: Uploads) {
       const result = await commitUpload(req, session, blob, s.actor);
       committed = true;
       return json(result);
+    } catch (err) {
+      maybeCommitted = !(err instanceof ApiError && err.status < 500);
+      throw err;
     } finally {
       uploads.setStreaming(hash, false);
       try {
-        await req.reg.ctx.data.blobs.confirm(blob.sha256, committed);
+        await req.reg.ctx.data.blobs.confirm(blob.sha256, committed || maybeCommitted).catch((err) => {
+          if (committed) throw err;
+          req.reg.ctx.logger.warn("registry: checking an upload's blob failed", { error: String(err) });
+        });
       } finally {
         req.reg.releaseBlob(blob.sha256);
       }
