@@ -14,9 +14,12 @@
 //    the HEAD answered within 2 s (a node that stalled in between decides again later).
 // 3. (1)+(2) still lose X when A's copy lands between B's HEAD and B's DELETE. So an ingest with a hold keeps its
 //    tmp/ object, and after the commit naming the blob the caller calls confirm(): it HEADs blobs/<sha256> and
-//    copies the tmp/ object back if a removal got there first. What remains is a DELETE that takes longer to reach
-//    the store than A's copy, commit and confirmation together; S3 offers no conditional DELETE that could
-//    tell (a re-written object keeps its ETag), and Swift s3api none at all.
+//    copies the tmp/ object back if a removal got there first, and does so once more 10 s after the copy (then
+//    drops the tmp/ object), as B's DELETE may still be on its way at the first check (seen under load). A
+//    removal bounds that: its DELETE is sent only if the HEAD answered within 2 s, and given up after 3 s more.
+//    What remains is a DELETE that reached the store but takes effect later than that; S3 offers no conditional
+//    DELETE that could tell (a re-written object keeps its ETag), Swift s3api none at all. With a removal grace
+//    under 10 s (tests) these three times shrink in proportion.
 // tmp/ objects are collected after the same grace (an ingest keeps its own until confirm), abandoned multipart
 // uploads after a day (a large upload over a slow link takes hours).
 
@@ -65,8 +68,8 @@ export interface S3BlobOptions {
   removalGraceMs?: number;
 }
 
-/** A removal whose HEAD answered longer ago than this does not send its DELETE: it decides again later. */
-const decisionMs = 2_000;
+/** How long after its copy an ingest's blob is checked again (module comment (3)); at most the removal grace. */
+const settleMs = 10_000;
 /** Multipart uploads under tmp/ initiated longer ago are abandoned (aborted by the full scan). */
 const abandonedUploadMs = 24 * 3600_000;
 /** Object stores report modification times in whole seconds (Swift rounds up): a re-examination waits this more. */
@@ -85,10 +88,13 @@ export class S3BlobStore implements Blobs {
   readonly #hashing = new HashPool();
   readonly #removing = new Map<string, Promise<void>>();
   readonly #graceMs: number;
+  readonly #settleMs: number;
+  /** Second checks of confirmed blobs still to come (cleared on close: their tmp/ objects go with the scan). */
+  readonly #settling = new Set<ReturnType<typeof setTimeout>>();
   /** Blobs left because they were young, by name: looked at again when old enough. */
   readonly #recheck = new Map<string, ReturnType<typeof setTimeout>>();
   /** tmp/ objects of ingests with a hold, by blob name, until the caller's confirm(). */
-  readonly #unconfirmed = new Map<string, Array<{ tmpKey: string; size: number }>>();
+  readonly #unconfirmed = new Map<string, Array<{ tmpKey: string; size: number; copiedAt: number }>>();
   /** Set by the last request that could not reach the store, cleared by the next that did (for /health). */
   lastError: unknown;
 
@@ -102,6 +108,7 @@ export class S3BlobStore implements Blobs {
     this.#prefix = location.prefix;
     this.#options = options;
     this.#graceMs = options.removalGraceMs ?? defaultRemovalGraceMs;
+    this.#settleMs = Math.min(settleMs, this.#graceMs);
     this.#probe = new ObjectStoreProbe(async (abortSignal) => {
       try {
         await client.send(new HeadBucketCommand({ Bucket: location.bucket }), { abortSignal });
@@ -132,8 +139,9 @@ export class S3BlobStore implements Blobs {
 
   close(): void {
     this.#hashing.close();
-    for (const timer of this.#recheck.values()) clearTimeout(timer);
+    for (const timer of [...this.#recheck.values(), ...this.#settling]) clearTimeout(timer);
     this.#recheck.clear();
+    this.#settling.clear();
   }
 
   #key(sha256: string): string {
@@ -196,7 +204,7 @@ export class S3BlobStore implements Blobs {
       await this.#copy(tmpKey, this.#key(digests.sha256), size);
       if (options.hold) {
         const pending = this.#unconfirmed.get(digests.sha256) ?? [];
-        pending.push({ tmpKey, size });
+        pending.push({ tmpKey, size, copiedAt: Date.now() });
         this.#unconfirmed.set(digests.sha256, pending);
         kept = true;
       }
@@ -224,15 +232,24 @@ export class S3BlobStore implements Blobs {
     const upload = pending?.pop();
     if (pending?.length === 0) this.#unconfirmed.delete(sha256);
     if (!upload) return;
+    if (!referenced) return await this.#dropTmp(upload.tmpKey);
     try {
-      if (referenced && (await this.size(sha256)) !== upload.size) {
-        await this.#copy(upload.tmpKey, this.#key(sha256), upload.size).catch((err) => {
-          throw this.#unavailable(err);
-        });
-      }
+      await this.#restoreIfGone(sha256, upload);
     } finally {
-      await this.#dropTmp(upload.tmpKey);
+      const timer = setTimeout(() => {
+        this.#settling.delete(timer);
+        this.#restoreIfGone(sha256, upload).catch(() => {}).finally(() => this.#dropTmp(upload.tmpKey));
+      }, Math.max(0, upload.copiedAt + this.#settleMs - Date.now()));
+      Deno.unrefTimer(timer);
+      this.#settling.add(timer);
     }
+  }
+
+  async #restoreIfGone(sha256: string, upload: { tmpKey: string; size: number }): Promise<void> {
+    if ((await this.size(sha256)) === upload.size) return;
+    await this.#copy(upload.tmpKey, this.#key(sha256), upload.size).catch((err) => {
+      throw this.#unavailable(err);
+    });
   }
 
   async #dropTmp(tmpKey: string): Promise<void> {
@@ -380,12 +397,21 @@ export class S3BlobStore implements Blobs {
       this.#recheckLater(name, references, this.#graceMs - age);
       return false;
     }
-    if (Date.now() - asked > decisionMs) {
+    // Bounded in time (module comment (3)): a node that stalled since its HEAD decides again later.
+    if (Date.now() - asked > this.#settleMs / 5) {
       this.#recheckLater(name, references, 0);
       return false;
     }
     if (references.has(name)) return false;
-    await this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: this.#key(name) }));
+    try {
+      await this.#client.send(
+        new DeleteObjectCommand({ Bucket: this.#bucket, Key: this.#key(name) }),
+        { abortSignal: AbortSignal.timeout(this.#settleMs * 3 / 10) },
+      );
+    } catch (err) {
+      this.#recheckLater(name, references, 0);
+      throw err;
+    }
     return true;
   }
 
