@@ -15,11 +15,11 @@
 // 3. (1)+(2) still lose X when A's copy lands between B's HEAD and B's DELETE. So an ingest with a hold keeps its
 //    tmp/ object, and after the commit naming the blob the caller calls confirm(): it HEADs blobs/<sha256> and
 //    copies the tmp/ object back if a removal got there first, and does so once more 10 s after the copy (then
-//    drops the tmp/ object), as B's DELETE may still be on its way at the first check (seen under load). A
-//    removal bounds that: its DELETE is sent only if the HEAD answered within 2 s, and given up after 3 s more.
-//    What remains is a DELETE that reached the store but takes effect later than that; S3 offers no conditional
-//    DELETE that could tell (a re-written object keeps its ETag), Swift s3api none at all. With a removal grace
-//    under 10 s (tests) these three times shrink in proportion.
+//    drops the tmp/ object), as B's DELETE may still be on its way at the first check (a node stalled under
+//    load). A removal bounds that: its DELETE is sent only if the HEAD answered within 2 s, and given up after
+//    3 s more. What remains is a DELETE that reached the store in time but takes effect later than that; a
+//    conditional DELETE (If-Match, where a store has it) could not tell either, as a re-written object keeps its
+//    ETag. With a removal grace under 10 s (tests) these three times shrink in proportion.
 // tmp/ objects are collected after the same grace (an ingest keeps its own until confirm), abandoned multipart
 // uploads after a day (a large upload over a slow link takes hours).
 
