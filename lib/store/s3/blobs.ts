@@ -19,7 +19,8 @@
 //    load). A removal bounds that: its DELETE is sent only if the HEAD answered within 2 s, and given up after
 //    3 s more. What remains is a DELETE that reached the store in time but takes effect later than that; a
 //    conditional DELETE (If-Match, where a store has it) could not tell either, as a re-written object keeps its
-//    ETag. With a removal grace under 10 s (tests) these three times shrink in proportion.
+//    ETag. With a removal grace under 10 s (tests) these three times shrink in proportion, down to 1 s, 0.2 s
+//    and 0.3 s.
 // tmp/ objects are collected after the same grace (an ingest keeps its own until confirm), abandoned multipart
 // uploads after a day (a large upload over a slow link takes hours).
 
@@ -108,7 +109,8 @@ export class S3BlobStore implements Blobs {
     this.#prefix = location.prefix;
     this.#options = options;
     this.#graceMs = options.removalGraceMs ?? defaultRemovalGraceMs;
-    this.#settleMs = Math.min(settleMs, this.#graceMs);
+    // Never below 1 s: a removal's time bounds are fractions of it.
+    this.#settleMs = Math.max(1000, Math.min(settleMs, this.#graceMs));
     this.#probe = new ObjectStoreProbe(async (abortSignal) => {
       try {
         await client.send(new HeadBucketCommand({ Bucket: location.bucket }), { abortSignal });
