@@ -25,7 +25,8 @@ export interface IngestOptions {
   digests?: readonly DigestName[];
   /**
    * Called with the blob's name just before the file takes it: the caller holds the blob from then on, so an
-   * orphan collection never removes it between its rename and the caller's commit (see collectOrphans).
+   * orphan collection never removes it between its rename and the caller's commit (see collectOrphans). A caller
+   * that holds calls Blobs.confirm once its commit is made (or failed).
    */
   hold?: (sha256: string) => void;
 }
@@ -96,6 +97,12 @@ export interface Blobs {
     headers?: HeadersInit,
     options?: { redirect?: boolean },
   ): Promise<Response>;
+  /**
+   * After an ingest with a hold: `referenced` when the commit naming the blob is durable. A store shared by
+   * several nodes makes sure the blob is still there (another node's removal may have missed the hold) and drops
+   * what it kept for that; a no-op on the data directory, where every hold is seen by the one collection.
+   */
+  confirm(sha256: string, referenced: boolean): Promise<void>;
   removeOrphans(names: Iterable<string>, references: BlobReferences): Promise<number>;
   collectOrphans(references: BlobReferences, graceMs?: number): Promise<number>;
   readonly hashWorkers: number;

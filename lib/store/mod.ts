@@ -56,6 +56,8 @@ export interface S3Settings {
   env: Record<string, string | undefined>;
   downloads: "redirect" | "proxy";
   urlTtlMs: number;
+  /** WHARF_S3_REMOVAL_GRACE: a blob modified more recently is never removed (s3/blobs.ts). */
+  removalGraceMs?: number;
 }
 
 export class DataDir {
@@ -237,5 +239,9 @@ async function openS3Blobs(settings: S3Settings): Promise<Blobs> {
   const location = parseBlobStore(settings.url);
   const client = createS3Client(settings.env);
   await ensureBucket(client, location.bucket);
-  return new S3BlobStore(client, location, { downloads: settings.downloads, urlTtlMs: settings.urlTtlMs });
+  return new S3BlobStore(client, location, {
+    downloads: settings.downloads,
+    urlTtlMs: settings.urlTtlMs,
+    removalGraceMs: settings.removalGraceMs,
+  });
 }

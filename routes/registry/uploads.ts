@@ -314,19 +314,36 @@ export function receiveUpload(uploads: Uploads) {
       uploads.setStreaming(hash, false);
       throw err instanceof ApiError ? err : new ApiError(400, "The upload was interrupted");
     }
+    // Once the commit naming the blob is durable, the store checks that no other node removed the blob meanwhile
+    // (lib/store/s3/blobs.ts); also when the commit may have happened (an error that is not a refusal).
+    let committed = false;
+    let maybeCommitted = false;
     try {
       if (blob.size === 0) throw new ApiError(422, "The uploaded file is empty");
       if (s.mode === "direct") {
         await uploads.stage(hash, blob);
+        committed = true;
         const view = ownerView(req);
         const current = currentBox(req, s.box_id).doc;
         const version = findVersion(current, s.version);
         return json(renderProvider(view, current, version, sessionProvider(version, s)));
       }
-      return json(await commitUpload(req, session, blob, s.actor));
+      const result = await commitUpload(req, session, blob, s.actor);
+      committed = true;
+      return json(result);
+    } catch (err) {
+      maybeCommitted = !(err instanceof ApiError && err.status < 500);
+      throw err;
     } finally {
       uploads.setStreaming(hash, false);
-      req.reg.releaseBlob(blob.sha256);
+      try {
+        await req.reg.ctx.data.blobs.confirm(blob.sha256, committed || maybeCommitted).catch((err) => {
+          if (committed) throw err;
+          req.reg.ctx.logger.warn("registry: checking an upload's blob failed", { error: String(err) });
+        });
+      } finally {
+        req.reg.releaseBlob(blob.sha256);
+      }
     }
   };
 }

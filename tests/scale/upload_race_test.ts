@@ -41,6 +41,8 @@ Deno.test({
         ...storeEnv,
         WHARF_DOWNLOADS: "proxy",
         WHARF_REGISTRY_ORPHAN_GRACE: "0",
+        // Unreferenced blobs younger than this are left and removed once older (production: 10 minutes).
+        WHARF_S3_REMOVAL_GRACE: "1s",
         WHARF_DATABASE_URL: await pg.createDatabase(),
         WHARF_ROOT_KEY: rootKey,
         WHARF_REGISTRY_ADMIN_PASSWORD: "admin-password-1",

@@ -156,6 +156,11 @@ export class BlobStore implements Blobs {
     return new Response(fileStream(file, end - start + 1), { status: 206, headers: out });
   }
 
+  /** Nothing to confirm: this process's collection sees every hold (Blobs.confirm). */
+  confirm(_sha256: string, _referenced: boolean): Promise<void> {
+    return Promise.resolve();
+  }
+
   /**
    * Removes each named blob that `references` neither references nor holds when it is about to go (checked then,
    * not before: an upload of the same content may have placed and held it meanwhile). Returns how many went.

@@ -2,6 +2,28 @@
 // while every digest is computed on the way, then are copied to blobs/<sha256> before anything points at them;
 // downloads are a 302 to a presigned GET (WHARF_DOWNLOADS=redirect; HEADs answered here) or streamed with Range
 // and ETag (proxy).
+//
+// Removal across nodes. A node holds a blob it is uploading (IngestOptions.hold) until the commit naming it, but
+// only its own orphan collection sees that hold. Node B may decide that blob X lost its last reference while node
+// A ingests the same content for a new one (A's commit not yet made, or not yet in B's view). Three rules keep X:
+// 1. Every ingest writes blobs/<sha256> again (a copy of its tmp/ object) even when X exists: the blob anyone
+//    is about to reference was modified just now.
+// 2. A removal (by name or by the full scan) HEADs the blob right before its DELETE and leaves it when it was
+//    modified within the removal grace (WHARF_S3_REMOVAL_GRACE, 10 minutes); it is looked at again once old
+//    enough. The grace must exceed by far an ingest's copy → commit → view on every node (commits give up
+//    after ~15 s); minutes also absorb clock skew between the nodes and the store. The DELETE is sent only if
+//    the HEAD answered within 2 s (a node that stalled in between decides again later).
+// 3. (1)+(2) still lose X when A's copy lands between B's HEAD and B's DELETE. So an ingest with a hold keeps its
+//    tmp/ object, and after the commit naming the blob the caller calls confirm(): it HEADs blobs/<sha256> and
+//    copies the tmp/ object back if a removal got there first, and does so once more 10 s after the copy (then
+//    drops the tmp/ object), as B's DELETE may still be on its way at the first check (a node stalled under
+//    load). A removal bounds that: its DELETE is sent only if the HEAD answered within 2 s, and given up after
+//    3 s more. What remains is a DELETE that reached the store in time but takes effect later than that; a
+//    conditional DELETE (If-Match, where a store has it) could not tell either, as a re-written object keeps its
+//    ETag. With a removal grace under 10 s (tests) these three times shrink in proportion, down to 1 s, 0.2 s
+//    and 0.3 s.
+// tmp/ objects are collected after the same grace (an ingest keeps its own until confirm), abandoned multipart
+// uploads after a day (a large upload over a slow link takes hours).
 
 import { Buffer } from "node:buffer";
 import { PassThrough } from "node:stream";
@@ -37,13 +59,23 @@ import {
 } from "../blobs.ts";
 import type { S3Location } from "./client.ts";
 import { ObjectStoreProbe } from "./probe.ts";
+import { defaultRemovalGraceMs } from "./settings.ts";
 import { isObjectStoreUnreachable, StorageUnavailableError } from "../unavailable.ts";
 
 export interface S3BlobOptions {
   downloads: "redirect" | "proxy";
   /** How long a presigned download URL is valid. */
   urlTtlMs: number;
+  /** A blob modified more recently is never removed (see the module comment); default 10 minutes. */
+  removalGraceMs?: number;
 }
+
+/** How long after its copy an ingest's blob is checked again (module comment (3)); at most the removal grace. */
+const settleMs = 10_000;
+/** Multipart uploads under tmp/ initiated longer ago are abandoned (aborted by the full scan). */
+const abandonedUploadMs = 24 * 3600_000;
+/** Object stores report modification times in whole seconds (Swift rounds up): a re-examination waits this more. */
+const clockSlackMs = 1_500;
 
 const partBytes = 8 * 1024 * 1024;
 /** CopyObject copies at most 5 GiB; larger blobs are copied part by part. */
@@ -57,6 +89,14 @@ export class S3BlobStore implements Blobs {
   readonly #options: S3BlobOptions;
   readonly #hashing = new HashPool();
   readonly #removing = new Map<string, Promise<void>>();
+  readonly #graceMs: number;
+  readonly #settleMs: number;
+  /** Second checks of confirmed blobs still to come (cleared on close: their tmp/ objects go with the scan). */
+  readonly #settling = new Set<ReturnType<typeof setTimeout>>();
+  /** Blobs left because they were young, by name: looked at again when old enough. */
+  readonly #recheck = new Map<string, ReturnType<typeof setTimeout>>();
+  /** tmp/ objects of ingests with a hold, by blob name, until the caller's confirm(). */
+  readonly #unconfirmed = new Map<string, Array<{ tmpKey: string; size: number; copiedAt: number }>>();
   /** Set by the last request that could not reach the store, cleared by the next that did (for /health). */
   lastError: unknown;
 
@@ -69,6 +109,9 @@ export class S3BlobStore implements Blobs {
     this.#bucket = location.bucket;
     this.#prefix = location.prefix;
     this.#options = options;
+    this.#graceMs = options.removalGraceMs ?? defaultRemovalGraceMs;
+    // Never below 1 s: a removal's time bounds are fractions of it.
+    this.#settleMs = Math.max(1000, Math.min(settleMs, this.#graceMs));
     this.#probe = new ObjectStoreProbe(async (abortSignal) => {
       try {
         await client.send(new HeadBucketCommand({ Bucket: location.bucket }), { abortSignal });
@@ -99,6 +142,9 @@ export class S3BlobStore implements Blobs {
 
   close(): void {
     this.#hashing.close();
+    for (const timer of [...this.#recheck.values(), ...this.#settling]) clearTimeout(timer);
+    this.#recheck.clear();
+    this.#settling.clear();
   }
 
   #key(sha256: string): string {
@@ -142,6 +188,7 @@ export class S3BlobStore implements Blobs {
     });
     done.catch(() => {});
     let uploaded = false;
+    let kept = false;
     try {
       const size = await pumpBatches(reader, hashing, options, async (batch) => {
         // A copy for the upload: the hash worker takes the batch's buffer over.
@@ -156,8 +203,13 @@ export class S3BlobStore implements Blobs {
       options.hold?.(digests.sha256);
       await this.#removing.get(digests.sha256);
       this.#reached();
-      if ((await this.size(digests.sha256)) !== size) {
-        await this.#copy(tmpKey, this.#key(digests.sha256), size);
+      // Written even when the blob exists: see the module comment (1).
+      await this.#copy(tmpKey, this.#key(digests.sha256), size);
+      if (options.hold) {
+        const pending = this.#unconfirmed.get(digests.sha256) ?? [];
+        pending.push({ tmpKey, size, copiedAt: Date.now() });
+        this.#unconfirmed.set(digests.sha256, pending);
+        kept = true;
       }
       return { sha256: digests.sha256, size, digests };
     } catch (err) {
@@ -169,12 +221,42 @@ export class S3BlobStore implements Blobs {
       throw this.#unavailable(err);
     } finally {
       hashing.close();
-      if (uploaded) {
-        await this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: tmpKey })).catch(
-          () => {},
-        );
-      }
+      if (uploaded && !kept) await this.#dropTmp(tmpKey);
     }
+  }
+
+  /**
+   * Ends a held ingest of `sha256` on the store's side (module comment (3)): when `referenced` (the commit naming
+   * the blob is durable) the blob is checked and restored from the upload's tmp/ object if a removal on another
+   * node got there first; then the tmp/ object goes. Nothing to do for an ingest without a hold.
+   */
+  async confirm(sha256: string, referenced: boolean): Promise<void> {
+    const pending = this.#unconfirmed.get(sha256);
+    const upload = pending?.pop();
+    if (pending?.length === 0) this.#unconfirmed.delete(sha256);
+    if (!upload) return;
+    if (!referenced) return await this.#dropTmp(upload.tmpKey);
+    try {
+      await this.#restoreIfGone(sha256, upload);
+    } finally {
+      const timer = setTimeout(() => {
+        this.#settling.delete(timer);
+        this.#restoreIfGone(sha256, upload).catch(() => {}).finally(() => this.#dropTmp(upload.tmpKey));
+      }, Math.max(0, upload.copiedAt + this.#settleMs - Date.now()));
+      Deno.unrefTimer(timer);
+      this.#settling.add(timer);
+    }
+  }
+
+  async #restoreIfGone(sha256: string, upload: { tmpKey: string; size: number }): Promise<void> {
+    if ((await this.size(sha256)) === upload.size) return;
+    await this.#copy(upload.tmpKey, this.#key(sha256), upload.size).catch((err) => {
+      throw this.#unavailable(err);
+    });
+  }
+
+  async #dropTmp(tmpKey: string): Promise<void> {
+    await this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: tmpKey })).catch(() => {});
   }
 
   async #copy(from: string, to: string, size: number): Promise<void> {
@@ -285,14 +367,16 @@ export class S3BlobStore implements Blobs {
     return new StorageUnavailableError("object store", err);
   }
 
+  /**
+   * Removes each named blob that `references` neither references nor holds and that was modified longer than the
+   * removal grace ago, both checked right before its DELETE; a younger one is looked at again when old enough.
+   */
   async removeOrphans(names: Iterable<string>, references: BlobReferences): Promise<number> {
     let removed = 0;
     for (const name of names) {
       if (!blobName.test(name) || references.has(name) || this.#removing.has(name)) continue;
-      const removal = this.#client.send(
-        new DeleteObjectCommand({ Bucket: this.#bucket, Key: this.#key(name) }),
-      )
-        .then(() => void removed++, () => {});
+      const removal = this.#removeIfOld(name, references).then((gone) => void (gone && removed++), () => {});
+      // An ingest of the same content on this node waits for the removal before its copy.
       this.#removing.set(name, removal);
       await removal;
       this.#removing.delete(name);
@@ -300,9 +384,58 @@ export class S3BlobStore implements Blobs {
     return removed;
   }
 
-  /** Unreferenced blobs, leftover tmp/ objects and abandoned multipart uploads older than `graceMs`. */
+  async #removeIfOld(name: string, references: BlobReferences): Promise<boolean> {
+    const asked = Date.now();
+    let modified: number;
+    try {
+      const head = await this.#client.send(
+        new HeadObjectCommand({ Bucket: this.#bucket, Key: this.#key(name) }),
+      );
+      modified = head.LastModified?.getTime() ?? asked;
+    } catch (err) {
+      if (statusOf(err) === 404) return false;
+      throw err;
+    }
+    const age = asked - modified;
+    if (age < this.#graceMs) {
+      this.#recheckLater(name, references, this.#graceMs - age);
+      return false;
+    }
+    // Bounded in time (module comment (3)): a node that stalled since its HEAD decides again later.
+    if (Date.now() - asked > this.#settleMs / 5) {
+      this.#recheckLater(name, references, 0);
+      return false;
+    }
+    if (references.has(name)) return false;
+    try {
+      await this.#client.send(
+        new DeleteObjectCommand({ Bucket: this.#bucket, Key: this.#key(name) }),
+        { abortSignal: AbortSignal.timeout(this.#settleMs * 3 / 10) },
+      );
+    } catch (err) {
+      this.#recheckLater(name, references, 0);
+      throw err;
+    }
+    return true;
+  }
+
+  #recheckLater(name: string, references: BlobReferences, ms: number): void {
+    if (this.#recheck.has(name)) return;
+    const timer = setTimeout(() => {
+      this.#recheck.delete(name);
+      this.removeOrphans([name], references).catch(() => {});
+    }, ms + clockSlackMs);
+    Deno.unrefTimer(timer);
+    this.#recheck.set(name, timer);
+  }
+
+  /**
+   * Unreferenced blobs and leftover tmp/ objects older than `graceMs` and the removal grace, multipart uploads
+   * abandoned for a day.
+   */
   async collectOrphans(references: BlobReferences, graceMs = 60_000): Promise<number> {
-    const before = Date.now() - graceMs;
+    const now = Date.now();
+    const before = now - Math.max(graceMs, this.#graceMs);
     const candidates: string[] = [];
     let removed = 0;
     for await (const object of this.#list(`${this.#prefix}blobs/`)) {
@@ -318,7 +451,7 @@ export class S3BlobStore implements Blobs {
       new ListMultipartUploadsCommand({ Bucket: this.#bucket, Prefix: `${this.#prefix}tmp/` }),
     );
     for (const u of uploads.Uploads ?? []) {
-      if ((u.Initiated?.getTime() ?? 0) >= before) continue;
+      if ((u.Initiated?.getTime() ?? 0) >= now - Math.max(graceMs, abandonedUploadMs)) continue;
       await this.#client.send(
         new AbortMultipartUploadCommand({ Bucket: this.#bucket, Key: u.Key, UploadId: u.UploadId }),
       )

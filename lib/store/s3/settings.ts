@@ -1,9 +1,12 @@
-// Reads the blob store settings from the environment: WHARF_BLOB_STORE, WHARF_DOWNLOADS, WHARF_DOWNLOAD_URL_TTL
-// (the S3 connection settings themselves are read by client.ts).
+// Reads the blob store settings from the environment: WHARF_BLOB_STORE, WHARF_DOWNLOADS, WHARF_DOWNLOAD_URL_TTL,
+// WHARF_S3_REMOVAL_GRACE (the S3 connection settings themselves are read by client.ts).
 
 import { ConfigError } from "../../errors.ts";
 import { envDurationMs } from "../../config.ts";
 import type { S3Settings } from "../mod.ts";
+
+/** How recently modified a blob may be and still never be removed (s3/blobs.ts explains why 10 minutes). */
+export const defaultRemovalGraceMs = 10 * 60_000;
 
 /** WHARF_BLOB_STORE=s3://… and its settings (docs/scale-out.md); nothing for the default "file". */
 export function s3Settings(env: Readonly<Record<string, string>>): { s3?: S3Settings } {
@@ -14,6 +17,12 @@ export function s3Settings(env: Readonly<Record<string, string>>): { s3?: S3Sett
   }
   if (store === "file") return {};
   return {
-    s3: { url: store, env, downloads, urlTtlMs: envDurationMs(env, "WHARF_DOWNLOAD_URL_TTL", 5 * 60_000) },
+    s3: {
+      url: store,
+      env,
+      downloads,
+      urlTtlMs: envDurationMs(env, "WHARF_DOWNLOAD_URL_TTL", 5 * 60_000),
+      removalGraceMs: envDurationMs(env, "WHARF_S3_REMOVAL_GRACE", defaultRemovalGraceMs),
+    },
   };
 }
