@@ -337,8 +337,8 @@ export function receiveUpload(uploads: Uploads) {
     } finally {
       uploads.setStreaming(hash, false);
       try {
+        // A failed check never turns a durable commit into an error: the store checks once more later.
         await req.reg.ctx.data.blobs.confirm(blob.sha256, committed || maybeCommitted).catch((err) => {
-          if (committed) throw err;
           req.reg.ctx.logger.warn("registry: checking an upload's blob failed", { error: String(err) });
         });
       } finally {

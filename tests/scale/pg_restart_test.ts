@@ -64,6 +64,8 @@ Deno.test({
         WHARF_REGISTRY_ADMIN_PASSWORD: "admin-password-1",
         WHARF_ACL_BOOTSTRAP_SECRET: rootSecret,
         WHARF_RATE_LIMIT_RPS: "0",
+        // Every method the loops create on one list page (a fast run creates more than the default 1,000).
+        WHARF_DEFAULT_PAGE_SIZE: "100000",
         WHARF_EVENTS_HEARTBEAT_MS: "200",
       };
       for (const name of ["one", "two"]) await cluster.spawn(name, env);

@@ -37,6 +37,8 @@ const maxBatches = 2;
 const maxMembers = 500;
 /** How long a batch waits for a plan to ask for its append; a later plan is answered 503. */
 const planMs = 5_000;
+/** How long a batch waits for other nodes' advisory locks before its members answer 503. */
+const lockWaitMs = 10_000;
 /** How long an ambiguous COMMIT is looked up before it is answered 503. */
 const resolveMs = 10_000;
 
@@ -204,7 +206,7 @@ export class GroupCommitter {
     const giveBack = async () => {
       if (open && !lost) await within(conn`ROLLBACK`, "ROLLBACK").catch(() => (lost = true));
       open = false;
-      if (lost) this.#pool.discard();
+      if (lost) this.#pool.discard(conn);
       else conn.release();
     };
     let slots: Slot[] = [];
@@ -262,9 +264,12 @@ export class GroupCommitter {
     // The SELECT runs after the lock statement returned, so its snapshot includes every commit the locks
     // waited for. One sorted order (by lock hash) on every node: two batches never wait on each other in a cycle.
     // Bounded: a statement on a connection the server dropped can stay pending forever (reserve.ts).
-    const [, , head] = await within(
+    // A lock wait past lockWaitMs is the server's refusal (55P03: a 503, the connection stays usable), well
+    // before within()'s bound, which is kept for a connection that stopped answering.
+    const [, , , head] = await within(
       Promise.all([
         conn`BEGIN`,
+        conn.unsafe(`SET LOCAL lock_timeout = '${lockWaitMs}ms'`),
         wanted.length
           ? conn`
           SELECT (CASE WHEN q.s THEN (SELECT 1 FROM pg_advisory_xact_lock_shared(q.h))
@@ -297,6 +302,8 @@ export class GroupCommitter {
           reject,
         ) => (slot.answer = { resolve, reject }));
         markReady();
+        // A plan that does not await its append (and fails first) must not leave a rejection unhandled.
+        answered.catch(() => {});
         return answered;
       };
       let result: Promise<unknown>;
@@ -351,6 +358,8 @@ export class GroupCommitter {
     const failure = w.status === "rejected" ? w.reason : (c as PromiseRejectedResult).reason;
     // A statement the server refused rolls the transaction back; only a cut connection leaves it open.
     if (!lost) return { failure, lost };
+    // A connection that hung may still hold the head row lock: close it first, so the lookup can take that lock.
+    this.#pool.discard(conn);
     const found = await this.#lookUp(rows[0]!.index, last, batchId);
     return found === true ? { lost } : { failure, lost };
   }
@@ -397,17 +406,18 @@ function buildRows(appended: Slot[], head: number): Row[] {
   const rows: Row[] = [];
   let index = head;
   for (const slot of appended) {
-    let body: BatchBody;
+    let record: LogRecord;
+    let line: string;
     try {
-      body = slot.build!(index + 1);
+      record = { Index: index + 1, ...slot.build!(index + 1) };
+      line = JSON.stringify(record);
     } catch (err) {
+      // A build that throws, or a record that cannot be serialized, leaves this member alone (no gap).
       slot.answer!.reject(err);
       continue;
     }
     index++;
-    const record: LogRecord = { Index: index, ...body };
-    // A record that cannot be serialized after its build reserved the index fails the batch (no gap).
-    rows.push({ slot, index, record, line: JSON.stringify(record) });
+    rows.push({ slot, index, record, line });
   }
   return rows;
 }

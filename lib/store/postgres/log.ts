@@ -123,6 +123,8 @@ export class PgLog implements CommitLog {
     const newline = payload.indexOf("\n");
     const [first, last] = (newline < 0 ? payload : payload.slice(0, newline)).split(":").map(Number);
     this.#announced = Math.max(this.#announced, (last ?? first) || 0);
+    // This node's own commits (applied from memory already) come back as notifications too.
+    if (((last ?? first) || 0) <= this.#applied && !this.#own.size) return;
     if (newline >= 0 && first && last && !this.#closed) {
       const lines = payload.slice(newline + 1).split("\n");
       if (lines.length === last - first + 1) {

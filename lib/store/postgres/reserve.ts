@@ -42,6 +42,9 @@ export function connectionLost(err: unknown): boolean {
 export class CommitPool {
   #sql: Sql;
   readonly #make: () => Sql;
+  /** The pool each reserved connection came from: only a failure on the current pool replaces it. */
+  readonly #from = new WeakMap<ReservedSql, Sql>();
+  #ended = false;
 
   constructor(make: () => Sql) {
     this.#make = make;
@@ -52,7 +55,9 @@ export class CommitPool {
   async reserve(): Promise<ReservedSql> {
     const reserving = this.#sql.reserve();
     try {
-      return await within(reserving, "reserving a connection");
+      const conn = await within(reserving, "reserving a connection");
+      this.#from.set(conn, this.#sql);
+      return conn;
     } catch (err) {
       // A reservation that still arrives after we gave up goes straight back to the pool.
       if (err instanceof StatementTimeout) reserving.then((conn) => conn.release(), () => {});
@@ -60,14 +65,19 @@ export class CommitPool {
     }
   }
 
-  /** Drops every connection of the current pool (their pending statements fail) and starts a fresh pool. */
-  discard(): void {
-    const old = this.#sql;
+  /**
+   * `conn` failed: drops every connection of the pool it came from (their pending statements fail) and starts a
+   * fresh pool — unless that pool was replaced already (another batch's failure) or the pool has ended.
+   */
+  discard(conn: ReservedSql): void {
+    const old = this.#from.get(conn);
+    if (this.#ended || old !== this.#sql) return;
     this.#sql = this.#make();
     old.end({ timeout: 0 }).catch(() => {});
   }
 
   end(timeoutSeconds: number): Promise<void> {
+    this.#ended = true;
     return this.#sql.end({ timeout: timeoutSeconds });
   }
 }
