@@ -35,6 +35,9 @@ export async function testStorageEnv(): Promise<Record<string, string>> {
     });
     Object.assign(env, shared ? sharedS3Env(shared, bucket) : (await swift!).env(bucket), {
       WHARF_DOWNLOADS: Deno.env.get("WHARF_TEST_DOWNLOADS") ?? "proxy",
+      // Blobs and tmp/ objects younger than this are never removed (a guard for uploads on other nodes, 10 min
+      // by default); the suites' one-node servers check collection within seconds.
+      WHARF_S3_REMOVAL_GRACE: "1s",
     });
     await createBucket(env, bucket);
   }

@@ -27,6 +27,20 @@ export async function loggedEvents(srv: TestServer): Promise<Array<Record<string
   return (await loggedLines(srv)).flatMap((line) => JSON.parse(line).Events ?? []);
 }
 
+/**
+ * uploadLeftovers once it is empty, or what is left after `ms`: on S3 an upload keeps its tmp/ object until its
+ * blob's second check (docs/scale-out.md, "Blobs"), a moment after the answer.
+ */
+export async function settledUploadLeftovers(srv: TestServer, ms = 15_000): Promise<string[]> {
+  const deadline = Date.now() + ms;
+  let left = await uploadLeftovers(srv);
+  while (left.length > 0 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 100));
+    left = await uploadLeftovers(srv);
+  }
+  return left;
+}
+
 /** Temporary files (data dir) or tmp/ objects and open multipart uploads (S3) that uploads left behind. */
 export async function uploadLeftovers(srv: TestServer): Promise<string[]> {
   const store = srv.env.WHARF_BLOB_STORE ?? "file";

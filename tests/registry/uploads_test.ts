@@ -4,7 +4,7 @@ import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import { createHash } from "node:crypto";
 import { sha256Hex } from "../../lib/crypto.ts";
 import { createUser, type Fixture, registryTest } from "./helpers.ts";
-import { loggedEvents, uploadLeftovers } from "../helpers/stored.ts";
+import { loggedEvents, settledUploadLeftovers } from "../helpers/stored.ts";
 
 const V = "/api/v1/box/alice/devbox/version/1.0.0";
 const P = `${V}/provider/virtualbox`;
@@ -131,7 +131,7 @@ uploadTest("curl uploads with Expect: 100-continue; oversize is refused with 413
     assertEquals(chunkedBig.status, 413);
     const small = await curlPut((await prepare(f, alice)).upload_path, `${dir}/small.box`);
     assertEquals(small.status, 200, small.stderr);
-    assertEquals(await uploadLeftovers(f.srv), []);
+    assertEquals(await settledUploadLeftovers(f.srv), []);
     const empty = await putBytes((await prepare(f, alice)).upload_path, "");
     assertEquals(empty.status, 422);
   } finally {
@@ -193,7 +193,7 @@ uploadTest("a checksum mismatch is 422, keeps the previous file and leaves nothi
     `Checksum mismatch: expected sha256 ${sha256Hex(checksummedFile)}, got ${sha256Hex(other)}`,
   );
   assertEquals(await download(f, alice), sha256Hex(checksummedFile));
-  assertEquals(await uploadLeftovers(f.srv), []);
+  assertEquals(await settledUploadLeftovers(f.srv), []);
   const direct = await prepare(f, alice, true);
   assertEquals((await putBytes(direct.upload_path, other)).status, 422);
   const setWrong = await f.api.put(P, { checksum: "0".repeat(32), checksum_type: "md5" }, { token: alice });
@@ -225,7 +225,7 @@ uploadTest("concurrent uploads to one provider each succeed, one wins, orphans a
     return kept;
   };
   let blobs: string[] = [];
-  for (let i = 0; i < 50; i++) {
+  for (let i = 0; i < 150; i++) {
     await f.api.put(`${V}/release`, undefined, { token: alice });
     blobs = await stored();
     if (blobs.length === 1) break;
