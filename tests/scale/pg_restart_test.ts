@@ -252,7 +252,18 @@ Deno.test({
         else if (indexOf.has(a.name)) committedDespite503++;
       }
       console.log(`${committedDespite503} writes answered 503 had committed (whole on both nodes)`);
-      for (const url of urls) assertEquals((await (await fetch(`${url}/health`)).json()).status, "ok");
+      // Healthy again by itself (a node's view is read again within its poll interval).
+      for (const url of urls) {
+        await eventually(
+          `${url} healthy`,
+          async () => {
+            const health = await (await fetch(`${url}/health`)).json();
+            return health.status === "ok" ? true : undefined;
+          },
+          15_000,
+          200,
+        );
+      }
     } finally {
       await cluster.stop("SIGTERM");
       await pg.stop();

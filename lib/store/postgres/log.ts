@@ -12,10 +12,12 @@ import type { Sql } from "./schema.ts";
 import { retentionFloor } from "./retention.ts";
 import { StorageUnavailableError } from "../unavailable.ts";
 import { GroupCommitter } from "./group_commit.ts";
-import { CommitPool } from "./reserve.ts";
+import { CommitPool, within } from "./reserve.ts";
 
 const channel = "wharf_log";
 const pullRows = 1000;
+/** How long one read of the table may take before the tail gives up on its connection. */
+const pullMs = 10_000;
 /** How long a commit waits for this node's view to catch up before it answers 503. */
 const catchUpMs = 10_000;
 
@@ -30,6 +32,8 @@ export interface PgLogOptions {
   pollMs: number;
   /** Opens the pool commits reserve their connections from (replaced whole after a connection failed). */
   commitPool: () => Sql;
+  /** Opens the connection the tail reads the table with (replaced after a failed read, see #pull). */
+  readerPool?: () => Sql;
 }
 
 export class PgLog implements CommitLog {
@@ -48,6 +52,8 @@ export class PgLog implements CommitLog {
   #closed = false;
   #announced = 0;
   readonly #committer: GroupCommitter;
+  /** Where #pull reads the table: its own connection, replaced after a failed or hung read. */
+  #reader: Sql;
   /** Committed lines (this node's own, or carried by a notification) the view has not applied yet, by Index. */
   readonly #own = new Map<number, string>();
   /** When the last pull failed (the database unreachable), for /health. */
@@ -57,6 +63,7 @@ export class PgLog implements CommitLog {
     this.#sql = sql;
     this.#tail = tail;
     this.#options = options;
+    this.#reader = options.readerPool?.() ?? tail;
     this.#committer = new GroupCommitter(sql, new CommitPool(options.commitPool), {
       channel,
       catchUp: (index) => this.#catchUp(index),
@@ -213,8 +220,13 @@ export class PgLog implements CommitLog {
   async #pull(): Promise<void> {
     try {
       while (!this.#closed) {
-        const rows = await this.#tail`
-          SELECT idx, line FROM wharf_log WHERE idx > ${this.#applied} ORDER BY idx LIMIT ${pullRows}`;
+        // Bounded: after a database restart a read on an old connection can fail or hang for good (reserve.ts).
+        const rows = await within(
+          this.#reader`
+          SELECT idx, line FROM wharf_log WHERE idx > ${this.#applied} ORDER BY idx LIMIT ${pullRows}`,
+          "reading the log",
+          pullMs,
+        );
         for (const row of rows) this.#deliver(Number(row.idx), row.line as string);
         for (const index of this.#own.keys()) if (index <= this.#applied) this.#own.delete(index);
         this.#applyOwn();
@@ -223,6 +235,12 @@ export class PgLog implements CommitLog {
       }
     } catch (err) {
       this.lastError = err;
+      // The next read gets a fresh connection, so one broken by a restart cannot keep this node's view stale.
+      if (this.#options.readerPool && !this.#closed) {
+        const old = this.#reader;
+        this.#reader = this.#options.readerPool();
+        old.end({ timeout: 0 }).catch(() => {});
+      }
       // Waiters retry with the next kick (poll timer or notification); a closed log rejects them.
     }
   }
@@ -310,6 +328,7 @@ export class PgLog implements CommitLog {
     await this.#pulling;
     for (const w of this.#waiters.splice(0)) w.reject(new LogClosedError());
     await this.#unlisten?.().catch(() => {});
+    if (this.#reader !== this.#tail) await this.#reader.end({ timeout: 2 }).catch(() => {});
     this.#followers.unsubscribeAll();
   }
 }

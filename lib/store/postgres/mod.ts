@@ -81,6 +81,7 @@ export async function openPostgres(url: string, options: PostgresOptions): Promi
       pollMs: options.pollMs ?? 1000,
       clusterSlowestReader: () => cluster.clusterSlowestReader(),
       commitPool: () => connect(url, { max: 10 }),
+      readerPool: () => connect(url, { max: 1 }),
     });
     // Until the first tick, this node holds every row left: it is about to replay those after the checkpoint.
     await cluster.heartbeat(log.firstIndex);
