@@ -22,8 +22,9 @@
 //    conditional DELETE (If-Match, where a store has it) could not tell either, as a re-written object keeps its
 //    ETag. With a removal grace under 10 s (tests) these three times shrink in proportion, down to 1 s, 0.2 s
 //    and 0.3 s.
-// tmp/ objects are collected after the same grace (an ingest keeps its own until confirm), abandoned multipart
-// uploads after a day (a large upload over a slow link takes hours).
+// Leftover tmp/ objects (an ingest drops its own after confirm, or when its commit fails) and abandoned multipart
+// uploads are collected after a day: a large upload over a slow link takes hours, and on stores that date a
+// completed multipart object by its initiation (AWS) a just-finished upload's tmp/ object can look hours old.
 
 import { Buffer } from "node:buffer";
 import { PassThrough } from "node:stream";
@@ -72,7 +73,7 @@ export interface S3BlobOptions {
 
 /** How long after its copy an ingest's blob is checked again (module comment (3)); at most the removal grace. */
 const settleMs = 10_000;
-/** Multipart uploads under tmp/ initiated longer ago are abandoned (aborted by the full scan). */
+/** Multipart uploads under tmp/ initiated longer ago, and tmp/ objects older, are left over (the full scan ends them). */
 const abandonedUploadMs = 24 * 3600_000;
 /** Object stores report modification times in whole seconds (Swift rounds up): a re-examination waits this more. */
 const clockSlackMs = 1_500;
@@ -430,8 +431,8 @@ export class S3BlobStore implements Blobs {
   }
 
   /**
-   * Unreferenced blobs and leftover tmp/ objects older than `graceMs` and the removal grace, multipart uploads
-   * abandoned for a day.
+   * Unreferenced blobs older than `graceMs` and the removal grace; tmp/ objects and multipart uploads left for a
+   * day (module comment).
    */
   async collectOrphans(references: BlobReferences, graceMs = 60_000): Promise<number> {
     const now = Date.now();
@@ -442,8 +443,9 @@ export class S3BlobStore implements Blobs {
       const name = object.key.slice(this.#prefix.length + 6);
       if (object.modified < before && blobName.test(name) && !references.has(name)) candidates.push(name);
     }
+    const leftOver = now - Math.max(graceMs, abandonedUploadMs);
     for await (const object of this.#list(`${this.#prefix}tmp/`)) {
-      if (object.modified >= before) continue;
+      if (object.modified >= leftOver) continue;
       await this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: object.key }));
       removed++;
     }
@@ -451,7 +453,7 @@ export class S3BlobStore implements Blobs {
       new ListMultipartUploadsCommand({ Bucket: this.#bucket, Prefix: `${this.#prefix}tmp/` }),
     );
     for (const u of uploads.Uploads ?? []) {
-      if ((u.Initiated?.getTime() ?? 0) >= now - Math.max(graceMs, abandonedUploadMs)) continue;
+      if ((u.Initiated?.getTime() ?? 0) >= leftOver) continue;
       await this.#client.send(
         new AbortMultipartUploadCommand({ Bucket: this.#bucket, Key: u.Key, UploadId: u.UploadId }),
       )
