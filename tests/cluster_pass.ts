@@ -20,9 +20,10 @@ const suites = [
 ];
 
 /**
- * Files in those folders that start no server through startTestServer, so the backend cannot change what they
- * test: pure units and parsers, the file backend's own store tests, and tests that spawn `main.ts` as a child
- * on a data directory (crash, shutdown, raw memory). tests/scale/ and the conformance kit run once, in the first
+ * Files in those folders whose outcome the backend cannot change: those that start no server through
+ * startTestServer (pure units and parsers, the file backend's own store tests, tests that spawn `main.ts` as a
+ * child on a data directory: crash, shutdown, raw memory), and two that test only the HTTP layer and the page
+ * markup. tests/scale/ and the conformance kit run once, in the first
  * pass: the scale tests pick their backends themselves.
  */
 const storageIndependent = [
@@ -65,6 +66,11 @@ const storageIndependent = [
   "tests/foundation/locks_test.ts",
   "tests/foundation/log_test.ts",
   "tests/foundation/packs_test.ts",
+  // The HTTP layer and the page markup, not what is stored: connection pressure and slow clients, and the
+  // console's XSS inertness, cross-site posts and accessibility (its flows and pages run on both backends in
+  // tests/console/browser_flow_test.ts and http_test.ts). ~75 s of the pass.
+  "tests/foundation/connection_limits_test.ts",
+  "tests/console/browser_safety_test.ts",
   // `main.ts` spawned on a data directory: kill -9 replay, graceful shutdown, a child's memory.
   "tests/foundation/crash_test.ts",
   "tests/foundation/shutdown_test.ts",
