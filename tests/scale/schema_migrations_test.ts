@@ -1,6 +1,7 @@
 // Schema migrations at start: two nodes starting at the same instant on an empty or a version-1 database both
-// come up on the newest schema (one applies it, the other waits on the lock); a database newer than this wharf
-// is refused with exit code 2 and a message saying so.
+// come up on the newest schema (one applies it, the other waits on the lock); a database migrated by a newer
+// wharf is refused with exit code 2 and a message saying so, unless that newer schema records that this wharf
+// still runs on it (an additive step: nodes upgraded one at a time).
 
 import postgres from "postgres";
 import { assert, assertEquals } from "../helpers/assert.ts";
@@ -82,7 +83,10 @@ Deno.test({
       const sql = postgres(url, { max: 1, onnotice: () => {} });
       try {
         await ensureSchema(sql);
-        await sql`UPDATE wharf_schema SET version = ${latestSchemaVersion + 1}`;
+        // As a newer wharf whose step older ones cannot run with records it.
+        await sql`UPDATE wharf_schema SET version = ${latestSchemaVersion + 1}, runs_with_from = ${
+          latestSchemaVersion + 1
+        }`;
       } finally {
         await sql.end({ timeout: 1 });
       }
@@ -103,6 +107,55 @@ Deno.test({
       assert(!new TextDecoder().decode(out.stdout).includes("listening"));
     } finally {
       await Deno.remove(dir, { recursive: true });
+      await pg.stop();
+    }
+  },
+});
+
+Deno.test({
+  name: "a database migrated by a newer wharf through an additive step still runs this wharf's nodes",
+  ignore: postgresSkipReason !== undefined,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const pg = await startPostgres();
+    const nodes = new Nodes();
+    try {
+      const url = await pg.createDatabase();
+      const sql = postgres(url, { max: 1, onnotice: () => {} });
+      const next = latestSchemaVersion + 1;
+      try {
+        // The newer wharf's step: a table this wharf never reads, declared to run with this wharf's schema.
+        const additive = {
+          version: next,
+          purpose: "a table older wharfs do not read",
+          statements: ["CREATE TABLE wharf_future (x int)"],
+          runsWithFrom: latestSchemaVersion,
+        };
+        assertEquals(await ensureSchema(sql, [...migrations, additive]), next);
+        // This wharf uses it as it is: nothing migrated back, nothing refused.
+        assertEquals(await ensureSchema(sql), next);
+        const node = await nodes.spawn("older", envFor(url));
+        assertEquals((await (await fetch(`${node.url}/health`)).json()).status, "ok");
+        const client = new RegistryClient(node.url);
+        const token = await client.login("admin", "admin-password-1");
+        const created = await client.post("/api/v1/boxes", {
+          box: { username: "admin", name: "still-writes" },
+        }, {
+          token,
+        });
+        assertEquals(created.status, 200, created.text);
+        assertEquals(
+          (await sql`SELECT version, runs_with_from FROM wharf_schema`).map((
+            r,
+          ) => [r.version, r.runs_with_from]),
+          [[next, latestSchemaVersion]],
+        );
+      } finally {
+        await sql.end({ timeout: 1 });
+      }
+    } finally {
+      await nodes.stop("SIGTERM");
       await pg.stop();
     }
   },

@@ -1,11 +1,20 @@
 // wharf's PostgreSQL schema as ordered migrations: a database records the newest one applied in wharf_schema, and
 // a starting node applies the ones after it (schema.ts), never reordering or editing one already released.
+// A step that wharfs of an earlier schema can still run on (it only adds what they neither read nor break: a new
+// table, a nullable column they do not select) says so in `runsWithFrom`; then nodes can be upgraded one at a
+// time (docs/scale-out.md, "Upgrades").
 
 export interface Migration {
   version: number;
   /** What the step adds, for the log line and the error when it fails. */
   purpose: string;
   statements: readonly string[];
+  /**
+   * The oldest schema version whose wharf still runs correctly on the database once this step is applied:
+   * its nodes keep serving, and start, beside upgraded ones. Default: this step's own version (older ones
+   * refuse the database).
+   */
+  runsWithFrom?: number;
 }
 
 export const migrations: readonly Migration[] = [
@@ -53,3 +62,8 @@ export const migrations: readonly Migration[] = [
 
 /** The newest schema version this wharf knows. */
 export const latestSchemaVersion = migrations.at(-1)!.version;
+
+/** The oldest schema version whose wharf runs on a database migrated through `steps` (recorded with it). */
+export function runsWithFrom(steps: readonly Migration[]): number {
+  return Math.max(...steps.map((m) => m.runsWithFrom ?? m.version));
+}

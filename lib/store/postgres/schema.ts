@@ -3,7 +3,7 @@
 
 import postgres from "postgres";
 import { ConfigError } from "../../errors.ts";
-import { type Migration, migrations } from "./migrations.ts";
+import { type Migration, migrations, runsWithFrom } from "./migrations.ts";
 
 export type Sql = postgres.Sql;
 
@@ -26,29 +26,37 @@ export function connect(url: string, options: { max?: number; session?: boolean 
 }
 
 /**
- * Brings the database to the newest schema this wharf knows, applying the missing migrations in order, each in
- * the transaction that records it; nodes starting together wait on one advisory lock, so exactly one applies
- * them. A database written by a newer wharf is refused (ConfigError: exit 2) before anything is touched.
+ * Brings the database to the newest schema this wharf knows, applying the missing migrations in order, in the
+ * transaction that records them; nodes starting together wait on one advisory lock, so exactly one applies them.
+ * A database migrated by a newer wharf is used as it is when it records that this wharf's schema still runs on
+ * it (migrations.ts `runsWithFrom`), and refused otherwise (ConfigError: exit 2) before anything is touched.
+ * Returns the database's schema version.
  */
 export async function ensureSchema(sql: Sql, known: readonly Migration[] = migrations): Promise<number> {
   const latest = known.at(-1)!.version;
   return await sql.begin(async (tx) => {
     await tx`SELECT pg_advisory_xact_lock(${schemaLockKey.toString()}::bigint)`;
     await tx.unsafe(`CREATE TABLE IF NOT EXISTS wharf_schema (version int NOT NULL)`);
-    const rows = await tx`SELECT version FROM wharf_schema`;
+    // The oldest schema version whose wharf may run on this database (NULL before this column existed).
+    await tx.unsafe(`ALTER TABLE wharf_schema ADD COLUMN IF NOT EXISTS runs_with_from int`);
+    const rows = await tx`SELECT version, runs_with_from FROM wharf_schema`;
     const found = rows.length ? Number(rows[0]!.version) : 0;
     if (found > latest) {
+      const oldest = Number(rows[0]!.runs_with_from ?? found);
+      if (oldest <= latest) return found;
       throw new ConfigError(
-        `the database holds wharf schema version ${found}, newer than this wharf knows (${latest}): ` +
-          `run a wharf at least as new as the one that upgraded it`,
+        `the database holds wharf schema version ${found}, newer than this wharf knows (${latest}), and runs ` +
+          `wharfs of schema ${oldest} or newer: run a wharf at least as new as the one that upgraded it`,
       );
     }
     for (const migration of known) {
       if (migration.version <= found) continue;
       for (const statement of migration.statements) await tx.unsafe(statement);
     }
-    if (rows.length === 0) await tx`INSERT INTO wharf_schema (version) VALUES (${latest})`;
-    else if (found < latest) await tx`UPDATE wharf_schema SET version = ${latest}`;
+    const oldest = runsWithFrom(known);
+    if (rows.length === 0) {
+      await tx`INSERT INTO wharf_schema (version, runs_with_from) VALUES (${latest}, ${oldest})`;
+    } else await tx`UPDATE wharf_schema SET version = ${latest}, runs_with_from = ${oldest}`;
     return latest;
   });
 }
