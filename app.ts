@@ -101,6 +101,8 @@ export async function startServer(
     logger,
     maxBodyBytes: config.maxBodyBytes,
     trustProxy: config.trustProxy,
+    // On a cluster a client sees its own writes whichever node a load balancer picks (lib/router.ts ClusterView).
+    cluster: data.log.sync ? { sync: () => data.log.sync!(), index: () => data.log.lastIndex } : undefined,
   });
 
   const env = config.env;

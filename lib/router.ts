@@ -27,6 +27,13 @@ export interface Route {
    * path has this route's shape (lib/secret_paths.ts), whatever its method and answer.
    */
   secretParams?: readonly string[];
+  /**
+   * On a cluster (RouterOptions `cluster`): answered from this node's view as it is, never first caught up with
+   * other nodes' commits — /health, which reports that lag itself and must answer while the database is down.
+   */
+  localView?: boolean;
+  /** On a cluster: a GET, too, catches up before its handler (pages a person just changed on another node). */
+  catchUpFirst?: boolean;
 }
 
 /** The peer address of a request: given, computed on demand, or read from Deno.serve's handler info. */
@@ -62,6 +69,28 @@ export interface RouterOptions {
   logger: Logger;
   maxBodyBytes: number;
   trustProxy: boolean;
+  /** Present on a cluster: how a request sees what other nodes committed before it arrived. */
+  cluster?: ClusterView;
+}
+
+/**
+ * A node's view of a cluster's commits. A write (any method but GET and HEAD) first catches up with every commit
+ * acknowledged anywhere before it arrived, so it acts on what its client saw; a GET or HEAD is answered from the
+ * view at once (reads cost no database round trip) and only a miss (401, 403, 404) catches up and, when the view
+ * moved, is answered again: a client behind a load balancer finds what it just created on another node. A GET
+ * may still show an older state of something that exists for the few milliseconds a commit takes to reach every
+ * node (docs/scale-out.md).
+ */
+export interface ClusterView {
+  /** Resolves once the view includes every commit acknowledged before the call; never rejects. */
+  sync(): Promise<void>;
+  /** The view's newest applied Index. */
+  index(): number;
+}
+
+/** Answers that may come from a view behind another node's commit: a GET answered so is asked again. */
+function isMiss(status: number): boolean {
+  return status === 404 || status === 401 || status === 403;
 }
 
 /** Which family owns a path (ARCHITECTURE.md, "Who owns a path"). */
@@ -147,16 +176,9 @@ export class Router {
       let route = this.#staticRoute(path, method);
       let params: Record<string, string> = {};
       if (!route) ({ route, params } = this.#match(path, method));
-      const ctx = new Context(
-        request,
-        url,
-        params,
-        sequence,
-        path,
-        route.maxBodyBytes ?? this.#options.maxBodyBytes,
-        remoteAddr,
-        this.#options.trustProxy,
-      );
+      const maxBodyBytes = route.maxBodyBytes ?? this.#options.maxBodyBytes;
+      const trustProxy = this.#options.trustProxy;
+      const ctx = new Context(request, url, params, sequence, path, maxBodyBytes, remoteAddr, trustProxy);
       if (method !== "GET" && method !== "HEAD") {
         const declared = request.headers.get("Content-Length");
         if (declared !== null && Number(declared) > ctx.maxBodyBytes) {
@@ -164,7 +186,15 @@ export class Router {
         }
       }
       const headOnly = method === "HEAD" && !route.methods.has("HEAD");
-      const answer = route.handler(ctx);
+      const cluster = this.#options.cluster;
+      const answer = cluster && !route.localView
+        ? answerCaughtUp(
+          cluster,
+          route,
+          ctx,
+          () => new Context(request, url, params, sequence, path, maxBodyBytes, remoteAddr, trustProxy),
+        )
+        : route.handler(ctx);
       if (answer instanceof Promise) {
         return answer.then(
           (r) => this.#finish(headOnly ? withoutBody(r) : r, sequence, method, logPath, started),
@@ -360,4 +390,59 @@ function clientIp(request: Request, remote: string, trustProxy: boolean): string
     if (hop) return hop;
   }
   return remote;
+}
+
+/**
+ * Runs `route` for a request on a cluster (ClusterView): a write after catching up; a read at once, and once
+ * more on a fresh context when it missed (answered or threw 401, 403, 404) and catching up moved the view.
+ */
+function answerCaughtUp(
+  cluster: ClusterView,
+  route: Route,
+  ctx: Context,
+  freshContext: () => Context,
+): Response | Promise<Response> {
+  const method = ctx.request.method;
+  if ((method !== "GET" && method !== "HEAD") || route.catchUpFirst) {
+    return cluster.sync().then(() => route.handler(ctx));
+  }
+  const seen = cluster.index();
+  let answer: Response | Promise<Response>;
+  try {
+    answer = route.handler(ctx);
+  } catch (error) {
+    if (isMissError(error)) return answerAgain(cluster, seen, { error }, route, freshContext);
+    throw error;
+  }
+  if (answer instanceof Promise) {
+    return answer.then(
+      (r) => isMiss(r.status) ? answerAgain(cluster, seen, { answer: r }, route, freshContext) : r,
+      (error) =>
+        isMissError(error)
+          ? answerAgain(cluster, seen, { error }, route, freshContext)
+          : Promise.reject(error),
+    );
+  }
+  return isMiss(answer.status) ? answerAgain(cluster, seen, { answer }, route, freshContext) : answer;
+}
+
+function isMissError(error: unknown): boolean {
+  return error instanceof ApiError && isMiss(error.status);
+}
+
+/** A read that missed at view Index `seen`: the same miss when catching up did not move the view, else rerun. */
+async function answerAgain(
+  cluster: ClusterView,
+  seen: number,
+  missed: { answer: Response } | { error: unknown },
+  route: Route,
+  freshContext: () => Context,
+): Promise<Response> {
+  await cluster.sync();
+  if (cluster.index() === seen) {
+    if ("error" in missed) throw missed.error;
+    return missed.answer;
+  }
+  if ("answer" in missed) await missed.answer.body?.cancel();
+  return await route.handler(freshContext());
 }

@@ -88,4 +88,9 @@ export interface CommitLog {
   ): Promise<T>;
   /** Present on a shared log: `apply` receives every batch (this node's and others') in index order. */
   follow?(apply: (batch: CommittedBatch) => void): void;
+  /**
+   * Present on a shared log: resolves once this node's view includes every batch committed on any node before
+   * the call, or once it is clear the database cannot say (then the view is used as it is); never rejects.
+   */
+  sync?(): Promise<void>;
 }

@@ -182,14 +182,19 @@ export function createConsoleApi(ctx: AppContext, registry: RegistryModule): Con
     [["POST"], "/ui/admin/orgs/:name/delinquent", admin.orgDelinquentPost],
     [["POST"], "/ui/admin/maintenance", admin.maintenancePost],
   ];
-  const routes: Route[] = [
-    { method: ["GET"], path: "/ui/assets/:file", handler: asset },
+  // Pages catch up with other nodes' commits before they are drawn (a cluster behind a load balancer): a person
+  // who just saved a form on one node sees the change on the page the next node draws.
+  const pages: Route[] = [
     ...table.map(([method, path, handler]) => ({ method, path, handler: guard(handler) })),
     { method: ALL_METHODS, path: "/ui{/*}?", handler: guard(notFoundPage) },
     { method: ALL_METHODS, path: "/", handler: guard(homePage, true) },
     { method: ALL_METHODS, path: "/:user", handler: guard(namespacePage, true) },
     { method: ALL_METHODS, path: "/:user/boxes/:box", handler: guard(boxPage, true) },
     { method: ALL_METHODS, path: "/:user/boxes/:box/versions/:version", handler: guard(versionPage, true) },
+  ];
+  const routes: Route[] = [
+    { method: ["GET"], path: "/ui/assets/:file", handler: asset, localView: true },
+    ...pages.map((page) => ({ ...page, catchUpFirst: true })),
   ];
 
   return {

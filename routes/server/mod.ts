@@ -15,6 +15,7 @@ export function createServerApi(ctx: AppContext): ApiModule {
     routes: [{
       method: "GET",
       path: "/health",
+      localView: true,
       handler: async () => {
         const storage = await ctx.data.storageHealth();
         if (storage) return scaleOutHealth(ctx, storage);

@@ -13,11 +13,14 @@ import { retentionFloor } from "./retention.ts";
 import { StorageUnavailableError } from "../unavailable.ts";
 import { GroupCommitter } from "./group_commit.ts";
 import { CommitPool, within } from "./reserve.ts";
+import { ViewSync } from "./view_sync.ts";
 
 const channel = "wharf_log";
 const pullRows = 1000;
 /** How long one read of the table may take before the tail gives up on its connection. */
 const pullMs = 10_000;
+/** How long a read of the head (a request catching up with other nodes, view_sync.ts) may take. */
+const headMs = 2_000;
 /** How long a commit waits for this node's view to catch up before it answers 503. */
 const catchUpMs = 10_000;
 
@@ -58,6 +61,11 @@ export class PgLog implements CommitLog {
   readonly #own = new Map<number, string>();
   /** When the last pull failed (the database unreachable), for /health. */
   lastError: unknown;
+  readonly #viewSync = new ViewSync({
+    readHead: () => this.#readHead(),
+    applied: () => this.#applied,
+    waitFor: (index) => this.waitFor(index),
+  });
 
   private constructor(sql: Sql, tail: Sql, options: PgLogOptions) {
     this.#sql = sql;
@@ -187,6 +195,16 @@ export class PgLog implements CommitLog {
     }
   }
 
+  /** Catches this node's view up with every batch committed before the call (view_sync.ts). */
+  sync(): Promise<void> {
+    return this.#closed ? Promise.resolve() : this.#viewSync.sync();
+  }
+
+  /** How often requests had to wait for the view, or went on without the database (view_sync.ts). */
+  get syncStats(): { syncs: number; waited: number; gaveUp: number } {
+    return { ...this.#viewSync.stats };
+  }
+
   /** The newest Index a notification announced (to report how far this node's view lags). */
   get announcedIndex(): number {
     return Math.max(this.#announced, this.#applied);
@@ -235,14 +253,28 @@ export class PgLog implements CommitLog {
       }
     } catch (err) {
       this.lastError = err;
-      // The next read gets a fresh connection, so one broken by a restart cannot keep this node's view stale.
-      if (this.#options.readerPool && !this.#closed) {
-        const old = this.#reader;
-        this.#reader = this.#options.readerPool();
-        old.end({ timeout: 0 }).catch(() => {});
-      }
+      this.#replaceReader();
       // Waiters retry with the next kick (poll timer or notification); a closed log rejects them.
     }
+  }
+
+  /** The newest committed Index, read on the tail's reader connection (replaced when the read fails). */
+  async #readHead(): Promise<number> {
+    try {
+      const [head] = await within(this.#reader`SELECT last FROM wharf_head`, "reading the head", headMs);
+      return Number(head!.last);
+    } catch (err) {
+      this.#replaceReader();
+      throw err;
+    }
+  }
+
+  /** The next read gets a fresh connection, so one broken by a restart cannot keep this node's view stale. */
+  #replaceReader(): void {
+    if (!this.#options.readerPool || this.#closed) return;
+    const old = this.#reader;
+    this.#reader = this.#options.readerPool();
+    old.end({ timeout: 0 }).catch(() => {});
   }
 
   #deliver(index: number, line: string): void {
