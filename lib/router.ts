@@ -32,7 +32,7 @@ export interface Route {
    * other nodes' commits — /health, which reports that lag itself and must answer while the database is down.
    */
   localView?: boolean;
-  /** On a cluster: a GET, too, catches up before its handler (pages a person just changed on another node). */
+  /** On a cluster: a GET, too, catches up before its handler (a GET that writes; pages a person just changed). */
   catchUpFirst?: boolean;
 }
 

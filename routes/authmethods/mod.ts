@@ -43,8 +43,19 @@ export async function createAuthMethodsApi(ctx: AppContext): Promise<ApiModule> 
   const routes: Route[] = [
     { method: "GET", path: "/v1/auth-methods", handler: h(listMethods) },
     { method: "POST", path: "/v1/auth-methods", handler: h(createMethod) },
-    { method: "GET", path: "/v1/auth-methods/oidc\\:authenticate\\:callback", handler: h(callbackRoute) },
-    { method: "GET", path: `/v1/auth-methods/${id}\\:authenticate\\:callback`, handler: h(callbackRoute) },
+    // GETs that write (the attempt is consumed, a token minted): on a cluster they catch up first, as writes do.
+    {
+      method: "GET",
+      path: "/v1/auth-methods/oidc\\:authenticate\\:callback",
+      handler: h(callbackRoute),
+      catchUpFirst: true,
+    },
+    {
+      method: "GET",
+      path: `/v1/auth-methods/${id}\\:authenticate\\:callback`,
+      handler: h(callbackRoute),
+      catchUpFirst: true,
+    },
     { method: "POST", path: `/v1/auth-methods/${id}\\:authenticate`, handler: h(authenticate) },
     { method: "POST", path: `/v1/auth-methods/${id}\\:change-state`, handler: h(changeState) },
     { method: "GET", path: `/v1/auth-methods/${id}`, handler: h(readMethod) },

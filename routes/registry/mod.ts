@@ -86,6 +86,8 @@ interface RouteSpec {
   login?: boolean;
   secretParams?: string[];
   maxBodyBytes?: number;
+  /** A GET that writes: on a cluster it catches up with other nodes first, as writes do (lib/router.ts). */
+  catchUpFirst?: boolean;
 }
 
 /** An admin collection's routes, in this order: list and create at `base`, read, update and delete at `base/:name`. */
@@ -162,8 +164,14 @@ export async function createRegistryApi(ctx: AppContext): Promise<RegistryModule
     { method: "GET", path: P, handler: getProvider },
     { method: "PUT", path: P, handler: updateProvider },
     { method: "DELETE", path: P, handler: deleteProvider },
-    { method: "GET", path: `${P}/upload`, handler: prepareUpload(uploads, "standard") },
-    { method: "GET", path: `${P}/upload/direct`, handler: prepareUpload(uploads, "direct") },
+    // GETs that write (an upload session).
+    { method: "GET", path: `${P}/upload`, handler: prepareUpload(uploads, "standard"), catchUpFirst: true },
+    {
+      method: "GET",
+      path: `${P}/upload/direct`,
+      handler: prepareUpload(uploads, "direct"),
+      catchUpFirst: true,
+    },
     { method: "PUT", path: `${P}/upload/direct/:id`, handler: uploadCallback(uploads), secretParams: ["id"] },
     {
       method: "PUT",
@@ -313,6 +321,7 @@ export async function createRegistryApi(ctx: AppContext): Promise<RegistryModule
     handler: guard(s.handler, s.login, true, s.path.startsWith(`/${ROOT_USER}/`), apiOfPath(s.path)),
     ...(s.secretParams ? { secretParams: s.secretParams } : {}),
     ...(s.maxBodyBytes ? { maxBodyBytes: s.maxBodyBytes } : {}),
+    ...(s.catchUpFirst ? { catchUpFirst: true } : {}),
   }));
   for (const api of ["/api/v1", "/api/v2"]) {
     routes.push({ method: ALL_METHODS, path: `${api}{/*}?`, handler: guard(unmatched, false, false) });

@@ -64,7 +64,22 @@ Deno.test({
           (await onFirst.post(`${path}/providers`, provider, { token })).status,
         );
         expect(`read provider of box${i}`, (await next.get(`${path}/provider/virtualbox`, { token })).status);
-        // Released on the other node: the release sees the provider just added.
+        // A file uploaded through the other node to a provider added on this one: the upload session (a GET that
+        // writes) on this node, the bytes through the other (every fourth round: an upload takes a while).
+        if (i % 4 === 0) {
+          const hosted = `${path}/provider/libvirt`;
+          expect(
+            `add libvirt to box${i}`,
+            (await onFirst.post(`${path}/providers`, { provider: { name: "libvirt" } }, { token })).status,
+          );
+          const prepared = await next.get(`${hosted}/upload`, { token });
+          expect(`prepare an upload to box${i}`, prepared.status);
+          const uploadPath = new URL(String(prepared.body?.upload_path), node(i)).pathname;
+          const put = await fetch(`${node(i)}${uploadPath}`, { method: "PUT", body: `box file ${i}` });
+          await put.body?.cancel();
+          expect(`upload to box${i} through the other node`, put.status);
+        }
+        // Released on the other node: the release sees the providers just added.
         expect(`release box${i} 1.0.0`, (await next.put(`${path}/release`, {}, { token })).status);
       }
       const registryToken = await new RegistryClient(urls[0]!).login("admin", "admin-password-1");
