@@ -90,7 +90,9 @@ export interface ClusterContext {
   env: Record<string, string>;
   /** Starts node `name` (WHARF_NODE_NAME) with env and `extra`. */
   spawn(name: string, extra?: Record<string, string>): Promise<ChildServer>;
-  /** Every node started, in order; nodes.spawn(name, env) starts one with exactly `env`. */
+  /** Every node started, in order. */
+  started: ChildServer[];
+  /** The nodes; nodes.spawn(name, env) starts one with exactly `env` (not ClusterContext.env). */
   nodes: Nodes;
   /** Runs `cleanup` at the end, before the nodes stop (the last deferred first). */
   defer(cleanup: () => unknown): void;
@@ -141,6 +143,7 @@ export function clusterTest(
           db,
           env,
           spawn: (node, extra = {}) => nodes.spawn(node, { ...env, ...extra }),
+          started: nodes.started,
           nodes,
           defer: (cleanup) => cleanups.unshift(cleanup),
         }, t);

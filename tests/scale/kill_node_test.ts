@@ -9,9 +9,9 @@ import { clusterTest, indexesUntil } from "./helpers.ts";
 clusterTest(
   "kill -9 of a node under write load: every acknowledged write is on the surviving node",
   { stopSignal: "SIGKILL" },
-  async (c) => {
-    for (const name of ["victim", "survivor"]) await c.spawn(name);
-    const [victim, survivor] = c.nodes.started as [ChildServer, ChildServer];
+  async (cluster) => {
+    for (const name of ["victim", "survivor"]) await cluster.spawn(name);
+    const [victim, survivor] = cluster.started as [ChildServer, ChildServer];
     const acknowledged: number[] = [];
     let attempted = 0;
     const writer = async (i: number) => {

@@ -14,11 +14,11 @@ const rounds = 4;
 clusterTest(
   "an OIDC callback replayed on two nodes at once is redeemed once: one token, one Boundary error",
   {},
-  async (c) => {
-    for (const name of ["one", "two"]) await c.spawn(name);
-    const urls = c.nodes.started.map((n) => n.url);
+  async (cluster) => {
+    for (const name of ["one", "two"]) await cluster.spawn(name);
+    const urls = cluster.started.map((n) => n.url);
     const op = await startOidcProvider({ redirectUris: urls.map((u) => `${u}${callbackPath}`) });
-    c.defer(() => op.stop());
+    cluster.defer(() => op.stop());
 
     const anon = urls.map((u) => new AuthClient(u));
     const methods = await anon[0]!.get("/v1/auth-methods?scope_id=global");

@@ -10,10 +10,10 @@ import { clusterTest, eventually, indexesUntil } from "./helpers.ts";
 clusterTest(
   "two nodes on one database: shared writes, one winner per name, identical event streams",
   { env: { WHARF_EVENTS_HEARTBEAT_MS: "200" } },
-  async (c) => {
-    const nodes = c.nodes.started;
+  async (cluster) => {
+    const nodes = cluster.started;
     // One after the other: the second node starts from what the first bootstrapped (admin, ACL root token).
-    for (const name of ["one", "two"]) await c.spawn(name);
+    for (const name of ["one", "two"]) await cluster.spawn(name);
     const [one, two] = nodes.map((n) => new Client(n.url)) as [Client, Client];
 
     // A user created on one logs in on the other.
