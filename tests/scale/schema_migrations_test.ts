@@ -4,32 +4,20 @@
 
 import postgres from "postgres";
 import { assert, assertEquals } from "../helpers/assert.ts";
-import { type PostgresServer, postgresSkipReason, startPostgres } from "../fixtures/postgres.ts";
 import { Client as RegistryClient } from "../registry/helpers.ts";
-import { rootSecret } from "../events/stream_helpers.ts";
 import { ensureSchema } from "../../lib/store/postgres/schema.ts";
 import { latestSchemaVersion, migrations } from "../../lib/store/postgres/migrations.ts";
-import { Nodes, testRootKey } from "./helpers.ts";
+import { clusterTest, Nodes } from "./helpers.ts";
 
-if (postgresSkipReason) console.warn(`schema migration tests skipped: ${postgresSkipReason}`);
-const rootKey = testRootKey(25);
 const mainPath = new URL("../../main.ts", import.meta.url).pathname;
 
-function envFor(url: string): Record<string, string> {
-  return {
-    WHARF_DATABASE_URL: url,
-    WHARF_ROOT_KEY: rootKey,
-    WHARF_ACL_BOOTSTRAP_SECRET: rootSecret,
-    WHARF_REGISTRY_ADMIN_PASSWORD: "admin-password-1",
-  };
-}
-
 /** Starts two nodes at once on `url`; both must serve, on the newest schema, with one first admin. */
-async function twoAtOnce(pg: PostgresServer, url: string): Promise<void> {
+async function twoAtOnce(url: string, env: Record<string, string>): Promise<void> {
   const nodes = new Nodes();
   const db = postgres(url, { max: 1, onnotice: () => {} });
   try {
-    const [a, b] = await Promise.all([nodes.spawn("a", envFor(url)), nodes.spawn("b", envFor(url))]);
+    const onUrl = { ...env, WHARF_DATABASE_URL: url };
+    const [a, b] = await Promise.all([nodes.spawn("a", onUrl), nodes.spawn("b", onUrl)]);
     for (const node of [a!, b!]) {
       assertEquals((await (await fetch(`${node.url}/health`)).json()).status, "ok");
       const token = await new RegistryClient(node.url).login("admin", "admin-password-1");
@@ -41,69 +29,48 @@ async function twoAtOnce(pg: PostgresServer, url: string): Promise<void> {
     await db.end({ timeout: 1 });
     await nodes.stop("SIGKILL");
   }
-  void pg;
 }
 
-Deno.test({
-  name: "two nodes starting at once on an empty database, then on a version-1 one, both come up migrated",
-  ignore: postgresSkipReason !== undefined,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn() {
-    const pg = await startPostgres();
+clusterTest(
+  "two nodes starting at once on an empty database, then on a version-1 one, both come up migrated",
+  {},
+  async (cluster) => {
+    await twoAtOnce(cluster.databaseUrl, cluster.env);
+    // A database as the first release left it: only migration 1 applied.
+    const old = await cluster.pg.createDatabase();
+    const sql = postgres(old, { max: 1, onnotice: () => {} });
     try {
-      await twoAtOnce(pg, await pg.createDatabase());
-      // A database as the first release left it: only migration 1 applied.
-      const old = await pg.createDatabase();
-      const sql = postgres(old, { max: 1, onnotice: () => {} });
-      try {
-        assertEquals(await ensureSchema(sql, migrations.slice(0, 1)), 1);
-        assertEquals((await sql`SELECT to_regclass('wharf_nodes') AS t`)[0]!.t, null);
-      } finally {
-        await sql.end({ timeout: 1 });
-      }
-      await twoAtOnce(pg, old);
+      assertEquals(await ensureSchema(sql, migrations.slice(0, 1)), 1);
+      assertEquals((await sql`SELECT to_regclass('wharf_nodes') AS t`)[0]!.t, null);
     } finally {
-      await pg.stop();
+      await sql.end({ timeout: 1 });
     }
+    await twoAtOnce(old, cluster.env);
   },
-});
+);
 
-Deno.test({
-  name: "a database written by a newer wharf is refused: exit code 2 and a clear message",
-  ignore: postgresSkipReason !== undefined,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn() {
-    const pg = await startPostgres();
+clusterTest(
+  "a database written by a newer wharf is refused: exit code 2 and a clear message",
+  {},
+  async (cluster) => {
     const dir = await Deno.makeTempDir({ prefix: "wharf-schema-" });
-    try {
-      const url = await pg.createDatabase();
-      const sql = postgres(url, { max: 1, onnotice: () => {} });
-      try {
-        await ensureSchema(sql);
-        await sql`UPDATE wharf_schema SET version = ${latestSchemaVersion + 1}`;
-      } finally {
-        await sql.end({ timeout: 1 });
-      }
-      const out = await new Deno.Command(Deno.execPath(), {
-        args: ["run", "-A", mainPath, "--port", "0", "--data-dir", dir],
-        env: envFor(url),
-        stdout: "piped",
-        stderr: "piped",
-      }).output();
-      const stderr = new TextDecoder().decode(out.stderr);
-      assertEquals(out.code, 2, stderr);
-      assert(
-        stderr.includes(
-          `the database holds wharf schema version ${latestSchemaVersion + 1}, newer than this wharf knows`,
-        ),
-        stderr,
-      );
-      assert(!new TextDecoder().decode(out.stdout).includes("listening"));
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-      await pg.stop();
-    }
+    cluster.defer(() => Deno.remove(dir, { recursive: true }));
+    await ensureSchema(cluster.db);
+    await cluster.db`UPDATE wharf_schema SET version = ${latestSchemaVersion + 1}`;
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", mainPath, "--port", "0", "--data-dir", dir],
+      env: cluster.env,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const stderr = new TextDecoder().decode(out.stderr);
+    assertEquals(out.code, 2, stderr);
+    assert(
+      stderr.includes(
+        `the database holds wharf schema version ${latestSchemaVersion + 1}, newer than this wharf knows`,
+      ),
+      stderr,
+    );
+    assert(!new TextDecoder().decode(out.stdout).includes("listening"));
   },
-});
+);
