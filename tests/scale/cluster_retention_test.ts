@@ -76,33 +76,36 @@ function retentionTest(name: string, env: Record<string, string>, fn: (c: Cluste
   });
 }
 
-/** Opens a stream on `node` from the next index, reads the first `warmup` events published, and stops reading. */
-async function lagging(node: ChildServer, writer: ChildServer, warmup: number): Promise<{
-  stream: StreamReader;
-  read: number[];
-}> {
-  const from = (await (await fetch(`${writer.url}/health`)).json()).index + 1;
-  const stream = await subscribe(node.url, `index=${from}&topic=Node`);
-  for (let i = 0; i < warmup; i++) await publish(writer.url, [nodeEvent(`warm-${i}`)]);
-  return { stream, read: await readEvents(stream, warmup) };
+/**
+ * Opens a stream on b from the next index and reads the 3 events a publishes first; then a publishes ~19 MiB of
+ * events (up to `last`), more than the sockets between b and this test buffer, so b's reader lags: returned once
+ * b publishes it as its slowest reader (`held`).
+ */
+async function laggingReaderOnB(c: Cluster): Promise<
+  { stream: StreamReader; read: number[]; last: number; held: number }
+> {
+  const from = (await (await fetch(`${c.a.url}/health`)).json()).index + 1;
+  const stream = await subscribe(c.b.url, `index=${from}&topic=Node`);
+  for (let i = 0; i < 3; i++) await publish(c.a.url, [nodeEvent(`warm-${i}`)]);
+  const read = await readEvents(stream, 3);
+  const last = await publishBig(c.a);
+  const held = await eventually(
+    "b publishes a lagging reader",
+    async () => {
+      const s = await c.slowestOf("b");
+      return s !== null && s < last - 50 ? s : undefined;
+    },
+    10_000,
+    100,
+  );
+  return { stream, read, last, held };
 }
 
 retentionTest(
   "retention on the writer keeps the backlog of a slow stream reader on another node",
   {},
   async (c) => {
-    const { stream, read } = await lagging(c.b, c.a, 3);
-    // ~19 MiB of events: more than the sockets between b and this test buffer, so b's reader lags.
-    const last = await publishBig(c.a);
-    const held = await eventually(
-      "b publishes a lagging reader",
-      async () => {
-        const s = await c.slowestOf("b");
-        return s !== null && s < last - 50 ? s : undefined;
-      },
-      10_000,
-      100,
-    );
+    const { stream, read, last, held } = await laggingReaderOnB(c);
     // a checkpoints past `last` and retains: rows nobody reads go, b's reader's backlog stays.
     await eventually(
       "a checkpointed everything",
@@ -136,17 +139,7 @@ retentionTest(
   "a node killed with kill -9 stops holding log rows once WHARF_NODE_TIMEOUT has passed",
   {},
   async (c) => {
-    const { stream, read } = await lagging(c.b, c.a, 3);
-    const last = await publishBig(c.a);
-    const held = await eventually(
-      "b publishes a lagging reader",
-      async () => {
-        const s = await c.slowestOf("b");
-        return s !== null && s < last - 50 ? s : undefined;
-      },
-      10_000,
-      100,
-    );
+    const { stream, read, last, held } = await laggingReaderOnB(c);
     assert(held > read[0]!);
     c.b.kill("SIGKILL");
     await stream.close();
@@ -172,17 +165,7 @@ retentionTest(
   "a reader pinning more than WHARF_EVENTS_PIN_BYTES is cut off and goes on from the oldest row left",
   { WHARF_EVENTS_PIN_BYTES: String(512 * 1024) },
   async (c) => {
-    const { stream, read } = await lagging(c.b, c.a, 3);
-    const last = await publishBig(c.a);
-    const held = await eventually(
-      "b publishes a lagging reader",
-      async () => {
-        const s = await c.slowestOf("b");
-        return s !== null && s < last - 50 ? s : undefined;
-      },
-      10_000,
-      100,
-    );
+    const { stream, read, last, held } = await laggingReaderOnB(c);
     // At most 512 KiB of rows (about 8 of these) stay for the reader.
     const first = await eventually(
       "the pinned rows beyond 512 KiB are deleted",
