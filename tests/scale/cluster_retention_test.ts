@@ -139,7 +139,7 @@ retentionTest(
   "a node killed with kill -9 stops holding log rows once WHARF_NODE_TIMEOUT has passed",
   {},
   async (c) => {
-    const { stream, read, last, held } = await laggingReaderOnB(c);
+    const { stream, read, held } = await laggingReaderOnB(c);
     assert(held > read[0]!);
     c.b.kill("SIGKILL");
     await stream.close();

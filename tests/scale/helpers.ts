@@ -122,7 +122,7 @@ export function clusterTest(
       const nodes = new Nodes();
       const cleanups: Array<() => unknown> = [];
       let db: postgres.Sql | undefined;
-      let passed = false;
+      let failure: { error: unknown } | undefined;
       try {
         const databaseUrl = await pg.createDatabase();
         db = postgres(databaseUrl, { max: 1, onnotice: () => {} });
@@ -147,28 +147,34 @@ export function clusterTest(
           nodes,
           defer: (cleanup) => cleanups.unshift(cleanup),
         }, t);
-        passed = true;
-      } finally {
-        const steps = [
-          ...cleanups,
-          () => nodes.stop(options.stopSignal ?? "SIGTERM"),
-          () => db?.end({ timeout: 1 }),
-          () => Promise.all([pg.stop(), swift?.stop()]),
-        ];
-        const problems: unknown[] = [];
-        for (const step of steps) {
-          try {
-            await step();
-          } catch (err) {
-            problems.push(err);
-          }
-        }
-        // A failure of the test itself is the one reported; a failed clean-up after a pass fails the test.
-        if (problems.length > 0) {
-          if (passed) throw problems[0];
-          console.error("clean-up after the failure:", ...problems);
-        }
+      } catch (error) {
+        failure = { error };
       }
+      const problems = await runEach([
+        ...cleanups,
+        () => nodes.stop(options.stopSignal ?? "SIGTERM"),
+        () => db?.end({ timeout: 1 }),
+        () => Promise.all([pg.stop(), swift?.stop()]),
+      ]);
+      // The test's own failure is the one reported; a failed clean-up after a pass fails the test.
+      if (failure) {
+        if (problems.length > 0) console.error("clean-up after the failure:", ...problems);
+        throw failure.error;
+      }
+      if (problems.length > 0) throw problems[0];
     },
   });
+}
+
+/** Runs every step in order, whatever failed before it; returns what the failed ones threw. */
+async function runEach(steps: Array<() => unknown>): Promise<unknown[]> {
+  const problems: unknown[] = [];
+  for (const step of steps) {
+    try {
+      await step();
+    } catch (err) {
+      problems.push(err);
+    }
+  }
+  return problems;
 }
