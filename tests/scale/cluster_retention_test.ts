@@ -5,12 +5,8 @@
 import postgres from "postgres";
 import { assert, assertEquals } from "../helpers/assert.ts";
 import type { ChildServer } from "../helpers/server.ts";
-import { postgresSkipReason, startPostgres } from "../fixtures/postgres.ts";
-import { nodeEvent, publish, rootSecret, type StreamReader, subscribe } from "../events/stream_helpers.ts";
-import { eventually, Nodes, testRootKey } from "./helpers.ts";
-
-if (postgresSkipReason) console.warn(`cluster retention tests skipped: ${postgresSkipReason}`);
-const rootKey = testRootKey(21);
+import { nodeEvent, publish, type StreamReader, subscribe } from "../events/stream_helpers.ts";
+import { clusterTest, eventually } from "./helpers.ts";
 
 /** A Node event carrying `padBytes` of incompressible text (so PostgreSQL's stored size is about that). */
 function paddedEvent(key: string, padBytes: number) {
@@ -39,7 +35,6 @@ async function readEvents(stream: StreamReader, count: number): Promise<number[]
 
 interface Cluster {
   db: postgres.Sql;
-  nodes: Nodes;
   a: ChildServer;
   b: ChildServer;
   /** The oldest row left in wharf_log. */
@@ -48,26 +43,15 @@ interface Cluster {
   slowestOf(name: string): Promise<number | null>;
 }
 
-/** Starts node a, waits until it is the checkpoint writer, then starts node b. */
-async function withCluster(
-  env: Record<string, string>,
-  fn: (c: Cluster) => Promise<void>,
-): Promise<void> {
-  const pg = await startPostgres();
-  const nodes = new Nodes();
-  const url = await pg.createDatabase();
-  const db = postgres(url, { max: 1, onnotice: () => {} });
-  try {
-    const common = {
-      WHARF_DATABASE_URL: url,
-      WHARF_ROOT_KEY: rootKey,
-      WHARF_ACL_BOOTSTRAP_SECRET: rootSecret,
-      WHARF_CHECKPOINT_INTERVAL: "250ms",
-      WHARF_NODE_TIMEOUT: "3s",
-      WHARF_EVENTS_RETAIN_INDEXES: "1",
-      ...env,
-    };
-    const a = await nodes.spawn("a", common);
+/** A test on node a, started first and waited for until it is the checkpoint writer, and node b (with `env`). */
+function retentionTest(name: string, env: Record<string, string>, fn: (c: Cluster) => Promise<void>): void {
+  const retention = {
+    WHARF_CHECKPOINT_INTERVAL: "250ms",
+    WHARF_NODE_TIMEOUT: "3s",
+    WHARF_EVENTS_RETAIN_INDEXES: "1",
+  };
+  clusterTest(name, { env: { ...retention, ...env }, stopSignal: "SIGKILL" }, async (cluster) => {
+    const a = await cluster.spawn("a");
     await eventually(
       "node a writes checkpoints",
       async () => {
@@ -77,10 +61,10 @@ async function withCluster(
       10_000,
       100,
     );
-    const b = await nodes.spawn("b", common);
+    const b = await cluster.spawn("b");
+    const db = cluster.db;
     await fn({
       db,
-      nodes,
       a,
       b,
       firstRow: async () => Number((await db`SELECT min(idx) AS m FROM wharf_log`)[0]!.m),
@@ -89,150 +73,117 @@ async function withCluster(
         return row?.slowest_reader === null || row === undefined ? null : Number(row.slowest_reader);
       },
     });
-  } finally {
-    await db.end({ timeout: 1 });
-    await nodes.stop("SIGKILL");
-    await pg.stop();
-  }
+  });
 }
 
-/** Opens a stream on `node` from the next index, reads the first `warmup` events published, and stops reading. */
-async function lagging(node: ChildServer, writer: ChildServer, warmup: number): Promise<{
-  stream: StreamReader;
-  read: number[];
-}> {
-  const from = (await (await fetch(`${writer.url}/health`)).json()).index + 1;
-  const stream = await subscribe(node.url, `index=${from}&topic=Node`);
-  for (let i = 0; i < warmup; i++) await publish(writer.url, [nodeEvent(`warm-${i}`)]);
-  return { stream, read: await readEvents(stream, warmup) };
+/**
+ * Opens a stream on b from the next index and reads the 3 events a publishes first; then a publishes ~19 MiB of
+ * events (up to `last`), more than the sockets between b and this test buffer, so b's reader lags: returned once
+ * b publishes it as its slowest reader (`held`).
+ */
+async function laggingReaderOnB(c: Cluster): Promise<
+  { stream: StreamReader; read: number[]; last: number; held: number }
+> {
+  const from = (await (await fetch(`${c.a.url}/health`)).json()).index + 1;
+  const stream = await subscribe(c.b.url, `index=${from}&topic=Node`);
+  for (let i = 0; i < 3; i++) await publish(c.a.url, [nodeEvent(`warm-${i}`)]);
+  const read = await readEvents(stream, 3);
+  const last = await publishBig(c.a);
+  const held = await eventually(
+    "b publishes a lagging reader",
+    async () => {
+      const s = await c.slowestOf("b");
+      return s !== null && s < last - 50 ? s : undefined;
+    },
+    10_000,
+    100,
+  );
+  return { stream, read, last, held };
 }
 
-Deno.test({
-  name: "retention on the writer keeps the backlog of a slow stream reader on another node",
-  ignore: postgresSkipReason !== undefined,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn() {
-    await withCluster({}, async (c) => {
-      const { stream, read } = await lagging(c.b, c.a, 3);
-      // ~19 MiB of events: more than the sockets between b and this test buffer, so b's reader lags.
-      const last = await publishBig(c.a);
-      const held = await eventually(
-        "b publishes a lagging reader",
-        async () => {
-          const s = await c.slowestOf("b");
-          return s !== null && s < last - 50 ? s : undefined;
-        },
-        10_000,
-        100,
-      );
-      // a checkpoints past `last` and retains: rows nobody reads go, b's reader's backlog stays.
-      await eventually(
-        "a checkpointed everything",
-        async () => {
-          const [m] = await c.db`SELECT value, written_by FROM wharf_meta WHERE key = 'checkpoint'`;
-          return Number(m!.value) >= last && m!.written_by === "a" ? true : undefined;
-        },
-        10_000,
-        100,
-      );
-      await eventually(
-        "a deleted the rows no reader needs",
-        async () => {
-          const first = await c.firstRow();
-          return first > read[0]! ? first : undefined;
-        },
-        10_000,
-        100,
-      );
-      await new Promise((r) => setTimeout(r, 1000)); // a few more retention runs
-      assert(await c.firstRow() <= held, `rows from ${held} kept (first row ${await c.firstRow()})`);
-      // The reader gets every event after the ones it read, none skipped.
-      const rest = await readEvents(stream, last - read.at(-1)!);
-      await stream.close();
-      const expected = Array.from({ length: last - read.at(-1)! }, (_, i) => read.at(-1)! + 1 + i);
-      assertEquals(rest, expected);
-    });
+retentionTest(
+  "retention on the writer keeps the backlog of a slow stream reader on another node",
+  {},
+  async (c) => {
+    const { stream, read, last, held } = await laggingReaderOnB(c);
+    // a checkpoints past `last` and retains: rows nobody reads go, b's reader's backlog stays.
+    await eventually(
+      "a checkpointed everything",
+      async () => {
+        const [m] = await c.db`SELECT value, written_by FROM wharf_meta WHERE key = 'checkpoint'`;
+        return Number(m!.value) >= last && m!.written_by === "a" ? true : undefined;
+      },
+      10_000,
+      100,
+    );
+    await eventually(
+      "a deleted the rows no reader needs",
+      async () => {
+        const first = await c.firstRow();
+        return first > read[0]! ? first : undefined;
+      },
+      10_000,
+      100,
+    );
+    await new Promise((r) => setTimeout(r, 1000)); // a few more retention runs
+    assert(await c.firstRow() <= held, `rows from ${held} kept (first row ${await c.firstRow()})`);
+    // The reader gets every event after the ones it read, none skipped.
+    const rest = await readEvents(stream, last - read.at(-1)!);
+    await stream.close();
+    const expected = Array.from({ length: last - read.at(-1)! }, (_, i) => read.at(-1)! + 1 + i);
+    assertEquals(rest, expected);
   },
-});
+);
 
-Deno.test({
-  name: "a node killed with kill -9 stops holding log rows once WHARF_NODE_TIMEOUT has passed",
-  ignore: postgresSkipReason !== undefined,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn() {
-    await withCluster({}, async (c) => {
-      const { stream, read } = await lagging(c.b, c.a, 3);
-      const last = await publishBig(c.a);
-      const held = await eventually(
-        "b publishes a lagging reader",
-        async () => {
-          const s = await c.slowestOf("b");
-          return s !== null && s < last - 50 ? s : undefined;
-        },
-        10_000,
-        100,
-      );
-      assert(held > read[0]!);
-      c.b.kill("SIGKILL");
-      await stream.close();
-      await c.b.status;
-      const killedAt = Date.now();
-      await new Promise((r) => setTimeout(r, 500));
-      assert(await c.firstRow() <= held, "a dead node's reader holds rows until the timeout");
-      const freed = await eventually(
-        "rows beyond the dead reader are deleted",
-        async () => {
-          const first = await c.firstRow();
-          return first > held ? Date.now() - killedAt : undefined;
-        },
-        15_000,
-        100,
-      );
-      console.log(`rows freed ${freed} ms after kill -9 (WHARF_NODE_TIMEOUT=3s)`);
-      assert(freed >= 1500, `freed after ${freed} ms: too early for a 3 s timeout`);
-    });
+retentionTest(
+  "a node killed with kill -9 stops holding log rows once WHARF_NODE_TIMEOUT has passed",
+  {},
+  async (c) => {
+    const { stream, read, held } = await laggingReaderOnB(c);
+    assert(held > read[0]!);
+    c.b.kill("SIGKILL");
+    await stream.close();
+    await c.b.status;
+    const killedAt = Date.now();
+    await new Promise((r) => setTimeout(r, 500));
+    assert(await c.firstRow() <= held, "a dead node's reader holds rows until the timeout");
+    const freed = await eventually(
+      "rows beyond the dead reader are deleted",
+      async () => {
+        const first = await c.firstRow();
+        return first > held ? Date.now() - killedAt : undefined;
+      },
+      15_000,
+      100,
+    );
+    console.log(`rows freed ${freed} ms after kill -9 (WHARF_NODE_TIMEOUT=3s)`);
+    assert(freed >= 1500, `freed after ${freed} ms: too early for a 3 s timeout`);
   },
-});
+);
 
-Deno.test({
-  name: "a reader pinning more than WHARF_EVENTS_PIN_BYTES is cut off and goes on from the oldest row left",
-  ignore: postgresSkipReason !== undefined,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn() {
-    await withCluster({ WHARF_EVENTS_PIN_BYTES: String(512 * 1024) }, async (c) => {
-      const { stream, read } = await lagging(c.b, c.a, 3);
-      const last = await publishBig(c.a);
-      const held = await eventually(
-        "b publishes a lagging reader",
-        async () => {
-          const s = await c.slowestOf("b");
-          return s !== null && s < last - 50 ? s : undefined;
-        },
-        10_000,
-        100,
-      );
-      // At most 512 KiB of rows (about 8 of these) stay for the reader.
-      const first = await eventually(
-        "the pinned rows beyond 512 KiB are deleted",
-        async () => {
-          const f = await c.firstRow();
-          return f > held && last - f < 20 ? f : undefined;
-        },
-        10_000,
-        100,
-      );
-      const rest = await readEvents(stream, 1);
-      // Whatever the sockets held is delivered first; then the stream jumps to the oldest row left.
-      let got = rest;
-      while (got.at(-1)! < first) got = [...got, ...await readEvents(stream, 1)];
-      const all = [...read, ...got];
-      const gap = all.findIndex((v, i) => i > 0 && v !== all[i - 1]! + 1);
-      assert(gap > 0, `the reader skipped the deleted rows: ${all.join(",")}`);
-      assert(all[gap]! >= first - 1 && all[gap]! <= first + 5, `resumed near the oldest row ${first}`);
-      await stream.close();
-    });
+retentionTest(
+  "a reader pinning more than WHARF_EVENTS_PIN_BYTES is cut off and goes on from the oldest row left",
+  { WHARF_EVENTS_PIN_BYTES: String(512 * 1024) },
+  async (c) => {
+    const { stream, read, last, held } = await laggingReaderOnB(c);
+    // At most 512 KiB of rows (about 8 of these) stay for the reader.
+    const first = await eventually(
+      "the pinned rows beyond 512 KiB are deleted",
+      async () => {
+        const f = await c.firstRow();
+        return f > held && last - f < 20 ? f : undefined;
+      },
+      10_000,
+      100,
+    );
+    const rest = await readEvents(stream, 1);
+    // Whatever the sockets held is delivered first; then the stream jumps to the oldest row left.
+    let got = rest;
+    while (got.at(-1)! < first) got = [...got, ...await readEvents(stream, 1)];
+    const all = [...read, ...got];
+    const gap = all.findIndex((v, i) => i > 0 && v !== all[i - 1]! + 1);
+    assert(gap > 0, `the reader skipped the deleted rows: ${all.join(",")}`);
+    assert(all[gap]! >= first - 1 && all[gap]! <= first + 5, `resumed near the oldest row ${first}`);
+    await stream.close();
   },
-});
+);

@@ -5,167 +5,148 @@
 // something that exists may still show its state of a few milliseconds ago: lib/router.ts ClusterView.)
 
 import { assertEquals } from "../helpers/assert.ts";
-import { postgresSkipReason, startPostgres } from "../fixtures/postgres.ts";
 import { Client as RegistryClient } from "../registry/helpers.ts";
-import { adminPassword, Client as AuthClient, fastEnv, login } from "../authmethods/helpers.ts";
+import { adminPassword, Client as AuthClient, login } from "../authmethods/helpers.ts";
 import { call, rootSecret } from "../events/stream_helpers.ts";
-import { eventually, Nodes, testRootKey } from "./helpers.ts";
+import { clusterTest, eventually } from "./helpers.ts";
 
-if (postgresSkipReason) console.warn(`cross-node read tests skipped: ${postgresSkipReason}`);
 /** Pairs of requests per kind; without catching up, about one in four such reads missed here. */
 const rounds = 60;
 
-Deno.test({
-  name: "a write acknowledged by one node is seen by the next request on the other, in every family",
-  ignore: postgresSkipReason !== undefined,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn() {
-    const pg = await startPostgres();
-    const cluster = new Nodes();
-    try {
-      const env = {
-        ...fastEnv,
-        WHARF_DATABASE_URL: await pg.createDatabase(),
-        WHARF_ROOT_KEY: testRootKey(31),
-        WHARF_REGISTRY_ADMIN_PASSWORD: "admin-password-1",
-        WHARF_ACL_BOOTSTRAP_SECRET: rootSecret,
-        WHARF_RATE_LIMIT_RPS: "0",
-      };
-      for (const name of ["one", "two"]) await cluster.spawn(name, env);
-      const urls = cluster.started.map((n) => n.url);
-      /** The node after `i` requests of a load balancer alternating between the two. */
-      const node = (i: number) => urls[i % 2]!;
-      // Every miss is collected with what it was, so a failure shows the whole picture.
-      const misses: string[] = [];
-      const expect = (what: string, status: number, wanted = 200) => {
-        if (status !== wanted) misses.push(`${what}: ${status}`);
-      };
+clusterTest(
+  "a write acknowledged by one node is seen by the next request on the other, in every family",
+  {},
+  async (cluster) => {
+    for (const name of ["one", "two"]) await cluster.spawn(name);
+    const urls = cluster.started.map((n) => n.url);
+    /** The node after `i` requests of a load balancer alternating between the two. */
+    const node = (i: number) => urls[i % 2]!;
+    // Every miss is collected with what it was, so a failure shows the whole picture.
+    const misses: string[] = [];
+    const expect = (what: string, status: number, wanted = 200) => {
+      if (status !== wanted) misses.push(`${what}: ${status}`);
+    };
 
-      // Registry: a login's token, a box, a version, a provider, each used at once on the other node.
-      for (let i = 0; i < rounds; i++) {
-        const token = await new RegistryClient(node(i)).login("admin", "admin-password-1");
-        const next = new RegistryClient(node(i + 1));
-        expect(`token ${i}`, (await next.get("/api/v1/authenticate", { token })).status);
-        const box = { box: { username: "admin", name: `box${i}` } };
-        expect(
-          `create box${i}`,
-          (await new RegistryClient(node(i)).post("/api/v1/boxes", box, { token })).status,
-        );
-        expect(`read box${i}`, (await next.get(`/api/v1/box/admin/box${i}`, { token })).status);
-        const version = { version: { version: "1.0.0" } };
-        const created = await next.post(`/api/v1/box/admin/box${i}/versions`, version, { token });
-        expect(`create box${i} 1.0.0`, created.status);
-        const provider = { provider: { name: "virtualbox", url: "https://files.example.com/a.box" } };
-        const onFirst = new RegistryClient(node(i));
-        const path = `/api/v1/box/admin/box${i}/version/1.0.0`;
-        expect(
-          `add provider to box${i}`,
-          (await onFirst.post(`${path}/providers`, provider, { token })).status,
-        );
-        expect(`read provider of box${i}`, (await next.get(`${path}/provider/virtualbox`, { token })).status);
-        // A file uploaded through the other node to a provider added on this one: the upload session (a GET that
-        // writes) on this node, the bytes through the other (every fourth round: an upload takes a while).
-        if (i % 4 === 0) {
-          const hosted = `${path}/provider/libvirt`;
-          expect(
-            `add libvirt to box${i}`,
-            (await onFirst.post(`${path}/providers`, { provider: { name: "libvirt" } }, { token })).status,
-          );
-          const prepared = await next.get(`${hosted}/upload`, { token });
-          expect(`prepare an upload to box${i}`, prepared.status);
-          const uploadPath = new URL(String(prepared.body?.upload_path), node(i)).pathname;
-          const put = await fetch(`${node(i)}${uploadPath}`, { method: "PUT", body: `box file ${i}` });
-          await put.body?.cancel();
-          expect(`upload to box${i} through the other node`, put.status);
-        }
-        // Released on the other node: the release sees the providers just added.
-        expect(`release box${i} 1.0.0`, (await next.put(`${path}/release`, {}, { token })).status);
-      }
-      const registryToken = await new RegistryClient(urls[0]!).login("admin", "admin-password-1");
+    // Registry: a login's token, a box, a version, a provider, each used at once on the other node.
+    for (let i = 0; i < rounds; i++) {
+      const token = await new RegistryClient(node(i)).login("admin", "admin-password-1");
+      const next = new RegistryClient(node(i + 1));
+      expect(`token ${i}`, (await next.get("/api/v1/authenticate", { token })).status);
+      const box = { box: { username: "admin", name: `box${i}` } };
       expect(
-        "a box nobody created",
-        (await new RegistryClient(urls[1]!).get("/api/v1/box/admin/nothing", { token: registryToken }))
-          .status,
-        404,
+        `create box${i}`,
+        (await new RegistryClient(node(i)).post("/api/v1/boxes", box, { token })).status,
       );
-
-      // Auth methods: a login token, a method, and an update building on the previous one's version.
-      const anon = new AuthClient(urls[0]!);
-      const methods = await anon.get("/v1/auth-methods?scope_id=global");
-      const primary = methods.body.items.find((m: { is_primary?: boolean }) => m.is_primary).id as string;
-      for (let i = 0; i < rounds; i++) {
-        const authToken = await login(new AuthClient(node(i)), primary, "admin", adminPassword);
-        const [here, there] = [new AuthClient(node(i), authToken), new AuthClient(node(i + 1), authToken)];
-        const created = await here.post("/v1/auth-methods", {
-          scope_id: "global",
-          type: "password",
-          name: `m${i}`,
-        });
-        expect(`create method ${i}`, created.status);
-        const id = created.body.id as string;
-        const read = await there.get(`/v1/auth-methods/${id}`);
-        expect(`read method ${i} with a token from the other node`, read.status);
-        const first = await here.patch(`/v1/auth-methods/${id}`, {
-          version: created.body.version,
-          description: "a",
-        });
-        expect(`update method ${i}`, first.status);
-        const second = await there.patch(`/v1/auth-methods/${id}`, {
-          version: first.body.version,
-          description: "b",
-        });
-        expect(`update method ${i} again on the other node`, second.status);
-      }
-
-      // Event stream ACL: a token created on one node is accepted by the other at once.
-      for (let i = 0; i < rounds; i++) {
-        const created = await call(node(i), "POST", "/v1/acl/token", {
-          token: rootSecret,
-          body: { Name: `t${i}`, Type: "management" },
-        });
-        if (created.status !== 200) {
-          throw new Error(`creating an ACL token: ${created.status} ${created.text}`);
-        }
-        const secret = String((created.json as { SecretID: string }).SecretID);
+      expect(`read box${i}`, (await next.get(`/api/v1/box/admin/box${i}`, { token })).status);
+      const version = { version: { version: "1.0.0" } };
+      const created = await next.post(`/api/v1/box/admin/box${i}/versions`, version, { token });
+      expect(`create box${i} 1.0.0`, created.status);
+      const provider = { provider: { name: "virtualbox", url: "https://files.example.com/a.box" } };
+      const onFirst = new RegistryClient(node(i));
+      const path = `/api/v1/box/admin/box${i}/version/1.0.0`;
+      expect(
+        `add provider to box${i}`,
+        (await onFirst.post(`${path}/providers`, provider, { token })).status,
+      );
+      expect(`read provider of box${i}`, (await next.get(`${path}/provider/virtualbox`, { token })).status);
+      // A file uploaded through the other node to a provider added on this one: the upload session (a GET that
+      // writes) on this node, the bytes through the other (every fourth round: an upload takes a while).
+      if (i % 4 === 0) {
+        const hosted = `${path}/provider/libvirt`;
         expect(
-          `acl token ${i} on the other node`,
-          (await call(node(i + 1), "GET", "/v1/acl/token/self", { token: secret })).status,
+          `add libvirt to box${i}`,
+          (await onFirst.post(`${path}/providers`, { provider: { name: "libvirt" } }, { token })).status,
         );
+        const prepared = await next.get(`${hosted}/upload`, { token });
+        expect(`prepare an upload to box${i}`, prepared.status);
+        const uploadPath = new URL(String(prepared.body?.upload_path), node(i)).pathname;
+        const put = await fetch(`${node(i)}${uploadPath}`, { method: "PUT", body: `box file ${i}` });
+        await put.body?.cancel();
+        expect(`upload to box${i} through the other node`, put.status);
       }
-      assertEquals(misses, []);
-
-      // PostgreSQL down: reads are still answered from each node's view (a miss after trying to catch up).
-      await pg.halt();
-      try {
-        for (const url of urls) {
-          const client = new RegistryClient(url);
-          const started = Date.now();
-          assertEquals((await client.get("/api/v1/box/admin/box0", { token: registryToken })).status, 200);
-          assertEquals((await client.get("/api/v1/box/admin/nothing", { token: registryToken })).status, 404);
-          assertEquals(await fetch(`${url}/health`).then((r) => r.body?.cancel()), undefined);
-          const took = Date.now() - started;
-          if (took > 5000) throw new Error(`reads on ${url} took ${took} ms while PostgreSQL was down`);
-        }
-      } finally {
-        await pg.start();
-      }
-      await eventually(
-        "writes again",
-        async () => {
-          const r = await new RegistryClient(urls[1]!).post("/api/v1/boxes", {
-            box: { username: "admin", name: "after" },
-          }, {
-            token: registryToken,
-          });
-          return r.status === 200 ? true : undefined;
-        },
-        20_000,
-        200,
-      );
-    } finally {
-      await cluster.stop("SIGTERM");
-      await pg.stop();
+      // Released on the other node: the release sees the providers just added.
+      expect(`release box${i} 1.0.0`, (await next.put(`${path}/release`, {}, { token })).status);
     }
+    const registryToken = await new RegistryClient(urls[0]!).login("admin", "admin-password-1");
+    expect(
+      "a box nobody created",
+      (await new RegistryClient(urls[1]!).get("/api/v1/box/admin/nothing", { token: registryToken }))
+        .status,
+      404,
+    );
+
+    // Auth methods: a login token, a method, and an update building on the previous one's version.
+    const anon = new AuthClient(urls[0]!);
+    const methods = await anon.get("/v1/auth-methods?scope_id=global");
+    const primary = methods.body.items.find((m: { is_primary?: boolean }) => m.is_primary).id as string;
+    for (let i = 0; i < rounds; i++) {
+      const authToken = await login(new AuthClient(node(i)), primary, "admin", adminPassword);
+      const [here, there] = [new AuthClient(node(i), authToken), new AuthClient(node(i + 1), authToken)];
+      const created = await here.post("/v1/auth-methods", {
+        scope_id: "global",
+        type: "password",
+        name: `m${i}`,
+      });
+      expect(`create method ${i}`, created.status);
+      const id = created.body.id as string;
+      const read = await there.get(`/v1/auth-methods/${id}`);
+      expect(`read method ${i} with a token from the other node`, read.status);
+      const first = await here.patch(`/v1/auth-methods/${id}`, {
+        version: created.body.version,
+        description: "a",
+      });
+      expect(`update method ${i}`, first.status);
+      const second = await there.patch(`/v1/auth-methods/${id}`, {
+        version: first.body.version,
+        description: "b",
+      });
+      expect(`update method ${i} again on the other node`, second.status);
+    }
+
+    // Event stream ACL: a token created on one node is accepted by the other at once.
+    for (let i = 0; i < rounds; i++) {
+      const created = await call(node(i), "POST", "/v1/acl/token", {
+        token: rootSecret,
+        body: { Name: `t${i}`, Type: "management" },
+      });
+      if (created.status !== 200) {
+        throw new Error(`creating an ACL token: ${created.status} ${created.text}`);
+      }
+      const secret = String((created.json as { SecretID: string }).SecretID);
+      expect(
+        `acl token ${i} on the other node`,
+        (await call(node(i + 1), "GET", "/v1/acl/token/self", { token: secret })).status,
+      );
+    }
+    assertEquals(misses, []);
+
+    // PostgreSQL down: reads are still answered from each node's view (a miss after trying to catch up).
+    await cluster.pg.halt();
+    try {
+      for (const url of urls) {
+        const client = new RegistryClient(url);
+        const started = Date.now();
+        assertEquals((await client.get("/api/v1/box/admin/box0", { token: registryToken })).status, 200);
+        assertEquals((await client.get("/api/v1/box/admin/nothing", { token: registryToken })).status, 404);
+        assertEquals(await fetch(`${url}/health`).then((r) => r.body?.cancel()), undefined);
+        const took = Date.now() - started;
+        if (took > 5000) throw new Error(`reads on ${url} took ${took} ms while PostgreSQL was down`);
+      }
+    } finally {
+      await cluster.pg.start();
+    }
+    await eventually(
+      "writes again",
+      async () => {
+        const r = await new RegistryClient(urls[1]!).post("/api/v1/boxes", {
+          box: { username: "admin", name: "after" },
+        }, {
+          token: registryToken,
+        });
+        return r.status === 200 ? true : undefined;
+      },
+      20_000,
+      200,
+    );
   },
-});
+);

@@ -30,11 +30,8 @@ interface Cluster {
   seenOnB: Array<{ index: number; line: string }>;
 }
 
-function test(
-  name: string,
-  fn: (c: Cluster) => Promise<void>,
-  options: { viaUrl?: (url: string) => string } = {},
-) {
+/** A Deno.test on a fresh database of this file's one PostgreSQL server (the last test stops it). */
+function databaseTest(name: string, fn: (url: string) => Promise<void>) {
   Deno.test({
     name: `group commit: ${name}`,
     ignore: postgresSkipReason !== undefined,
@@ -42,33 +39,43 @@ function test(
     sanitizeOps: false,
     async fn() {
       pg ??= await startPostgres();
-      const url = await pg.createDatabase();
-      const dirs: string[] = [];
-      const open = async (at: string) => {
-        const dir = await Deno.makeTempDir({ prefix: "wharf-gc-" });
-        dirs.push(dir);
-        return await DataDir.open(dir, { checkpointMs: 60_000, databaseUrl: at, rootKey });
-      };
-      const a = await open(options.viaUrl?.(url) ?? url);
-      const b = await open(url);
-      const seenOnB: Cluster["seenOnB"] = [];
-      b.log.subscribe((batch) => seenOnB.push({ index: batch.index, line: JSON.stringify(batch.record) }));
-      const admin = postgres(url, { max: 1, onnotice: () => {} });
-      try {
-        // Both nodes listen before the test commits (else their first batches arrive by the poll).
-        await eventually("both nodes listen", async () => {
-          const [row] =
-            await admin`SELECT count(*)::int AS n FROM pg_stat_activity WHERE query ILIKE 'listen%'`;
-          return row!.n >= 2 || undefined;
-        });
-        await fn({ a, b, admin, url, seenOnB });
-      } finally {
-        await a.close({ checkpoint: false }).catch(() => {});
-        await b.close({ checkpoint: false }).catch(() => {});
-        await admin.end();
-        for (const d of dirs) await Deno.remove(d, { recursive: true });
-      }
+      await fn(await pg.createDatabase());
     },
+  });
+}
+
+/** A test on two nodes' stores on a fresh database, node `a` connecting through `viaUrl` if given. */
+function test(
+  name: string,
+  fn: (c: Cluster) => Promise<void>,
+  options: { viaUrl?: (url: string) => string } = {},
+) {
+  databaseTest(name, async (url) => {
+    const dirs: string[] = [];
+    const open = async (at: string) => {
+      const dir = await Deno.makeTempDir({ prefix: "wharf-gc-" });
+      dirs.push(dir);
+      return await DataDir.open(dir, { checkpointMs: 60_000, databaseUrl: at, rootKey });
+    };
+    const a = await open(options.viaUrl?.(url) ?? url);
+    const b = await open(url);
+    const seenOnB: Cluster["seenOnB"] = [];
+    b.log.subscribe((batch) => seenOnB.push({ index: batch.index, line: JSON.stringify(batch.record) }));
+    const admin = postgres(url, { max: 1, onnotice: () => {} });
+    try {
+      // Both nodes listen before the test commits (else their first batches arrive by the poll).
+      await eventually("both nodes listen", async () => {
+        const [row] =
+          await admin`SELECT count(*)::int AS n FROM pg_stat_activity WHERE query ILIKE 'listen%'`;
+        return row!.n >= 2 || undefined;
+      });
+      await fn({ a, b, admin, url, seenOnB });
+    } finally {
+      await a.close({ checkpoint: false }).catch(() => {});
+      await b.close({ checkpoint: false }).catch(() => {});
+      await admin.end();
+      for (const d of dirs) await Deno.remove(d, { recursive: true });
+    }
   });
 }
 
@@ -294,37 +301,29 @@ test("a COMMIT cut off before it happened (its backend terminated) answers 503 a
   assertEquals(value(c.b, "slow-commit"), undefined);
 });
 
-Deno.test({
-  name: "group commit: a database at schema 1 gains the batch column (schema 3) and takes commits",
-  ignore: postgresSkipReason !== undefined,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn() {
-    pg ??= await startPostgres();
-    const url = await pg.createDatabase();
-    const admin = postgres(url, { max: 1, onnotice: () => {} });
-    const dir = await Deno.makeTempDir({ prefix: "wharf-gc-schema-" });
+databaseTest("a database at schema 1 gains the batch column (schema 3) and takes commits", async (url) => {
+  const admin = postgres(url, { max: 1, onnotice: () => {} });
+  const dir = await Deno.makeTempDir({ prefix: "wharf-gc-schema-" });
+  try {
+    // The tables as the first release created them (schema 1), with one committed row.
+    assertEquals(await ensureSchema(admin, migrations.slice(0, 1)), 1);
+    await admin.unsafe(`UPDATE wharf_head SET last = 1`);
+    await admin`INSERT INTO wharf_log (idx, line) VALUES (1, ${JSON.stringify({ Index: 1, Events: [] })})`;
+    const data = await DataDir.open(dir, { checkpointMs: 60_000, databaseUrl: url, rootKey });
     try {
-      // The tables as the first release created them (schema 1), with one committed row.
-      assertEquals(await ensureSchema(admin, migrations.slice(0, 1)), 1);
-      await admin.unsafe(`UPDATE wharf_head SET last = 1`);
-      await admin`INSERT INTO wharf_log (idx, line) VALUES (1, ${JSON.stringify({ Index: 1, Events: [] })})`;
-      const data = await DataDir.open(dir, { checkpointMs: 60_000, databaseUrl: url, rootKey });
-      try {
-        assertEquals((await increment(data, ["after-upgrade"])).index, 2);
-      } finally {
-        await data.close({ checkpoint: false });
-      }
-      assertEquals((await admin`SELECT version FROM wharf_schema`).map((r) => r.version), [
-        latestSchemaVersion,
-      ]);
-      const rows = await admin`SELECT idx, batch FROM wharf_log ORDER BY idx`;
-      assertEquals(rows.map((r) => [Number(r.idx), r.batch === null]), [[1, true], [2, false]]);
+      assertEquals((await increment(data, ["after-upgrade"])).index, 2);
     } finally {
-      await admin.end();
-      await Deno.remove(dir, { recursive: true });
+      await data.close({ checkpoint: false });
     }
-  },
+    assertEquals((await admin`SELECT version FROM wharf_schema`).map((r) => r.version), [
+      latestSchemaVersion,
+    ]);
+    const rows = await admin`SELECT idx, batch FROM wharf_log ORDER BY idx`;
+    assertEquals(rows.map((r) => [Number(r.idx), r.batch === null]), [[1, true], [2, false]]);
+  } finally {
+    await admin.end();
+    await Deno.remove(dir, { recursive: true });
+  }
 });
 
 Deno.test({

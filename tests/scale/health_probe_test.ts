@@ -28,46 +28,45 @@ Deno.test({
         slowest = Math.max(slowest, performance.now() - started);
         return body;
       };
+      // /health polled every 200 ms until `ok` says yes, for at most `ms`.
+      const healthUntil = (what: string, ok: (h: Record<string, unknown>) => boolean, ms: number) =>
+        eventually(
+          what,
+          async () => {
+            const h = await health();
+            return ok(h) ? h : undefined;
+          },
+          ms,
+          200,
+        );
       assertEquals((await health()).object_store, "up");
       assertEquals((await health()).status, "ok");
 
       await swift.haltProxy();
-      const down = await eventually(
+      const down = await healthUntil(
         "health says the object store is down",
-        async () => {
-          const h = await health();
-          return h.object_store === "down" ? h : undefined;
-        },
+        (h) => h.object_store === "down",
         10_000,
-        200,
       );
       assertEquals(down.status, "degraded");
       assertEquals(down.node, "probe");
 
       await swift.startProxy();
       const upAgain = () =>
-        eventually(
+        healthUntil(
           "health says the object store is up again",
-          async () => {
-            const h = await health();
-            return h.object_store === "up" && h.status === "ok" ? h : undefined;
-          },
+          (h) => h.object_store === "up" && h.status === "ok",
           20_000,
-          200,
         );
       await upAgain();
 
       // A store that accepts connections and never answers: /health still answers within ~2 s, saying down.
       swift.freezeProxy(true);
       try {
-        await eventually(
+        await healthUntil(
           "health says a hanging object store is down",
-          async () => {
-            const h = await health();
-            return h.object_store === "down" ? h : undefined;
-          },
+          (h) => h.object_store === "down",
           10_000,
-          200,
         );
       } finally {
         swift.freezeProxy(false);

@@ -5,32 +5,20 @@
 
 import postgres from "postgres";
 import { assert, assertEquals } from "../helpers/assert.ts";
-import { type PostgresServer, postgresSkipReason, startPostgres } from "../fixtures/postgres.ts";
 import { Client as RegistryClient } from "../registry/helpers.ts";
-import { rootSecret } from "../events/stream_helpers.ts";
 import { ensureSchema } from "../../lib/store/postgres/schema.ts";
 import { latestSchemaVersion, migrations } from "../../lib/store/postgres/migrations.ts";
-import { Nodes, testRootKey } from "./helpers.ts";
+import { clusterTest, Nodes } from "./helpers.ts";
 
-if (postgresSkipReason) console.warn(`schema migration tests skipped: ${postgresSkipReason}`);
-const rootKey = testRootKey(25);
 const mainPath = new URL("../../main.ts", import.meta.url).pathname;
 
-function envFor(url: string): Record<string, string> {
-  return {
-    WHARF_DATABASE_URL: url,
-    WHARF_ROOT_KEY: rootKey,
-    WHARF_ACL_BOOTSTRAP_SECRET: rootSecret,
-    WHARF_REGISTRY_ADMIN_PASSWORD: "admin-password-1",
-  };
-}
-
 /** Starts two nodes at once on `url`; both must serve, on the newest schema, with one first admin. */
-async function twoAtOnce(pg: PostgresServer, url: string): Promise<void> {
+async function twoAtOnce(url: string, env: Record<string, string>): Promise<void> {
   const nodes = new Nodes();
   const db = postgres(url, { max: 1, onnotice: () => {} });
   try {
-    const [a, b] = await Promise.all([nodes.spawn("a", envFor(url)), nodes.spawn("b", envFor(url))]);
+    const onUrl = { ...env, WHARF_DATABASE_URL: url };
+    const [a, b] = await Promise.all([nodes.spawn("a", onUrl), nodes.spawn("b", onUrl)]);
     for (const node of [a!, b!]) {
       assertEquals((await (await fetch(`${node.url}/health`)).json()).status, "ok");
       const token = await new RegistryClient(node.url).login("admin", "admin-password-1");
@@ -42,121 +30,81 @@ async function twoAtOnce(pg: PostgresServer, url: string): Promise<void> {
     await db.end({ timeout: 1 });
     await nodes.stop("SIGKILL");
   }
-  void pg;
 }
 
-Deno.test({
-  name: "two nodes starting at once on an empty database, then on a version-1 one, both come up migrated",
-  ignore: postgresSkipReason !== undefined,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn() {
-    const pg = await startPostgres();
+clusterTest(
+  "two nodes starting at once on an empty database, then on a version-1 one, both come up migrated",
+  {},
+  async (cluster) => {
+    await twoAtOnce(cluster.databaseUrl, cluster.env);
+    // A database as the first release left it: only migration 1 applied.
+    const old = await cluster.pg.createDatabase();
+    const sql = postgres(old, { max: 1, onnotice: () => {} });
     try {
-      await twoAtOnce(pg, await pg.createDatabase());
-      // A database as the first release left it: only migration 1 applied.
-      const old = await pg.createDatabase();
-      const sql = postgres(old, { max: 1, onnotice: () => {} });
-      try {
-        assertEquals(await ensureSchema(sql, migrations.slice(0, 1)), 1);
-        assertEquals((await sql`SELECT to_regclass('wharf_nodes') AS t`)[0]!.t, null);
-      } finally {
-        await sql.end({ timeout: 1 });
-      }
-      await twoAtOnce(pg, old);
+      assertEquals(await ensureSchema(sql, migrations.slice(0, 1)), 1);
+      assertEquals((await sql`SELECT to_regclass('wharf_nodes') AS t`)[0]!.t, null);
     } finally {
-      await pg.stop();
+      await sql.end({ timeout: 1 });
     }
+    await twoAtOnce(old, cluster.env);
   },
-});
+);
 
-Deno.test({
-  name: "a database written by a newer wharf is refused: exit code 2 and a clear message",
-  ignore: postgresSkipReason !== undefined,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn() {
-    const pg = await startPostgres();
+clusterTest(
+  "a database written by a newer wharf is refused: exit code 2 and a clear message",
+  {},
+  async (cluster) => {
     const dir = await Deno.makeTempDir({ prefix: "wharf-schema-" });
-    try {
-      const url = await pg.createDatabase();
-      const sql = postgres(url, { max: 1, onnotice: () => {} });
-      try {
-        await ensureSchema(sql);
-        // As a newer wharf whose step older ones cannot run with records it.
-        await sql`UPDATE wharf_schema SET version = ${latestSchemaVersion + 1}, runs_with_from = ${
-          latestSchemaVersion + 1
-        }`;
-      } finally {
-        await sql.end({ timeout: 1 });
-      }
-      const out = await new Deno.Command(Deno.execPath(), {
-        args: ["run", "-A", mainPath, "--port", "0", "--data-dir", dir],
-        env: envFor(url),
-        stdout: "piped",
-        stderr: "piped",
-      }).output();
-      const stderr = new TextDecoder().decode(out.stderr);
-      assertEquals(out.code, 2, stderr);
-      assert(
-        stderr.includes(
-          `the database holds wharf schema version ${latestSchemaVersion + 1}, newer than this wharf knows`,
-        ),
-        stderr,
-      );
-      assert(!new TextDecoder().decode(out.stdout).includes("listening"));
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-      await pg.stop();
-    }
+    cluster.defer(() => Deno.remove(dir, { recursive: true }));
+    await ensureSchema(cluster.db);
+    // As a newer wharf whose step older ones cannot run with records it.
+    const next = latestSchemaVersion + 1;
+    await cluster.db`UPDATE wharf_schema SET version = ${next}, runs_with_from = ${next}`;
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", mainPath, "--port", "0", "--data-dir", dir],
+      env: cluster.env,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const stderr = new TextDecoder().decode(out.stderr);
+    assertEquals(out.code, 2, stderr);
+    assert(
+      stderr.includes(
+        `the database holds wharf schema version ${latestSchemaVersion + 1}, newer than this wharf knows`,
+      ),
+      stderr,
+    );
+    assert(!new TextDecoder().decode(out.stdout).includes("listening"));
   },
-});
+);
 
-Deno.test({
-  name: "a database migrated by a newer wharf through an additive step still runs this wharf's nodes",
-  ignore: postgresSkipReason !== undefined,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn() {
-    const pg = await startPostgres();
-    const nodes = new Nodes();
-    try {
-      const url = await pg.createDatabase();
-      const sql = postgres(url, { max: 1, onnotice: () => {} });
-      const next = latestSchemaVersion + 1;
-      try {
-        // The newer wharf's step: a table this wharf never reads, declared to run with this wharf's schema.
-        const additive = {
-          version: next,
-          purpose: "a table older wharfs do not read",
-          statements: ["CREATE TABLE wharf_future (x int)"],
-          runsWithFrom: latestSchemaVersion,
-        };
-        assertEquals(await ensureSchema(sql, [...migrations, additive]), next);
-        // This wharf uses it as it is: nothing migrated back, nothing refused.
-        assertEquals(await ensureSchema(sql), next);
-        const node = await nodes.spawn("older", envFor(url));
-        assertEquals((await (await fetch(`${node.url}/health`)).json()).status, "ok");
-        const client = new RegistryClient(node.url);
-        const token = await client.login("admin", "admin-password-1");
-        const created = await client.post("/api/v1/boxes", {
-          box: { username: "admin", name: "still-writes" },
-        }, {
-          token,
-        });
-        assertEquals(created.status, 200, created.text);
-        assertEquals(
-          (await sql`SELECT version, runs_with_from FROM wharf_schema`).map((
-            r,
-          ) => [r.version, r.runs_with_from]),
-          [[next, latestSchemaVersion]],
-        );
-      } finally {
-        await sql.end({ timeout: 1 });
-      }
-    } finally {
-      await nodes.stop("SIGTERM");
-      await pg.stop();
-    }
+clusterTest(
+  "a database migrated by a newer wharf through an additive step still runs this wharf's nodes",
+  {},
+  async (cluster) => {
+    const next = latestSchemaVersion + 1;
+    // The newer wharf's step: a table this wharf never reads, declared to run with this wharf's schema.
+    const additive = {
+      version: next,
+      purpose: "a table older wharfs do not read",
+      statements: ["CREATE TABLE wharf_future (x int)"],
+      runsWithFrom: latestSchemaVersion,
+    };
+    assertEquals(await ensureSchema(cluster.db, [...migrations, additive]), next);
+    // This wharf uses it as it is: nothing migrated back, nothing refused.
+    assertEquals(await ensureSchema(cluster.db), next);
+    const node = await cluster.spawn("older");
+    assertEquals((await (await fetch(`${node.url}/health`)).json()).status, "ok");
+    const client = new RegistryClient(node.url);
+    const token = await client.login("admin", "admin-password-1");
+    const box = { box: { username: "admin", name: "still-writes" } };
+    const created = await client.post("/api/v1/boxes", box, { token });
+    assertEquals(created.status, 200, created.text);
+    assertEquals(
+      (await cluster.db`SELECT version, runs_with_from FROM wharf_schema`).map((
+        r,
+      ) => [r.version, r.runs_with_from]),
+      [[next, latestSchemaVersion]],
+    );
   },
-});
+);
