@@ -42,17 +42,16 @@ Deno.test({
       }, { token: admin });
       assertEquals(made.status, 200, made.text);
       const alice = await apis[0]!.login("alice", "alice-password");
-      /** Waits until node two answers `path` (as `token`) with `status`. */
-      const onNodeTwo = (path: string, status: number, token = alice) =>
+      /** Waits until node `node` answers `path` (as `token`) with `status`. */
+      const answers = (node: number, path: string, status: number, token = alice) =>
         eventually(
-          `${path} answering ${status} on node two`,
-          async () => (await apis[1]!.get(path, { token })).status === status ? true : undefined,
+          `${path} answering ${status} on node ${node + 1}`,
+          async () => (await apis[node]!.get(path, { token })).status === status ? true : undefined,
         );
-      /** Waits until both nodes answer `path` with `status` (node one acknowledged; node two catches up). */
+      const onNodeTwo = (path: string, status: number, token = alice) => answers(1, path, status, token);
+      /** Waits until both nodes answer `path` with `status` (the one that acknowledged a write at once). */
       const onBoth = async (path: string, status: number, token = alice) => {
-        const first = await apis[0]!.get(path, { token });
-        assertEquals(first.status, status, `${path} on node one: ${first.text}`);
-        await onNodeTwo(path, status, token);
+        for (const node of [0, 1]) await answers(node, path, status, token);
       };
       const createBox = async (username: string, name: string) => {
         const r = await apis[0]!.post("/api/v1/boxes", { box: { username, name, is_private: false } }, {
