@@ -1,21 +1,25 @@
 // Durable writes per second on PostgreSQL (fsync on, PostgreSQL's defaults): concurrent commits through wharf's
-// store (event publishes, and registry writes as routes/registry/state.ts makes them) against a raw INSERT +
-// COMMIT loop on the same database with the same number of concurrent clients, and the lag of a second node's
-// view after the writer's answer (p50/p99).
+// store (event publishes; registry writes with the lock keys routes/registry/locks.ts gives a box write, spread
+// over many namespaces; and the same writes under the old single registry key) against a raw INSERT + COMMIT
+// loop on the same database with the same number of concurrent clients, and the lag of a second node's view
+// after the writer's answer (p50/p99).
 // Run: deno run -A bench/scale_writes.ts (needs Debian's postgresql; starts its own server).
 // BENCH_COMMITS (per workload, default 1000), BENCH_CONCURRENCY (a comma list, default 1,16,64;
 // 1 client runs a quarter of the commits), BENCH_ROUNDS (2), BENCH_SLICES (5),
-// BENCH_FSYNC=off for the old fsync-off setting.
+// BENCH_FSYNC=off for the old fsync-off setting, BENCH_NAMESPACES (namespaces the registry writes spread over,
+// default 256).
 
 import postgres from "postgres";
 import { DataDir } from "../lib/store/mod.ts";
 import { startPostgres } from "../tests/fixtures/postgres.ts";
+import { registryLock, registryLockSet } from "../routes/registry/locks.ts";
 
 const commits = Number(Deno.env.get("BENCH_COMMITS") ?? 1000);
 const widths = (Deno.env.get("BENCH_CONCURRENCY") ?? "1,16,64").split(",").map(Number);
 const rounds = Number(Deno.env.get("BENCH_ROUNDS") ?? 2);
 const durable = Deno.env.get("BENCH_FSYNC") !== "off";
 const slices = Number(Deno.env.get("BENCH_SLICES") ?? 5);
+const namespaces = Number(Deno.env.get("BENCH_NAMESPACES") ?? 256);
 const rootKey = btoa(String.fromCharCode(...new Uint8Array(32).fill(1)));
 
 async function pool(n: number, width: number, task: (i: number) => Promise<void>): Promise<number> {
@@ -37,7 +41,7 @@ const eventOf = (i: number) => ({
 
 const boxOf = (i: number) => ({
   id: crypto.randomUUID(),
-  owner: "u-bench",
+  owner: `u-bench-${i % namespaces}`,
   name: `box-${i}`,
   short_description: "A box created by bench/scale_writes.ts",
   description_markdown: "Lorem ipsum dolor sit amet, ".repeat(8),
@@ -86,15 +90,18 @@ try {
       await timed(() => writer.store.transact([], () => ({ events: [eventOf(i)] })));
     });
   let boxes = 0;
-  const registryWrites = (n: number, width: number) =>
+  /** Box writes; `scoped`: as Registry.writeIn commits one (registry/write shared, the namespace's key). */
+  const registryWrites = (scoped: boolean) => (n: number, width: number) =>
     pool(n, width, async () => {
-      // As routes/registry/state.ts write() commits: every registry mutation under the one registry lock.
       const box = boxOf(++boxes);
+      const { locks, sharedLocks } = scoped
+        ? registryLockSet([registryLock.namespace(box.owner)])
+        : { locks: ["registry/write"], sharedLocks: [] }; // before: every registry write under one key
       await timed(() =>
-        writer.store.transact(["registry/write"], () => ({
+        writer.store.transact(locks, () => ({
           writes: [{ collection: "registry/boxes", id: box.id, doc: box }],
           events: [{ Topic: "Box", Type: "BoxCreated", Key: box.name, Payload: { id: box.id } }],
-        }))
+        }), { sharedLocks })
       );
     });
 
@@ -102,13 +109,14 @@ try {
     `PostgreSQL ${
       durable ? "fsync on (defaults)" : "fsync off"
     }; ${commits} commits per workload and round ` +
-      `(a quarter with 1 client), in ${slices} interleaved slices; ${rounds} rounds`,
+      `(a quarter with 1 client), in ${slices} interleaved slices; ${rounds} rounds; ` +
+      `registry writes over ${namespaces} namespaces`,
   );
   for (let round = 1; round <= rounds; round++) {
     for (const width of widths) {
       // The disk is shared: the three workloads take turns in slices, so a slow minute hits them alike.
       const n = Math.ceil(runs(width) / slices);
-      const seconds = { raw: 0, publish: 0, registry: 0 };
+      const seconds = { raw: 0, publish: 0, registry: 0, single: 0 };
       let grouped = { batches: 0, members: 0 };
       for (let slice = 0; slice < slices; slice++) {
         seconds.raw += await rawRun(n, width);
@@ -121,12 +129,22 @@ try {
             members: grouped.members + after.members - before.members,
           };
         }
-        seconds.registry += await registryWrites(n, width);
+        // The registry's keys and the old single key take turns going first.
+        if (slice % 2 === 0) {
+          seconds.registry += await registryWrites(true)(n, width);
+          seconds.single += await registryWrites(false)(n, width);
+        } else {
+          seconds.single += await registryWrites(false)(n, width);
+          seconds.registry += await registryWrites(true)(n, width);
+        }
       }
       const total = n * slices;
-      const [rawRate, publishRate, registryRate] = [seconds.raw, seconds.publish, seconds.registry].map((
-        s,
-      ) => total / s) as [number, number, number];
+      const [rawRate, publishRate, registryRate, singleRate] = [
+        seconds.raw,
+        seconds.publish,
+        seconds.registry,
+        seconds.single,
+      ].map((s) => total / s) as [number, number, number, number];
       const groupedText = grouped.batches
         ? `; publishes grouped ${(grouped.members / grouped.batches).toFixed(1)} per COMMIT`
         : "";
@@ -135,7 +153,8 @@ try {
           publishRate.toFixed(0)
         }/s (${(publishRate / rawRate).toFixed(2)}x); registry writes ${registryRate.toFixed(0)}/s (${
           (registryRate / rawRate).toFixed(2)
-        }x)${groupedText}`,
+        }x), under the old single key ${singleRate.toFixed(0)}/s (${(singleRate / rawRate).toFixed(2)}x); ` +
+          `registry keys / single key ${(registryRate / singleRate).toFixed(2)}x${groupedText}`,
       );
     }
   }

@@ -11,6 +11,7 @@ import { isValidEmail, LONG_TEXT_MAX, mobilePattern, namespacePattern, reservedN
 import { adminCount, deleteNamespaceBoxes, renderAdminUser, userRemovalWrites } from "./accounts.ts";
 import { newTotpSecret, otpauthUrl } from "./twofactor.ts";
 import type { Registry } from "./state.ts";
+import { registryLock } from "./locks.ts";
 
 function view(req: Req) {
   return { reg: req.reg, origin: req.origin, insider: true };
@@ -181,7 +182,8 @@ export async function enrolTotp(req: Req): Promise<Response> {
 /** Starts an authenticator app enrolment for a user (admin API, and a user's own security page). */
 export async function enrolTotpFor(reg: Registry, key: string) {
   const secret = newTotpSecret();
-  const doc = await reg.write(() => {
+  // One user's document (ifVersion): that user's key.
+  const doc = await reg.writeIn([registryLock.namespace(key)], () => {
     const current = reg.user(key);
     if (!current) throw notFound();
     const next = {
@@ -214,7 +216,7 @@ export async function confirmTotpFor(
   code: string,
   enable = false,
 ): Promise<UserDoc> {
-  return await reg.write(() => {
+  return await reg.writeIn([registryLock.namespace(key)], () => {
     const current = reg.user(key);
     if (!current) throw notFound();
     if (!current.doc.totp_pending) throw new ApiError(422, "No authenticator app enrolment is pending");
@@ -245,7 +247,7 @@ export async function removeTotp(req: Req): Promise<Response> {
 
 /** Removes the authenticator app; two-factor stays on only when SMS remains. */
 export async function removeTotpFor(reg: Registry, key: string): Promise<UserDoc> {
-  return await reg.write(() => {
+  return await reg.writeIn([registryLock.namespace(key)], () => {
     const current = reg.user(key);
     if (!current) throw notFound();
     const next = { ...current.doc, totp_secret: null, totp_pending: null, updated_at: now() };
@@ -287,7 +289,7 @@ export async function deleteUserToken(req: Req): Promise<Response> {
 
 /** Revokes one of a user's tokens; 404 when it is not theirs. */
 export async function deleteTokenOf(reg: Registry, key: string, hash: string): Promise<void> {
-  await reg.write(() => {
+  await reg.writeIn([registryLock.namespace(key), registryLock.token(hash)], () => {
     const token = reg.store.get<TokenDoc>(TOKENS, hash);
     if (!token || token.doc.username.toLowerCase() !== key) throw notFound();
     return { writes: [{ collection: TOKENS, id: hash, doc: null }] };

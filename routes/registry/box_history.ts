@@ -10,6 +10,7 @@ import { boxEvent } from "./events.ts";
 import { type BoxDoc, BOXES } from "./model.ts";
 import { boxPath } from "./render.ts";
 import { currentBox, ownerView } from "./boxes.ts";
+import { registryLock } from "./locks.ts";
 
 /*
  * GET|PUT /api/v1/admin/boxes/:username/:name/history (and /api/v2): admins only, whatever the box's privacy.
@@ -96,7 +97,8 @@ export async function putHistory(req: Req): Promise<Response> {
   }));
   errors.throwIfAny();
   const reg = req.reg;
-  const id = await reg.write(() => {
+  // An admin write, but confined to one box (ifVersion): its namespace's key, like any box update.
+  const id = await reg.writeIn([registryLock.namespace(target.doc.owner)], () => {
     const box = currentBox(req, target.id);
     const doc: BoxDoc = structuredClone(box.doc);
     const missing = new FieldErrors();

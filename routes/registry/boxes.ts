@@ -11,6 +11,7 @@ import { type BoxDoc, BOXES, now } from "./model.ts";
 import { boxJson, boxPath, renderBox, type View } from "./render.ts";
 import { jsonText } from "./respond.ts";
 import { isValidBoxName, LONG_TEXT_MAX, SHORT_DESCRIPTION_MAX } from "./rules.ts";
+import { registryLock } from "./locks.ts";
 
 /** The box named by the path, visible to the caller (404 otherwise), and whether the caller is an insider. */
 export function visibleBox(req: Req): { box: StoredDoc<BoxDoc>; insider: boolean } {
@@ -80,7 +81,8 @@ export async function createBox(req: Req): Promise<Response> {
   const isPrivate = readPrivacy(errors, body);
   errors.throwIfAny();
   const reg = req.reg;
-  const stored = await reg.write(() => {
+  // Box names are unique per namespace: creates and renames in it take its key.
+  const stored = await reg.writeIn([registryLock.namespace(ownerKey)], () => {
     if (reg.namespaceName(ownerKey) === undefined) throw notFound();
     if (reg.box(ownerKey, name!)) throw unprocessable(["Name has already been taken"]);
     const t = now();
@@ -121,7 +123,7 @@ export async function updateBox(req: Req): Promise<Response> {
   const isPrivate = readPrivacy(errors, body);
   errors.throwIfAny();
   const reg = req.reg;
-  const id = await reg.write(() => {
+  const id = await reg.writeIn([registryLock.namespace(target.doc.owner)], () => {
     const box = currentBox(req, target.id);
     const previousTag = boxPath(reg, box.doc);
     const next: BoxDoc = { ...box.doc, private: isPrivate, updated_at: now() };
@@ -155,7 +157,7 @@ export async function deleteBox(req: Req): Promise<Response> {
   const user = requireUser(req);
   const target = writableBox(req);
   const reg = req.reg;
-  const last = await reg.write(() => {
+  const last = await reg.writeIn([registryLock.namespace(target.doc.owner)], () => {
     const box = currentBox(req, target.id);
     return {
       writes: [{ collection: BOXES, id: box.id, doc: null }],

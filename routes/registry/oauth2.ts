@@ -8,6 +8,7 @@ import { randomSecret } from "../../lib/ids.ts";
 import { type Req, tokenHash } from "./auth.ts";
 import { now, TOKENS } from "./model.ts";
 import type { PrincipalDoc, PrincipalTokenDoc } from "./principals.ts";
+import { registryLock } from "./locks.ts";
 
 export const OAUTH_TOKEN_PATH = "/oauth2/token";
 /** Form bodies are a few hundred bytes: anything past this is refused before it is read. */
@@ -209,7 +210,8 @@ async function mintToken(req: Req, principal: PrincipalDoc): Promise<Response> {
   const token = `wharf_${randomSecret(32)}`;
   const hash = tokenHash(reg, token);
   const ttl = reg.settings.spTokenTtlMs;
-  await reg.write(() => {
+  // The principal's organization's key (a principal never moves): its tokens are swept and capped here.
+  await reg.writeIn([registryLock.namespace(principal.org)], () => {
     // A principal deleted while its secret was checked gets nothing.
     const current = reg.principals.get(principal.client_id)?.doc;
     const org = current ? reg.org(current.org)?.doc : undefined;

@@ -12,6 +12,7 @@ import { FieldErrors, readPayload } from "./body.ts";
 import { notFound, unprocessable } from "./errors.ts";
 import { now, type TokenDoc, TOKENS, type UserDoc } from "./model.ts";
 import type { Registry } from "./state.ts";
+import { registryLock } from "./locks.ts";
 
 export const PRINCIPALS = "registry/principals";
 const SECRET_HMAC_PURPOSE = "registry.sp-secret";
@@ -189,7 +190,8 @@ export async function createPrincipal(req: Req): Promise<Response> {
     created_by: actor!.username,
     created_at: now(),
   };
-  await reg.write(() => {
+  // The organization's key: its principals' names are unique and counted (the org's deletion is global).
+  await reg.writeIn([registryLock.namespace(org.id)], () => {
     if (!reg.org(org.id)) throw notFound();
     const siblings = reg.principals.ofOrg(org.id);
     if (siblings.some((p) => p.name.toLowerCase() === doc.name.toLowerCase())) {
@@ -219,7 +221,7 @@ export async function deletePrincipal(req: Req): Promise<Response> {
   const org = requireOrgManager(req, "service principals");
   const reg = req.reg;
   const clientId = req.ctx.params.client_id ?? "";
-  const writes = await reg.write(() => {
+  const writes = await reg.writeIn([registryLock.namespace(org.id)], () => {
     const principal = reg.principals.get(clientId);
     if (!principal || principal.doc.org !== org.id) throw notFound();
     const writes: DocWrite[] = [

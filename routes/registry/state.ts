@@ -1,5 +1,5 @@
 // The registry's in-memory view over the document store: lookups by name, boxes by owner, blob
-// reference counts, usage counters, and the single write path (one lock, one commit per operation).
+// reference counts, usage counters, and the write path (one commit per operation, global or scoped locks).
 
 import type { AppContext } from "../../lib/app.ts";
 import type { CommitPlan, Counters, StoredDoc } from "../../lib/store/mod.ts";
@@ -13,6 +13,7 @@ import { LoginThrottle } from "./throttle.ts";
 import { fillArchitectureDefaults } from "./architectures.ts";
 import type { RequestContext } from "../../lib/http.ts";
 import type { Caller } from "./auth.ts";
+import { registryLockSet } from "./locks.ts";
 
 export class Registry {
   readonly ctx: AppContext;
@@ -147,10 +148,30 @@ export class Registry {
     return this.store.get<{ enabled: boolean }>(SETTINGS, "maintenance")?.doc.enabled === true;
   }
 
-  /** Runs one registry mutation under the registry lock as one durable commit; returns its result. */
-  async write<R>(plan: () => CommitPlan<R> | Promise<CommitPlan<R>>): Promise<R> {
+  /**
+   * Runs one registry mutation as one durable commit, excluding every other registry write (registry/write
+   * exclusive): for writes that read or change across namespaces, and rare ones. Returns the plan's result.
+   */
+  write<R>(plan: () => CommitPlan<R> | Promise<CommitPlan<R>>): Promise<R> {
+    return this.#commit(undefined, plan);
+  }
+
+  /**
+   * Runs one mutation confined to the namespaces (and sessions, tokens) `keys` name (see locks.ts for the rule):
+   * registry/write shared, `keys` exclusive, so writes on other keys run together and global ones exclude it.
+   * `keys` must name everything the plan reads or decides on beyond what only global writes change.
+   */
+  writeIn<R>(keys: readonly string[], plan: () => CommitPlan<R> | Promise<CommitPlan<R>>): Promise<R> {
+    return this.#commit(keys, plan);
+  }
+
+  async #commit<R>(
+    keys: readonly string[] | undefined,
+    plan: () => CommitPlan<R> | Promise<CommitPlan<R>>,
+  ): Promise<R> {
     try {
-      const { result } = await this.store.transact(["registry/write"], plan);
+      const { locks, sharedLocks } = registryLockSet(keys);
+      const { result } = await this.store.transact(locks, plan, { sharedLocks });
       return result;
     } catch (err) {
       if (err instanceof VersionConflictError) {

@@ -9,6 +9,7 @@ import { now, type TokenDoc, TOKENS, type UserDoc, USERS } from "./model.ts";
 import { verifyPassword } from "./passwords.ts";
 import type { Registry } from "./state.ts";
 import type { StoredDoc } from "../../lib/store/mod.ts";
+import { registryLock } from "./locks.ts";
 
 function findByLogin(reg: Registry, login: string): StoredDoc<UserDoc> | undefined {
   const lower = login.trim().toLowerCase();
@@ -73,7 +74,7 @@ export async function verifyLogin(
   if (!found.doc.two_factor_enabled) return found;
   const { totpStep } = reg.twoFactor.checkLoginCode(found.id, found.doc, member(body, "two_factor").code);
   if (totpStep === undefined) return found;
-  await reg.write(() => {
+  await reg.writeIn([registryLock.namespace(found.id)], () => {
     const user = reg.user(found.id);
     if (!user) return { writes: [] };
     if (user.doc.totp_last_step >= totpStep) throw new ApiError(406, "Invalid or expired two-factor code!");
@@ -102,7 +103,11 @@ export async function issueToken(reg: Registry, username: string, description: s
     created_at: createdAt,
     expires_at: ttl > 0 ? new Date(Date.now() + ttl).toISOString() : null,
   };
-  await reg.write(() => ({ writes: [{ collection: TOKENS, id: hash, doc, ifVersion: 0 }] }));
+  // Under the user's key: a user deleted meanwhile (a global write, which removes its tokens) gets none.
+  await reg.writeIn([registryLock.namespace(username)], () => {
+    if (!reg.user(username)) throw new ApiError(401, "Invalid login or password!");
+    return { writes: [{ collection: TOKENS, id: hash, doc, ifVersion: 0 }] };
+  });
   return { description, token, token_hash: hash, created_at: createdAt };
 }
 
@@ -120,7 +125,9 @@ export function validateToken(req: Req): Response {
 export async function deleteToken(req: Req): Promise<Response> {
   requireUser(req);
   const hash = req.caller.tokenHash!;
-  await req.reg.write(() => ({ writes: [{ collection: TOKENS, id: hash, doc: null }] }));
+  // The token and its holder's key (an organization's for a service principal's token: its sweep counts them).
+  const keys = [registryLock.token(hash), registryLock.namespace(req.caller.userKey!)];
+  await req.reg.writeIn(keys, () => ({ writes: [{ collection: TOKENS, id: hash, doc: null }] }));
   req.reg.tokenUse.delete(hash);
   return new Response(null, { status: 204 });
 }

@@ -15,6 +15,7 @@ import { findVersion } from "./versions.ts";
 import { hashBlob, pathProvider } from "./providers.ts";
 import { defaultProvider, providerIn } from "./architectures.ts";
 import type { Registry } from "./state.ts";
+import { registryLock } from "./locks.ts";
 
 /*
  * Design. Each prepared upload is one document in `registry/uploads`, committed before the prepare answers,
@@ -117,6 +118,7 @@ export class Uploads {
     const expired = () =>
       [...store.list<UploadDoc>(UPLOADS)].filter((s) => !this.#streaming.has(s.id) && s.doc.expires_at <= at);
     if (expired().length === 0) return;
+    // Global: it reads every session, whatever its namespace.
     await this.#reg.write(() => ({
       writes: expired().map((s): DocWrite => ({ collection: UPLOADS, id: s.id, doc: null })),
     }));
@@ -124,7 +126,7 @@ export class Uploads {
 
   /** Deletes one session durably if it is still stored. */
   async #drop(hash: string): Promise<void> {
-    await this.#reg.write(() => ({
+    await this.#reg.writeIn([registryLock.upload(hash)], () => ({
       writes: this.#reg.ctx.data.store.get(UPLOADS, hash)
         ? [{ collection: UPLOADS, id: hash, doc: null }]
         : [],
@@ -137,7 +139,11 @@ export class Uploads {
   ): Promise<string> {
     const id = randomSecret(32);
     const doc: UploadDoc = { ...session, expires_at: Date.now() + this.#reg.settings.uploadUrlTtlMs };
-    await this.#reg.write(() => ({ writes: [{ collection: UPLOADS, id: this.#hash(id), doc }] }));
+    const hash = this.#hash(id);
+    await this.#reg.writeIn(
+      [registryLock.upload(hash)],
+      () => ({ writes: [{ collection: UPLOADS, id: hash, doc }] }),
+    );
     return id;
   }
 
@@ -178,7 +184,7 @@ export class Uploads {
 
   /** Records a direct upload's file in its session durably and restarts its expiry. */
   async stage(hash: string, blob: StoredBlob): Promise<void> {
-    await this.#reg.write(() => {
+    await this.#reg.writeIn([registryLock.upload(hash)], () => {
       const current = this.#reg.ctx.data.store.get<UploadDoc>(UPLOADS, hash);
       if (!current) throw notFound();
       const doc: UploadDoc = {
@@ -202,7 +208,11 @@ function hostedFile(blob: StoredBlob): HostedFile {
 async function commitUpload(req: Req, session: UploadSession, blob: StoredBlob, actor: string) {
   const reg = req.reg;
   const s = session.doc;
-  return await reg.write(() => {
+  // The session (consumed once) and the box's namespace (a box's owner never changes).
+  const owner = reg.store.get<BoxDoc>(BOXES, s.box_id)?.doc.owner;
+  if (owner === undefined) throw notFound();
+  const keys = [registryLock.upload(session.hash), registryLock.namespace(owner)];
+  return await reg.writeIn(keys, () => {
     if (!reg.store.get(UPLOADS, session.hash)) throw notFound();
     const box = currentBox(req, s.box_id);
     const doc: BoxDoc = structuredClone(box.doc);
