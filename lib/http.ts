@@ -15,6 +15,11 @@ export interface RequestContext {
   family: Family;
   /** The route's body limit in bytes. */
   maxBodyBytes: number;
+  /**
+   * True when the router answers this request a second time (a GET that missed on a cluster node whose view
+   * then caught up: lib/router.ts): what the first answer counted, such as a rate limit, is not counted again.
+   */
+  readonly retry?: boolean;
 }
 
 export type Handler = (ctx: RequestContext) => Response | Promise<Response>;

@@ -337,6 +337,7 @@ class Context implements RequestContext {
   #ip: string | undefined;
   #remoteAddr: RemoteAddress;
   #trustProxy: boolean;
+  retry = false;
 
   constructor(
     public request: Request,
@@ -444,5 +445,7 @@ async function answerAgain(
     return missed.answer;
   }
   if ("answer" in missed) await missed.answer.body?.cancel();
-  return await route.handler(freshContext());
+  const ctx = freshContext();
+  ctx.retry = true;
+  return await route.handler(ctx);
 }

@@ -273,7 +273,8 @@ export async function createRegistryApi(ctx: AppContext): Promise<RegistryModule
       // Metadata and downloads followed from a web console page carry its session cookie, not a token.
       if (rootPath && !caller.tokenPresent && reg.browserCaller) caller = reg.browserCaller(ctx) ?? caller;
       if (!login && reg.maintenanceEnabled() && !caller.user?.admin) throw maintenanceError();
-      if (limiter.enabled) {
+      // A request answered again after its view caught up (ctx.retry) was counted the first time.
+      if (limiter.enabled && !ctx.retry) {
         const retry = limiter.take(caller.tokenHash ? `t:${caller.tokenHash}` : `ip:${ctx.clientIp}`);
         if (retry > 0) {
           throw new ApiError(429, `Rate limit exceeded; retry in ${retry} s`, {

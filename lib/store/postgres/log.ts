@@ -57,6 +57,8 @@ export class PgLog implements CommitLog {
   readonly #committer: GroupCommitter;
   /** Where #pull reads the table: its own connection, replaced after a failed or hung read. */
   #reader: Sql;
+  /** Where requests read the head (view_sync.ts): opened on first use, replaced after a failed read. */
+  #headReader: Sql | undefined;
   /** Committed lines (this node's own, or carried by a notification) the view has not applied yet, by Index. */
   readonly #own = new Map<number, string>();
   /** When the last pull failed (the database unreachable), for /health. */
@@ -201,7 +203,7 @@ export class PgLog implements CommitLog {
   }
 
   /** How often requests had to wait for the view, or went on without the database (view_sync.ts). */
-  get syncStats(): { syncs: number; waited: number; gaveUp: number } {
+  get syncStats(): { syncs: number; waited: number; failed: number } {
     return { ...this.#viewSync.stats };
   }
 
@@ -258,13 +260,20 @@ export class PgLog implements CommitLog {
     }
   }
 
-  /** The newest committed Index, read on the tail's reader connection (replaced when the read fails). */
+  /**
+   * The newest committed Index, read on a connection of its own (never queued behind, nor cutting off, a long
+   * read of the tail's), replaced when the read fails.
+   */
   async #readHead(): Promise<number> {
+    const reader = this.#headReader ??= this.#options.readerPool?.() ?? this.#sql;
     try {
-      const [head] = await within(this.#reader`SELECT last FROM wharf_head`, "reading the head", headMs);
+      const [head] = await within(reader`SELECT last FROM wharf_head`, "reading the head", headMs);
       return Number(head!.last);
     } catch (err) {
-      this.#replaceReader();
+      if (reader !== this.#sql && this.#headReader === reader) {
+        this.#headReader = undefined;
+        reader.end({ timeout: 0 }).catch(() => {});
+      }
       throw err;
     }
   }
@@ -361,6 +370,9 @@ export class PgLog implements CommitLog {
     for (const w of this.#waiters.splice(0)) w.reject(new LogClosedError());
     await this.#unlisten?.().catch(() => {});
     if (this.#reader !== this.#tail) await this.#reader.end({ timeout: 2 }).catch(() => {});
+    if (this.#headReader && this.#headReader !== this.#sql) {
+      await this.#headReader.end({ timeout: 2 }).catch(() => {});
+    }
     this.#followers.unsubscribeAll();
   }
 }
