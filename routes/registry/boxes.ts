@@ -41,6 +41,17 @@ export function currentBox(req: Req, id: string): StoredDoc<BoxDoc> {
   return box;
 }
 
+/**
+ * currentBox for a write's plan, with the caller's right to write checked again: membership and delinquency
+ * change under the global key, which no plan of a scoped write overlaps, so the check inside the plan is exact
+ * (the one before it may be stale by the time the write commits).
+ */
+export function currentWritableBox(req: Req, id: string): StoredDoc<BoxDoc> {
+  const box = currentBox(req, id);
+  requireWrite(req, box.doc.owner, box.doc.private);
+  return box;
+}
+
 function readPrivacy(errors: FieldErrors, body: Payload): boolean {
   const key = "is_private" in body && body.is_private !== null ? "is_private" : "private";
   const v = errors.bool(body, key, "Is private");
@@ -84,6 +95,7 @@ export async function createBox(req: Req): Promise<Response> {
   // Box names are unique per namespace: creates and renames in it take its key.
   const stored = await reg.writeIn([registryLock.namespace(ownerKey)], () => {
     if (reg.namespaceName(ownerKey) === undefined) throw notFound();
+    requireWrite(req, ownerKey);
     if (reg.box(ownerKey, name!)) throw unprocessable(["Name has already been taken"]);
     const t = now();
     const doc: BoxDoc = {
@@ -124,7 +136,7 @@ export async function updateBox(req: Req): Promise<Response> {
   errors.throwIfAny();
   const reg = req.reg;
   const id = await reg.writeIn([registryLock.namespace(target.doc.owner)], () => {
-    const box = currentBox(req, target.id);
+    const box = currentWritableBox(req, target.id);
     const previousTag = boxPath(reg, box.doc);
     const next: BoxDoc = { ...box.doc, private: isPrivate, updated_at: now() };
     if (typeof name === "string" && name !== box.doc.name) {
@@ -158,7 +170,7 @@ export async function deleteBox(req: Req): Promise<Response> {
   const target = writableBox(req);
   const reg = req.reg;
   const last = await reg.writeIn([registryLock.namespace(target.doc.owner)], () => {
-    const box = currentBox(req, target.id);
+    const box = currentWritableBox(req, target.id);
     return {
       writes: [{ collection: BOXES, id: box.id, doc: null }],
       events: [boxEvent("BoxDeleted", ownerView(req), box, user.username)],

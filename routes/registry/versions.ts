@@ -10,7 +10,7 @@ import { versionEvent } from "./events.ts";
 import { type BoxDoc, BOXES, now, type VersionDoc } from "./model.ts";
 import { hasValidProvider, renderVersion, type View } from "./render.ts";
 import { compareVersions, isValidVersion, LONG_TEXT_MAX } from "./rules.ts";
-import { currentBox, ownerView, visibleBox, writableBox } from "./boxes.ts";
+import { currentWritableBox, ownerView, visibleBox, writableBox } from "./boxes.ts";
 import { registryLock } from "./locks.ts";
 
 const INVALID_VERSION = "Version must be a valid version number (like 1.0.0)";
@@ -48,7 +48,7 @@ export async function commitToVersion(
   findVersion(target.doc, req.ctx.params.version ?? "");
   // A box belongs to one namespace for good: its owner's key covers every change to it.
   const result = await req.reg.writeIn([registryLock.namespace(target.doc.owner)], () => {
-    const box = currentBox(req, target.id);
+    const box = currentWritableBox(req, target.id);
     const doc: BoxDoc = structuredClone(box.doc);
     const version = findVersion(doc, req.ctx.params.version ?? "");
     const outcome = change(doc, version);
@@ -94,7 +94,7 @@ export async function createVersion(req: Req): Promise<Response> {
   errors.throwIfAny();
   const reg = req.reg;
   const result = await reg.writeIn([registryLock.namespace(target.doc.owner)], () => {
-    const box = currentBox(req, target.id);
+    const box = currentWritableBox(req, target.id);
     if (box.doc.versions.some((v) => compareVersions(v.version, number!) === 0)) {
       throw unprocessable(["Version has already been taken"]);
     }
