@@ -1,7 +1,7 @@
 // Shared pieces of the admin API: renderings of users and organizations, and cascade deletion.
 
 import type { DocWrite, EventInput } from "../../lib/store/mod.ts";
-import { BOXES, type OrgDoc, ORGS, type TokenDoc, TOKENS, type UserDoc, USERS } from "./model.ts";
+import { BOXES, type OrgDoc, ORGS, SMS_CODES, type TokenDoc, TOKENS, type UserDoc, USERS } from "./model.ts";
 import { deliveryMethods } from "./twofactor.ts";
 import type { Registry } from "./state.ts";
 import { boxEvent } from "./events.ts";
@@ -66,8 +66,14 @@ export function userRemovalWrites(reg: Registry, key: string): DocWrite[] {
       writes.push({ collection: ORGS, id: o.id, doc: { ...o.doc, members } });
     }
   }
+  writes.push(...smsCodeRemoval(reg, key));
   writes.push({ collection: USERS, id: key, doc: null });
   return writes;
+}
+
+/** Deletes the user's SMS code in flight, if any (mobile changed, two-factor off, user deleted). */
+export function smsCodeRemoval(reg: Registry, key: string): DocWrite[] {
+  return reg.store.get(SMS_CODES, key) ? [{ collection: SMS_CODES, id: key, doc: null }] : [];
 }
 
 export function adminCount(reg: Registry): number {

@@ -8,7 +8,13 @@ import { notFound, unprocessable } from "./errors.ts";
 import { now, type TokenDoc, TOKENS, type UserDoc, USERS } from "./model.ts";
 import { hashPassword } from "./passwords.ts";
 import { isValidEmail, LONG_TEXT_MAX, mobilePattern, namespacePattern, reservedNames } from "./rules.ts";
-import { adminCount, deleteNamespaceBoxes, renderAdminUser, userRemovalWrites } from "./accounts.ts";
+import {
+  adminCount,
+  deleteNamespaceBoxes,
+  renderAdminUser,
+  smsCodeRemoval,
+  userRemovalWrites,
+} from "./accounts.ts";
 import { newTotpSecret, otpauthUrl } from "./twofactor.ts";
 import type { Registry } from "./state.ts";
 import { registryLock } from "./locks.ts";
@@ -141,12 +147,13 @@ export async function updateUser(req: Req): Promise<Response> {
       problems.push("The last admin cannot be demoted");
     }
     if (problems.length) throw unprocessable(problems);
+    // A code sent to the old number, or for two-factor now off, is void.
+    const voidCode = f.mobile !== undefined || f.twoFactor === false ? smsCodeRemoval(reg, current.id) : [];
     return {
-      writes: [{ collection: USERS, id: current.id, doc: next, ifVersion: current.version }],
+      writes: [{ collection: USERS, id: current.id, doc: next, ifVersion: current.version }, ...voidCode],
       result: next,
     };
   });
-  if (f.mobile !== undefined || f.twoFactor === false) reg.twoFactor.forget(doc.username.toLowerCase());
   return json(renderAdminUser(reg, doc));
 }
 
@@ -170,7 +177,6 @@ export async function deleteUser(req: Req): Promise<Response> {
       result: current.doc,
     };
   });
-  reg.twoFactor.forget(doc.username.toLowerCase());
   return json(renderAdminUser(reg, doc));
 }
 

@@ -128,7 +128,7 @@ export async function createRegistryApi(ctx: AppContext): Promise<RegistryModule
   const sender = settings.smsWebhook
     ? webhookSender(settings.smsWebhook, settings.smsWebhookToken, ctx.logger)
     : outboxSender(ctx.config.dataDir, ctx.logger);
-  reg.twoFactor = new TwoFactor(settings.codeTtlMs, sender, ctx.data.keys);
+  reg.twoFactor = new TwoFactor(reg, settings.codeTtlMs, sender, ctx.data.keys);
   reg.principals = new principals.Principals(reg, await ctx.data.counters("registry-sp-last-used"));
   await bootstrapAdmin(reg);
   const uploads = new Uploads(reg);

@@ -5,6 +5,18 @@ export const ORGS = "registry/orgs";
 export const TOKENS = "registry/tokens";
 export const BOXES = "registry/boxes";
 export const SETTINGS = "registry/settings";
+/** A user's SMS code in flight (one per user, by lowercase username): sealed, so no node or disk holds it plain. */
+export const SMS_CODES = "registry/sms_codes";
+
+export interface SmsCodeDoc {
+  [key: string]: unknown;
+  /** The code, sealed with the root key (registry.sms, bound to the document's path). */
+  sealed: string;
+  /** Epoch milliseconds. */
+  expires_at: number;
+  /** Wrong codes given while this one was in flight: it goes at the fifth. */
+  failures: number;
+}
 
 export interface UserDoc {
   [key: string]: unknown;

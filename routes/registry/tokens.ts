@@ -72,7 +72,11 @@ export async function verifyLogin(
   }
   if (reg.maintenanceEnabled() && !found.doc.admin) throw maintenanceError();
   if (!found.doc.two_factor_enabled) return found;
-  const { totpStep } = reg.twoFactor.checkLoginCode(found.id, found.doc, member(body, "two_factor").code);
+  const { totpStep } = await reg.twoFactor.checkLoginCode(
+    found.id,
+    found.doc,
+    member(body, "two_factor").code,
+  );
   if (totpStep === undefined) return found;
   await reg.writeIn([registryLock.namespace(found.id)], () => {
     const user = reg.user(found.id);

@@ -1,24 +1,22 @@
-// Two-factor authentication (§4): SMS codes (memory only, hashed, single-use) and TOTP (RFC 6238),
-// the login check with its 406 answers and throttles, and the code-request endpoint.
+// Two-factor authentication (§4): SMS codes (stored sealed, one per user, single-use on any node of a cluster)
+// and TOTP (RFC 6238), the login check with its 406 answers and throttles, and the code-request endpoint.
 
 import * as OTPAuth from "otpauth";
 import { ApiError } from "../../lib/errors.ts";
 import { json } from "../../lib/http.ts";
-import { constantTimeEqual, sha256Hex } from "../../lib/crypto.ts";
+import { constantTimeEqual } from "../../lib/crypto.ts";
 import { smsFailureMessage } from "./errors.ts";
-import type { UserDoc } from "./model.ts";
+import { SMS_CODES, type SmsCodeDoc, type UserDoc } from "./model.ts";
+import type { StoredDoc } from "../../lib/store/mod.ts";
+import type { Registry } from "./state.ts";
+import { registryLock } from "./locks.ts";
 import type { SmsSender } from "./sms.ts";
-import { FailureThrottle } from "../../lib/failure_throttle.ts";
+import { type Attempt, FailureLimitReached, FailureThrottle } from "../../lib/failure_throttle.ts";
 import { rateLimited } from "./throttle.ts";
 
 const TOTP_PURPOSE = "registry.totp";
+const SMS_PURPOSE = "registry.sms";
 const MINUTE = 60_000;
-
-interface SmsCode {
-  hash: string;
-  expiresAt: number;
-  failures: number;
-}
 
 export function deliveryMethods(user: UserDoc): ("app" | "sms")[] {
   const out: ("app" | "sms")[] = [];
@@ -33,8 +31,8 @@ export function twoFactorDetails(user: UserDoc) {
 }
 
 export class TwoFactor {
-  readonly #codes = new Map<string, SmsCode>();
-  // Both are checked and counted without yielding in between: no attempt of theirs is ever in flight.
+  // Per node. Wrong codes: each check holds a slot while it runs (it commits), so the limit holds however many
+  // arrive at once. Code requests are checked and counted without yielding in between.
   readonly #wrong = new FailureThrottle({ user: { limit: 10, windowMs: 15 * MINUTE } });
   readonly #requests = new FailureThrottle({
     short: { limit: 1, windowMs: 30_000 },
@@ -42,26 +40,30 @@ export class TwoFactor {
   });
   readonly #codeTtlMs: number;
   readonly sender: SmsSender;
-  readonly #seal: (plain: string, aad: string) => string;
-  readonly #open: (sealed: string, aad: string) => string;
+  readonly #reg: Registry;
+  readonly #keys: {
+    seal(p: string, v: string, a: string): string;
+    open(p: string, v: string, a: string): string;
+  };
 
   constructor(
+    reg: Registry,
     codeTtlMs: number,
     sender: SmsSender,
     keys: { seal(p: string, v: string, a: string): string; open(p: string, v: string, a: string): string },
   ) {
+    this.#reg = reg;
     this.#codeTtlMs = codeTtlMs;
     this.sender = sender;
-    this.#seal = (plain, aad) => keys.seal(TOTP_PURPOSE, plain, aad);
-    this.#open = (sealed, aad) => keys.open(TOTP_PURPOSE, sealed, aad);
+    this.#keys = keys;
   }
 
   sealSecret(userKey: string, base32: string): string {
-    return this.#seal(base32, `registry/users/${userKey}`);
+    return this.#keys.seal(TOTP_PURPOSE, base32, `registry/users/${userKey}`);
   }
 
   openSecret(userKey: string, sealed: string): string {
-    return this.#open(sealed, `registry/users/${userKey}`);
+    return this.#keys.open(TOTP_PURPOSE, sealed, `registry/users/${userKey}`);
   }
 
   /** The accepted time step of `code` for a sealed secret, if valid and newer than `lastStep`. */
@@ -87,35 +89,39 @@ export class TwoFactor {
 
   /**
    * Checks the login's two-factor code for a user with two-factor on. Returns the TOTP step to record
-   * (or undefined when an SMS code was used); throws 406 or 429 otherwise.
+   * (or undefined when an SMS code was used: it is gone on every node); throws 406 or 429 otherwise.
    */
-  checkLoginCode(userKey: string, user: UserDoc, code: unknown): { totpStep?: number } {
+  async checkLoginCode(userKey: string, user: UserDoc, code: unknown): Promise<{ totpStep?: number }> {
     const details = { two_factor: twoFactorDetails(user) };
     if (code === undefined || code === null || code === "") {
       throw new ApiError(406, "Two-factor authentication code required!", { details });
     }
-    const retry = this.#wrong.blockedSeconds({ user: userKey });
-    if (retry > 0) throw rateLimited(retry);
     const text = typeof code === "number"
       ? String(code).padStart(6, "0")
       : typeof code === "string"
       ? code.trim()
       : "";
-    const sms = this.#codes.get(userKey);
-    if (sms && sms.expiresAt > Date.now() && constantTimeEqual(sms.hash, sha256Hex(text))) {
-      this.#codes.delete(userKey);
-      return {};
+    let attempt: Attempt<"user">;
+    try {
+      attempt = await this.#wrong.begin({ user: userKey });
+    } catch (err) {
+      if (err instanceof FailureLimitReached) throw rateLimited(err.retryAfter);
+      throw err;
     }
+    const outcome = await attempt.run(() => this.#checkCode(userKey, user, text), (o) => o !== undefined);
+    if (!outcome) throw new ApiError(406, "Invalid or expired two-factor code!", { details });
+    return outcome;
+  }
+
+  /** The SMS code in flight (used up) or a TOTP code: what to record, or undefined when it is neither. */
+  async #checkCode(userKey: string, user: UserDoc, text: string): Promise<{ totpStep?: number } | undefined> {
+    if (await this.#useSmsCode(userKey, text)) return {};
     if (user.totp_secret) {
       const step = this.totpStep(userKey, user.totp_secret, text, user.totp_last_step);
       if (step !== undefined) return { totpStep: step };
     }
-    if (sms) {
-      sms.failures++;
-      if (sms.failures >= 5 || sms.expiresAt <= Date.now()) this.#codes.delete(userKey);
-    }
-    this.#wrong.record({ user: userKey });
-    throw new ApiError(406, "Invalid or expired two-factor code!", { details });
+    await this.#countWrongSmsCode(userKey);
+    return undefined;
   }
 
   /** Sends a fresh SMS code (replacing any previous one); the caller has checked credentials. */
@@ -127,18 +133,65 @@ export class TwoFactor {
     if (retry > 0) throw rateLimited(retry);
     this.#requests.record({ short: userKey, hour: userKey });
     const code = randomDigits(6);
-    this.#codes.set(userKey, { hash: sha256Hex(code), expiresAt: Date.now() + this.#codeTtlMs, failures: 0 });
+    const doc: SmsCodeDoc = {
+      sealed: this.#keys.seal(SMS_PURPOSE, code, `${SMS_CODES}/${userKey}`),
+      expires_at: Date.now() + this.#codeTtlMs,
+      failures: 0,
+    };
+    await this.#writeCode(userKey, () => doc);
     try {
       await this.sender.send({ to: user.mobile, code, created_at: new Date().toISOString() });
     } catch {
-      this.#codes.delete(userKey);
+      await this.#writeCode(userKey, () => null).catch(() => {});
       throw new ApiError(500, smsFailureMessage);
     }
     return json({ two_factor: { obfuscated_destination: `SMS number ending in ${user.mobile.slice(-4)}` } });
   }
 
-  forget(userKey: string): void {
-    this.#codes.delete(userKey);
+  /** Whether `text` is the user's SMS code in flight; if so it is used up (once, whichever node is asked). */
+  async #useSmsCode(userKey: string, text: string): Promise<boolean> {
+    if (!this.#matches(userKey, this.#storedCode(userKey), text)) return false;
+    return await this.#reg.writeIn([registryLock.namespace(userKey)], () => {
+      const current = this.#storedCode(userKey);
+      if (!current || !this.#matches(userKey, current, text)) return { writes: [], result: false };
+      return {
+        writes: [{ collection: SMS_CODES, id: userKey, doc: null, ifVersion: current.version }],
+        result: true,
+      };
+    });
+  }
+
+  /** A wrong code while an SMS code is in flight: counted on it, which goes at the fifth or once expired. */
+  async #countWrongSmsCode(userKey: string): Promise<void> {
+    if (!this.#storedCode(userKey)) return;
+    await this.#writeCode(userKey, (current) => {
+      if (!current) return undefined;
+      const failures = current.failures + 1;
+      return failures >= 5 || current.expires_at <= Date.now() ? null : { ...current, failures };
+    });
+  }
+
+  /** Replaces the user's stored code with what `next` makes of it (null deletes, undefined leaves it). */
+  async #writeCode(
+    userKey: string,
+    next: (current: SmsCodeDoc | undefined) => SmsCodeDoc | null | undefined,
+  ): Promise<void> {
+    await this.#reg.writeIn([registryLock.namespace(userKey)], () => {
+      const current = this.#storedCode(userKey);
+      const doc = next(current?.doc);
+      if (doc === undefined || (doc === null && !current)) return { writes: [] };
+      return { writes: [{ collection: SMS_CODES, id: userKey, doc }] };
+    });
+  }
+
+  #storedCode(userKey: string): StoredDoc<SmsCodeDoc> | undefined {
+    return this.#reg.store.get<SmsCodeDoc>(SMS_CODES, userKey);
+  }
+
+  #matches(userKey: string, stored: StoredDoc<SmsCodeDoc> | undefined, text: string): boolean {
+    if (!stored || stored.doc.expires_at <= Date.now()) return false;
+    const code = this.#keys.open(SMS_PURPOSE, stored.doc.sealed, `${SMS_CODES}/${userKey}`);
+    return constantTimeEqual(code, text);
   }
 }
 
