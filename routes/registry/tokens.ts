@@ -49,7 +49,7 @@ export async function createToken(req: Req): Promise<Response> {
   const errors = new FieldErrors();
   const description = errors.text(member(body, "token"), "description", "Description", 255) ?? "";
   const found = await verifyLogin(req, body, errors);
-  return json(await issueToken(req.reg, found.doc.username, description));
+  return json(await issueToken(req.reg, found.doc.username, description, found.doc.password_hash));
 }
 
 /**
@@ -94,8 +94,16 @@ export async function verifyLogin(
   return found;
 }
 
-/** Creates a token for `username` (its plaintext is only in the answer). */
-export async function issueToken(reg: Registry, username: string, description: string) {
+/**
+ * Creates a token for `username` (its plaintext is only in the answer). `passwordHash`: the hash the login was
+ * checked against; a password changed (or the user replaced) before the token commits refuses it.
+ */
+export async function issueToken(
+  reg: Registry,
+  username: string,
+  description: string,
+  passwordHash?: string,
+) {
   const token = `wharf_${randomSecret(32)}`;
   const hash = tokenHash(reg, token);
   const createdAt = now();
@@ -109,7 +117,10 @@ export async function issueToken(reg: Registry, username: string, description: s
   };
   // Under the user's key: a user deleted meanwhile (a global write, which removes its tokens) gets none.
   await reg.writeIn([registryLock.namespace(username)], () => {
-    if (!reg.user(username)) throw new ApiError(401, "Invalid login or password!");
+    const user = reg.user(username);
+    if (!user || (passwordHash !== undefined && user.doc.password_hash !== passwordHash)) {
+      throw new ApiError(401, "Invalid login or password!");
+    }
     return { writes: [{ collection: TOKENS, id: hash, doc, ifVersion: 0 }] };
   });
   return { description, token, token_hash: hash, created_at: createdAt };
