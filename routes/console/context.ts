@@ -40,8 +40,8 @@ export function sessionViewer(env: ConsoleEnv, ctx: RequestContext): { session?:
   const session = env.sessions.lookup(readCookie(ctx.request, SESSION_COOKIE));
   if (!session) return { caller: ANONYMOUS };
   const user = env.reg.user(session.userKey)?.doc;
-  if (!user || user.password_hash !== session.passwordHash) {
-    env.sessions.end(session);
+  if (!user || !env.sessions.signedInWith(session, user.password_hash)) {
+    env.sessions.end(session).catch(() => {});
     return { caller: ANONYMOUS };
   }
   return { session, caller: { tokenPresent: true, tokenHash: undefined, user, userKey: session.userKey } };

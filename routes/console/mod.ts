@@ -86,7 +86,7 @@ export interface ConsoleModule extends ApiModule {
 
 export function createConsoleApi(ctx: AppContext, registry: RegistryModule): ConsoleModule {
   const env = ctx.config.env;
-  const sessions = new Sessions((v) => ctx.data.keys.hmac("console.session", v), {
+  const sessions = new Sessions(ctx.data.store, ctx.data.keys, {
     idleMs: envDurationMs(env, "WHARF_CONSOLE_SESSION_IDLE", 2 * 3_600_000),
     absoluteMs: envDurationMs(env, "WHARF_CONSOLE_SESSION_MAX", 12 * 3_600_000),
   });
@@ -102,7 +102,9 @@ export function createConsoleApi(ctx: AppContext, registry: RegistryModule): Con
     const viewer = sessionViewer(consoleEnv, rc);
     return viewer.session ? viewer.caller : undefined;
   };
-  const sweep = setInterval(() => sessions.sweep(), 5 * 60_000);
+  const sweep = setInterval(() => {
+    sessions.sweep().catch((err) => ctx.logger.warn("console: session sweep failed", { error: String(err) }));
+  }, 5 * 60_000);
   Deno.unrefTimer(sweep);
 
   /** `rootPage`: a path under /:user, shared with the registry: only GET/HEAD, and non-browsers get its JSON errors. */
@@ -114,6 +116,7 @@ export function createConsoleApi(ctx: AppContext, registry: RegistryModule): Con
       }
     }
     const c = consoleReq(consoleEnv, rc);
+    let response: Response;
     try {
       // Pages count against the registry's rate limit of the client's address, as its API calls do.
       const retry = registry.limiter.enabled ? registry.limiter.take(`ip:${rc.clientIp}`) : 0;
@@ -122,11 +125,19 @@ export function createConsoleApi(ctx: AppContext, registry: RegistryModule): Con
           headers: { "Retry-After": String(retry) },
         });
       }
-      return await handler(c);
+      response = await handler(c);
     } catch (err) {
       if (rootPage && err instanceof ApiError && !wantsHtml(rc.request)) throw err;
-      return errorPage(c, err);
+      response = errorPage(c, err);
     }
+    // What the page left for the next one is stored before the answer goes out: the next request may reach
+    // another node.
+    if (c.session) {
+      await sessions.save(c.session).catch((err) =>
+        ctx.logger.warn("console: session not saved", { error: String(err) })
+      );
+    }
+    return response;
   };
 
   const notFoundPage: ConsoleHandler = () => {

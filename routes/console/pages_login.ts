@@ -91,8 +91,9 @@ export async function loginPost(c: ConsoleReq): Promise<Response> {
     return loginPage(c, { login, next, errors, needCode, status: err.status === 406 ? 401 : err.status });
   }
   const previous = readCookie(c.ctx.request, SESSION_COOKIE);
-  const { cookie, session } = c.env.sessions.create(found.id, found.doc.password_hash, previous);
-  session.flash = `Signed in as ${found.doc.username}.`;
+  const { cookie, session } = await c.env.sessions.create(found.id, found.doc.password_hash, previous, {
+    flash: `Signed in as ${found.doc.username}.`,
+  });
   const headers = new Headers();
   headers.append("Set-Cookie", cookieHeader(SESSION_COOKIE, cookie, c.env.secureCookies));
   headers.append("Set-Cookie", cookieHeader(LOGIN_COOKIE, "", c.env.secureCookies, 0));
@@ -132,7 +133,7 @@ export async function logoutPost(c: ConsoleReq): Promise<Response> {
   refuseCrossSite(c);
   if (c.session) {
     await signedInForm(c);
-    c.env.sessions.end(c.session);
+    await c.env.sessions.end(c.session);
   }
   const headers = { "Set-Cookie": cookieHeader(SESSION_COOKIE, "", c.env.secureCookies, 0) };
   return seeOther({ ...c, session: undefined }, "/", undefined, headers);

@@ -1,25 +1,24 @@
-// Web console sessions: a random cookie value (only its HMAC is kept, in memory), idle and absolute expiry,
-// a new id at every sign-in, a CSRF token per session, and the end of a session when its user is deleted or
-// changes password. Sessions do not survive a restart (users sign in again).
+// Web console sessions, stored so that every node of a cluster knows them: a random cookie value (only its HMAC
+// is kept, as the document's id), idle and absolute expiry, a new id at every sign-in, a CSRF token derived from
+// the cookie, the message and once-shown secret of the last form post sealed with the root key, and the end of a
+// session when its user is deleted or changes password.
 
 import { constantTimeEqual } from "../../lib/crypto.ts";
 import { randomSecret } from "../../lib/ids.ts";
+import type { DocumentStore, DocWrite, StoredDoc } from "../../lib/store/mod.ts";
 
 export const SESSION_COOKIE = "wharf_session";
 /** Before sign-in: binds the login form's CSRF token to this browser. */
 export const LOGIN_COOKIE = "wharf_login";
+/** Stored with the registry, whose browser front the console is. */
+export const SESSIONS = "registry/console_sessions";
 const MAX_SESSIONS = 100_000;
+/** A session's last use is stored at most this often (its idle expiry is as precise): not a write per page. */
+const lastSeenStepMs = 60_000;
 
-export interface Session {
-  key: string;
-  /** Lowercase username. */
-  userKey: string;
-  csrf: string;
-  createdAt: number;
-  lastSeen: number;
-  /** The password hash at sign-in: a changed password ends the session. */
-  passwordHash: string;
-  /** A message for the next page (Post/Redirect/Get). */
+/** What a page leaves for the next one (Post/Redirect/Get); sealed in the stored session. */
+interface Carried {
+  /** A message for the next page. */
   flash?: string;
   /** Errors of the last form post, for the page it returns to. */
   flashErrors?: string[];
@@ -27,93 +26,230 @@ export interface Session {
   shownOnce?: { label: string; value: string; extra?: Record<string, string> };
 }
 
+export interface Session extends Carried {
+  key: string;
+  /** Lowercase username. */
+  userKey: string;
+  csrf: string;
+  createdAt: number;
+  lastSeen: number;
+}
+
+interface SessionDoc {
+  [key: string]: unknown;
+  user: string;
+  created_at: number;
+  last_seen: number;
+  /** HMAC of the password hash at sign-in: a changed password ends the session. */
+  password: string;
+  /** The Carried fields, sealed (absent when there is nothing to carry). */
+  carried?: string;
+}
+
 export interface SessionTimes {
   idleMs: number;
   absoluteMs: number;
 }
 
-export class Sessions {
-  readonly #byKey = new Map<string, Session>();
-  readonly #hmac: (value: string) => string;
-  readonly times: SessionTimes;
+/** The keyring operations sessions use (lib/crypto.ts Keyring). */
+export interface SessionKeys {
+  hmac(purpose: string, value: string): string;
+  seal(purpose: string, plaintext: string, aad: string): string;
+  open(purpose: string, sealed: string, aad: string): string;
+}
 
-  constructor(hmac: (value: string) => string, times: SessionTimes) {
-    this.#hmac = hmac;
+export class Sessions {
+  readonly #store: DocumentStore;
+  readonly #keys: SessionKeys;
+  readonly times: SessionTimes;
+  /** What each looked-up session carried and when it was last stored: save() writes only what changed. */
+  readonly #loaded = new WeakMap<Session, { carried: string; lastSeen: number }>();
+
+  constructor(store: DocumentStore, keys: SessionKeys, times: SessionTimes) {
+    this.#store = store;
+    this.#keys = keys;
     this.times = times;
   }
 
-  /** A new session (the caller sends its cookie); `previous` (the cookie the browser had) ends. */
-  create(userKey: string, passwordHash: string, previous?: string): { cookie: string; session: Session } {
-    if (previous) this.destroy(previous);
-    if (this.#byKey.size >= MAX_SESSIONS) this.#sweep(true);
+  /** A new stored session (the caller sends its cookie); `previous` (the cookie the browser had) ends. */
+  async create(
+    userKey: string,
+    passwordHash: string,
+    previous?: string,
+    carried: Carried = {},
+  ): Promise<{ cookie: string; session: Session }> {
     const cookie = randomSecret(32);
     const now = Date.now();
     const session: Session = {
       key: this.#hmac(cookie),
       userKey,
-      csrf: randomSecret(32),
+      csrf: this.#csrf(cookie),
       createdAt: now,
       lastSeen: now,
-      passwordHash,
+      ...carried,
     };
-    this.#byKey.set(session.key, session);
+    const ended = previous ? this.#hmac(previous) : undefined;
+    await this.#store.transact([lockOf(session.key), ...(ended ? [lockOf(ended)] : [])], () => {
+      const writes: DocWrite[] = [{
+        collection: SESSIONS,
+        id: session.key,
+        doc: this.#doc(session, passwordHash),
+      }];
+      if (ended && this.#store.get(SESSIONS, ended)) {
+        writes.push({ collection: SESSIONS, id: ended, doc: null });
+      }
+      const oldest = this.#oldestBeyondLimit();
+      if (oldest) writes.push({ collection: SESSIONS, id: oldest, doc: null });
+      return { writes };
+    });
+    this.#loaded.set(session, { carried: carriedText(session), lastSeen: now });
     return { cookie, session };
   }
 
-  /** The live session of a cookie value (its idle time restarts), or undefined. */
+  /** The live session of a cookie value, or undefined. */
   lookup(cookie: string | undefined): Session | undefined {
     if (!cookie) return undefined;
     const key = this.#hmac(cookie);
-    const session = this.#byKey.get(key);
-    if (!session) return undefined;
+    const stored = this.#store.get<SessionDoc>(SESSIONS, key);
+    if (!stored) return undefined;
     const now = Date.now();
-    if (now - session.lastSeen > this.times.idleMs || now - session.createdAt > this.times.absoluteMs) {
-      this.#byKey.delete(key);
-      return undefined;
+    if (this.#expired(stored.doc, now)) return undefined;
+    let carried: Carried = {};
+    if (stored.doc.carried) {
+      try {
+        carried = JSON.parse(this.#keys.open("console.session", stored.doc.carried, aadOf(key)));
+      } catch {
+        carried = {};
+      }
     }
+    const session: Session = {
+      key,
+      userKey: stored.doc.user,
+      csrf: this.#csrf(cookie),
+      createdAt: stored.doc.created_at,
+      lastSeen: stored.doc.last_seen,
+      ...carried,
+    };
+    this.#loaded.set(session, { carried: carriedText(session), lastSeen: stored.doc.last_seen });
     session.lastSeen = now;
     return session;
   }
 
-  destroy(cookie: string): void {
-    this.#byKey.delete(this.#hmac(cookie));
+  /** Whether the session was signed in with `passwordHash` (the user's password has not changed since). */
+  signedInWith(session: Session, passwordHash: string): boolean {
+    const stored = this.#store.get<SessionDoc>(SESSIONS, session.key);
+    return stored !== undefined && constantTimeEqual(stored.doc.password, this.#password(passwordHash));
   }
 
-  end(session: Session): void {
-    this.#byKey.delete(session.key);
+  /**
+   * Stores what a request changed in its session (the message or secret for the next page, its last use once a
+   * step has passed) before the answer goes out, so the next request finds it on any node. A session ended
+   * meanwhile stays ended.
+   */
+  async save(session: Session): Promise<void> {
+    const loaded = this.#loaded.get(session);
+    const carried = carriedText(session);
+    const due = !loaded ||
+      session.lastSeen - loaded.lastSeen >= Math.min(lastSeenStepMs, this.times.idleMs / 10);
+    if (loaded && carried === loaded.carried && !due) return;
+    await this.#store.transact([lockOf(session.key)], () => {
+      const stored = this.#store.get<SessionDoc>(SESSIONS, session.key);
+      if (!stored) return { writes: [] };
+      const doc = { ...this.#doc(session, undefined), password: stored.doc.password };
+      return { writes: [{ collection: SESSIONS, id: session.key, doc }] };
+    });
+    this.#loaded.set(session, { carried, lastSeen: session.lastSeen });
   }
 
-  /** Ends every session of a user (password change, deletion). */
-  endAllOf(userKey: string): void {
-    for (const [k, s] of this.#byKey) if (s.userKey === userKey) this.#byKey.delete(k);
+  /** Ends a session (sign-out, a changed password): on every node. */
+  async end(session: Session): Promise<void> {
+    await this.#remove(session.key);
   }
 
   /** The CSRF token of the login form for a pre-login cookie value. */
   loginCsrf(loginCookie: string): string {
-    return this.#hmac(`login-csrf:${loginCookie}`);
+    return this.#keys.hmac("console.session", `login-csrf:${loginCookie}`);
   }
 
   checkCsrf(expected: string, given: string | undefined): boolean {
     return given !== undefined && given.length === expected.length && constantTimeEqual(expected, given);
   }
 
-  #sweep(evictOldest: boolean): void {
+  /** Deletes expired sessions, 100 per commit (every few minutes on every node; one gone already is skipped). */
+  async sweep(): Promise<void> {
     const now = Date.now();
-    for (const [k, s] of this.#byKey) {
-      if (now - s.lastSeen > this.times.idleMs || now - s.createdAt > this.times.absoluteMs) {
-        this.#byKey.delete(k);
-      }
-    }
-    if (evictOldest && this.#byKey.size >= MAX_SESSIONS) {
-      const oldest = this.#byKey.keys().next().value;
-      if (oldest !== undefined) this.#byKey.delete(oldest);
+    const expired = [...this.#store.list<SessionDoc>(SESSIONS)].filter((s) => this.#expired(s.doc, now));
+    for (let i = 0; i < expired.length; i += 100) {
+      await this.#remove(expired.slice(i, i + 100).map((s) => s.id));
     }
   }
 
-  /** Drops expired sessions (called every few minutes). */
-  sweep(): void {
-    this.#sweep(false);
+  async #remove(keys: string | string[]): Promise<void> {
+    const all = typeof keys === "string" ? [keys] : keys;
+    await this.#store.transact(all.map(lockOf), () => ({
+      writes: all.filter((key) => this.#store.get(SESSIONS, key)).map((id) => ({
+        collection: SESSIONS,
+        id,
+        doc: null,
+      })),
+    }));
   }
+
+  #expired(doc: SessionDoc, now: number): boolean {
+    return now - doc.last_seen > this.times.idleMs || now - doc.created_at > this.times.absoluteMs;
+  }
+
+  /** At the cap, the session used longest ago goes to make room for a new one. */
+  #oldestBeyondLimit(): string | undefined {
+    let count = 0;
+    let oldest: StoredDoc<SessionDoc> | undefined;
+    for (const s of this.#store.list<SessionDoc>(SESSIONS)) {
+      count++;
+      if (!oldest || s.doc.last_seen < oldest.doc.last_seen) oldest = s;
+    }
+    return count >= MAX_SESSIONS ? oldest?.id : undefined;
+  }
+
+  #doc(session: Session, passwordHash: string | undefined): SessionDoc {
+    const carried = carriedText(session);
+    return {
+      user: session.userKey,
+      created_at: session.createdAt,
+      last_seen: session.lastSeen,
+      password: passwordHash === undefined ? "" : this.#password(passwordHash),
+      ...(carried === "{}"
+        ? {}
+        : { carried: this.#keys.seal("console.session", carried, aadOf(session.key)) }),
+    };
+  }
+
+  #hmac(cookie: string): string {
+    return this.#keys.hmac("console.session", cookie);
+  }
+
+  #csrf(cookie: string): string {
+    return this.#keys.hmac("console.session", `csrf:${cookie}`);
+  }
+
+  #password(hash: string): string {
+    return this.#keys.hmac("console.session", `password:${hash}`);
+  }
+}
+
+function carriedText(session: Session): string {
+  const carried: Carried = {};
+  if (session.flash !== undefined) carried.flash = session.flash;
+  if (session.flashErrors !== undefined) carried.flashErrors = session.flashErrors;
+  if (session.shownOnce !== undefined) carried.shownOnce = session.shownOnce;
+  return JSON.stringify(carried);
+}
+
+function lockOf(key: string): string {
+  return `${SESSIONS}/${key}`;
+}
+
+function aadOf(key: string): string {
+  return `${SESSIONS}/${key}/carried`;
 }
 
 /** One cookie's value from a Cookie header. */

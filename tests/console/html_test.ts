@@ -4,7 +4,14 @@
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { formatBytes, html, safeHref, seg, trusted } from "../../routes/console/html.ts";
 import { safeNext } from "../../routes/console/pages_login.ts";
-import { cookieHeader, readCookie, Sessions } from "../../routes/console/session.ts";
+import {
+  cookieHeader,
+  readCookie,
+  SESSIONS,
+  Sessions,
+  type SessionTimes,
+} from "../../routes/console/session.ts";
+import { DataDir } from "../../lib/store/mod.ts";
 
 Deno.test("html escapes every interpolated value, nested fragments and lists once", () => {
   const evil = `<script>alert("x")</script>&'`;
@@ -53,21 +60,62 @@ Deno.test("cookies: parsed by name, set HttpOnly and SameSite=Lax, Secure when a
   assertEquals(cookieHeader("s", "", true, 0), "s=; Path=/; HttpOnly; SameSite=Lax; Secure; Max-Age=0");
 });
 
+/** Sessions on a fresh data directory (the store and keyring a server gives them). */
+async function withSessions(
+  times: SessionTimes,
+  fn: (sessions: Sessions, stored: () => number) => Promise<void>,
+): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "wharf-sessions-" });
+  const data = await DataDir.open(dir, { checkpointMs: 60_000 });
+  try {
+    await fn(new Sessions(data.store, data.keys, times), () => [...data.store.list(SESSIONS)].length);
+  } finally {
+    await data.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
 Deno.test("sessions: looked up by cookie, rotated on a new sign-in, ended when idle or too old", async () => {
-  const sessions = new Sessions((v) => `h:${v}`, { idleMs: 40, absoluteMs: 1000 });
-  const first = sessions.create("alice", "hash");
-  assertEquals(sessions.lookup(first.cookie)?.userKey, "alice");
-  const second = sessions.create("alice", "hash", first.cookie);
-  assert(second.cookie !== first.cookie && second.session.csrf !== first.session.csrf);
-  assertEquals(sessions.lookup(first.cookie), undefined);
-  await new Promise((r) => setTimeout(r, 60));
-  assertEquals(sessions.lookup(second.cookie), undefined, "idle");
-  const old = new Sessions((v) => `h:${v}`, { idleMs: 1000, absoluteMs: 30 });
-  const s = old.create("bob", "hash");
-  await new Promise((r) => setTimeout(r, 40));
-  assertEquals(old.lookup(s.cookie), undefined, "absolute");
-  assert(
-    !sessions.checkCsrf("abc", undefined) && !sessions.checkCsrf("abc", "abd") &&
-      sessions.checkCsrf("abc", "abc"),
-  );
+  await withSessions({ idleMs: 40, absoluteMs: 1000 }, async (sessions, stored) => {
+    const first = await sessions.create("alice", "hash");
+    assertEquals(sessions.lookup(first.cookie)?.userKey, "alice");
+    const second = await sessions.create("alice", "hash", first.cookie);
+    assert(second.cookie !== first.cookie && second.session.csrf !== first.session.csrf);
+    assertEquals(sessions.lookup(first.cookie), undefined);
+    assertEquals(
+      sessions.lookup(second.cookie)?.csrf,
+      second.session.csrf,
+      "the CSRF token comes with the cookie",
+    );
+    await new Promise((r) => setTimeout(r, 60));
+    assertEquals(sessions.lookup(second.cookie), undefined, "idle");
+    assertEquals(stored(), 1, "the rotated-out session was deleted at sign-in");
+    await sessions.sweep();
+    assertEquals(stored(), 0, "the sweep deletes expired sessions");
+    assert(
+      !sessions.checkCsrf("abc", undefined) && !sessions.checkCsrf("abc", "abd") &&
+        sessions.checkCsrf("abc", "abc"),
+    );
+  });
+  await withSessions({ idleMs: 1000, absoluteMs: 30 }, async (old) => {
+    const s = await old.create("bob", "hash");
+    await new Promise((r) => setTimeout(r, 40));
+    assertEquals(old.lookup(s.cookie), undefined, "absolute");
+  });
+});
+
+Deno.test("sessions: what a page leaves for the next is stored sealed, a changed password ends them", async () => {
+  await withSessions({ idleMs: 60_000, absoluteMs: 600_000 }, async (sessions) => {
+    const { cookie } = await sessions.create("carol", "hash-1", undefined, { flash: "Signed in." });
+    const seen = sessions.lookup(cookie)!;
+    assertEquals(seen.flash, "Signed in.");
+    seen.flash = undefined;
+    seen.shownOnce = { label: "Your new token", value: "wharf_secret-token-value" };
+    await sessions.save(seen);
+    const next = sessions.lookup(cookie)!;
+    assertEquals([next.flash, next.shownOnce?.value], [undefined, "wharf_secret-token-value"]);
+    assert(sessions.signedInWith(next, "hash-1") && !sessions.signedInWith(next, "hash-2"));
+    await sessions.end(next);
+    assertEquals(sessions.lookup(cookie), undefined);
+  });
 });

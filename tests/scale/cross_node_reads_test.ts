@@ -2,13 +2,15 @@
 // write was acknowledged by one node, is answered by the other as if by the same node — what it just created is
 // found, a token just issued works, a write builds on the previous one — in all three API families; a missing
 // thing is still a 404, and while PostgreSQL is down reads are answered from the node's view. (A read of
-// something that exists may still show its state of a few milliseconds ago: lib/router.ts ClusterView.)
+// something that exists may still show its state of a few milliseconds ago: lib/router.ts ClusterView.) An SMS
+// code and a web console session work on any node.
 
-import { assertEquals } from "../helpers/assert.ts";
+import { assert, assertEquals } from "../helpers/assert.ts";
 import { Client as RegistryClient } from "../registry/helpers.ts";
 import { adminPassword, Client as AuthClient, login } from "../authmethods/helpers.ts";
 import { call, rootSecret } from "../events/stream_helpers.ts";
 import { clusterTest, eventually } from "./helpers.ts";
+import { WebClient } from "../console/helpers.ts";
 
 /** Pairs of requests per kind; without catching up, about one in four such reads missed here. */
 const rounds = 60;
@@ -188,3 +190,34 @@ clusterTest("an SMS code requested through one node logs in once through the oth
     assertEquals((await node.post("/api/v1/authenticate", withCode)).status, 406);
   }
 });
+
+clusterTest(
+  "the web console keeps a browser signed in across nodes, with what each page leaves",
+  {},
+  async (cluster) => {
+    for (const name of ["one", "two"]) await cluster.spawn(name);
+    const [a, b] = cluster.started.map((n) => new WebClient(n.url)) as [WebClient, WebClient];
+    /** The browser's cookies and form token, carried to the other node (a balancer alternating between them). */
+    const moveTo = (from: WebClient, to: WebClient) => {
+      to.cookies.clear();
+      for (const [k, v] of from.cookies) to.cookies.set(k, v);
+      to.csrf = from.csrf;
+      return to;
+    };
+    assertEquals((await a.signIn("admin", "admin-password-1")).status, 303);
+    const tokensPage = await moveTo(a, b).get("/ui/settings/tokens");
+    assertEquals(tokensPage.status, 200, tokensPage.text.slice(0, 300));
+    assert(tokensPage.text.includes("Sign out admin"), "signed in on the other node");
+    // A token made through node two is shown once by node one, with the message the post left.
+    const made = await b.postForm("/ui/settings/tokens", { description: "from node two" });
+    assertEquals(made.status, 303, made.text.slice(0, 300));
+    const shown = await moveTo(b, a).get("/ui/settings/tokens");
+    assert(/wharf_[A-Za-z0-9_-]{20,}/.test(shown.text), "the new token shown on the other node");
+    const again = await moveTo(a, b).get("/ui/settings/tokens");
+    assert(!/wharf_[A-Za-z0-9_-]{20,}/.test(again.text), "shown once");
+    // Signed out through node two: signed out on node one too.
+    assertEquals((await b.postForm("/ui/logout", {})).status, 303);
+    const after = await moveTo(b, a).get("/ui/settings/tokens");
+    assert(!after.text.includes("Sign out admin"), "still signed in on the other node after signing out");
+  },
+);
