@@ -163,7 +163,7 @@ export class Sessions {
 
   /** Ends a session (sign-out, a changed password): on every node. */
   async end(session: Session): Promise<void> {
-    await this.#remove(session.key);
+    await this.#remove([session.key]);
   }
 
   /** The CSRF token of the login form for a pre-login cookie value. */
@@ -184,10 +184,9 @@ export class Sessions {
     }
   }
 
-  async #remove(keys: string | string[]): Promise<void> {
-    const all = typeof keys === "string" ? [keys] : keys;
-    await this.#store.transact(all.map(lockOf), () => ({
-      writes: all.filter((key) => this.#store.get(SESSIONS, key)).map((id) => ({
+  async #remove(keys: string[]): Promise<void> {
+    await this.#store.transact(keys.map(lockOf), () => ({
+      writes: keys.filter((key) => this.#store.get(SESSIONS, key)).map((id) => ({
         collection: SESSIONS,
         id,
         doc: null,

@@ -202,11 +202,6 @@ export class PgLog implements CommitLog {
     return this.#closed ? Promise.resolve() : this.#viewSync.sync();
   }
 
-  /** How often requests had to wait for the view, or went on without the database (view_sync.ts). */
-  get syncStats(): { syncs: number; waited: number; failed: number } {
-    return { ...this.#viewSync.stats };
-  }
-
   /** The newest Index a notification announced (to report how far this node's view lags). */
   get announcedIndex(): number {
     return Math.max(this.#announced, this.#applied);
