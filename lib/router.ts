@@ -14,6 +14,7 @@ import {
   segmentShape,
 } from "./route_index.ts";
 import { SecretPathRedactor } from "./secret_paths.ts";
+import { refusedHeader } from "./header_values.ts";
 
 export interface Route {
   method: string | readonly string[];
@@ -208,9 +209,27 @@ export class Router {
   }
 
   #finish(response: Response, sequence: number, method: string, path: string, started: number): Response {
+    // The last guard: a header value Deno would refuse ends the process, so it never leaves (docs/security.md).
+    const refused = refusedHeader(response.headers);
+    if (refused !== undefined) response = this.#refuseResponse(response, refused, path, sequence);
     const ended = this.#timed ? performance.now() : 0;
     this.#logger.access(sequence, method, path, response.status, started, ended);
     return response;
+  }
+
+  /** A 500 in the family's shape instead of a response with a header Deno would refuse; the body is dropped. */
+  #refuseResponse(response: Response, header: string, path: string, sequence: number): Response {
+    response.body?.cancel().catch(() => {});
+    const requestId = requestIdOf(sequence);
+    this.#options.logger.error("response refused: a header value holds a control character", {
+      request_id: requestId,
+      header,
+      status: response.status,
+    });
+    return this.#options.renderers[familyForPath(path)](
+      new ApiError(500, `Internal error (request ${requestId})`),
+      requestId,
+    );
   }
 
   /** Renders a failure in the shape of the family owning `path` (looked up only here: errors are rare). */

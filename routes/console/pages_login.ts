@@ -4,6 +4,7 @@
 
 import { ApiError } from "../../lib/errors.ts";
 import { randomSecret } from "../../lib/ids.ts";
+import { hasControlOrSpace } from "../../lib/urls.ts";
 import { requestCode, verifyLogin } from "../registry/tokens.ts";
 import { type ConsoleReq, errorMessages, registryReq } from "./context.ts";
 import { field, loginForm, refuseCrossSite, signedInForm } from "./forms.ts";
@@ -13,7 +14,16 @@ import { cookieHeader, LOGIN_COOKIE, readCookie, SESSION_COOKIE } from "./sessio
 
 /** Where to go after signing in: a local path only (no open redirect). */
 export function safeNext(next: string | null | undefined): string {
-  return next && /^\/(?![/\\])[^\s]*$/.test(next) ? next : "/";
+  if (!next || !/^\/(?![/\\])/.test(next) || hasControlOrSpace(next)) return "/";
+  // The canonical form (ASCII, percent-encoded) is what the Location header can carry (docs/security.md).
+  const base = "http://wharf.invalid";
+  let url: URL;
+  try {
+    url = new URL(next, base);
+  } catch {
+    return "/";
+  }
+  return url.origin === base ? url.pathname + url.search + url.hash : "/";
 }
 
 function loginPage(

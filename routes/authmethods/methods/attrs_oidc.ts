@@ -1,5 +1,6 @@
 // Attributes of an OIDC auth method: validation, clearing rules, completeness and rendering (spec §2.3).
 
+import { canonicalHttpUrl, hasControlOrSpace } from "../../../lib/urls.ts";
 import {
   type AttrInput,
   type AttrOutcome,
@@ -75,8 +76,10 @@ export function applyOidcAttributes(a: AttrInput): AttrOutcome {
       const s = v === null ? "" : readString(v, key, errors);
       if (s === undefined) continue;
       if (s === "") errors.add(path(key), "This field should not be set to empty.");
+      else if (hasControlOrSpace(s)) errors.add(path(key), "Must not contain control characters or spaces.");
       else if (!parseHttpUrl(s)) errors.add(path(key), "Must be an http or https URL with a host.");
-      else out.api_url_prefix = s.replace(/\/+$/, "");
+      // Canonical: the login's last redirect (a Location header) starts with it (docs/security.md).
+      else out.api_url_prefix = canonicalHttpUrl(s)!.replace(/\/+$/, "");
     } else if (v === null) {
       delete out[key];
     } else if (key === "issuer") {
