@@ -2,7 +2,7 @@
 // API family that owns the path, and one JSON access-log line per request.
 
 import { ApiError } from "./errors.ts";
-import type { Family, Handler, RequestContext } from "./http.ts";
+import { type Family, type Handler, parseRequestUrl, type RequestContext, validHost } from "./http.ts";
 import type { Logger } from "./log.ts";
 import { nextRequestSequence, requestIdOf } from "./request_id.ts";
 import { compilePathPattern } from "./route_pattern.ts";
@@ -171,8 +171,16 @@ export class Router {
     try {
       const href = request.url;
       let url: URL | undefined;
-      path = requestPath(href) ?? (url = new URL(href)).pathname;
-      if (url && path.includes("//")) path = path.replace(/\/{2,}/g, "/");
+      const fast = requestPath(href);
+      // Should the Host be malformed, the 400 is rendered and logged for the path as sent.
+      path = fast ?? rawPath(href);
+      if (fast === undefined) logPath = this.#secretPaths.redact(path);
+      this.#checkHost(href);
+      if (fast === undefined) {
+        url = parseRequestUrl(href);
+        path = url.pathname;
+        if (path.includes("//")) path = path.replace(/\/{2,}/g, "/");
+      }
       logPath = this.#secretPaths.redact(path);
       let route = this.#staticRoute(path, method);
       let params: Record<string, string> = {};
@@ -206,6 +214,29 @@ export class Router {
     } catch (err) {
       return this.#fail(err, path, sequence, method, logPath, started);
     }
+  }
+
+  /** The Host of the last request whose Host was valid: most requests name the same one. */
+  #validHost = "";
+
+  /**
+   * A Host header that no URL can hold (`x:99999`, `a b`, `%`) is answered 400, as HTTP requires, before any
+   * handler builds a URL from it. Deno puts the Host into the request URL; the last valid one is remembered, so a
+   * request naming it again costs one comparison.
+   */
+  #checkHost(href: string): void {
+    const from = href.indexOf("://") + 3;
+    const last = this.#validHost;
+    const after = from + last.length;
+    if (
+      last !== "" && href.startsWith(last, from) && (after === href.length || href.charCodeAt(after) === 0x2f)
+    ) {
+      return;
+    }
+    const end = href.indexOf("/", from);
+    const host = href.slice(from, end < 0 ? href.length : end);
+    if (!validHost(host)) throw new ApiError(400, "Malformed Host header");
+    this.#validHost = host;
   }
 
   #finish(response: Response, sequence: number, method: string, path: string, started: number): Response {
@@ -324,6 +355,15 @@ function requestPath(href: string): string | undefined {
   return doubled ? path.replace(/\/{2,}/g, "/") : path;
 }
 
+/** The path of a request URL as sent, without parsing it (for an error's family when it does not parse). */
+function rawPath(href: string): string {
+  const scheme = href.indexOf("://");
+  const start = scheme < 0 ? -1 : href.indexOf("/", scheme + 3);
+  if (start < 0) return "/";
+  const end = href.slice(start).search(/[?#]/);
+  return end < 0 ? href.slice(start) : href.slice(start, start + end);
+}
+
 /** The same response without its body (HEAD answered by a GET route). */
 function withoutBody(response: Response): Response {
   if (!response.body) return response;
@@ -386,7 +426,7 @@ class Context implements RequestContext {
   }
 
   get url(): URL {
-    return this.#url ??= new URL(this.request.url);
+    return this.#url ??= parseRequestUrl(this.request.url);
   }
 
   /** Computed on first use: reading the peer address costs a call into the runtime. */
