@@ -8,6 +8,7 @@ import { readJson, type RequestContext } from "../../lib/http.ts";
 import { isObject } from "./common.ts";
 import { forbidden, unauthenticated } from "./errors.ts";
 import { defaultArgon2, PasswordHasher } from "./passwords.ts";
+import { KeyedTurns } from "../../lib/keyed_turns.ts";
 import type { ActorCaller } from "./state.ts";
 import { AuthState } from "./state.ts";
 import { LoginThrottle } from "./throttle.ts";
@@ -54,6 +55,11 @@ export class AuthService {
   readonly state: AuthState;
   readonly settings: AuthSettings;
   readonly hasher: PasswordHasher;
+  /**
+   * Password writes (set/change) of one account, one at a time on this node: each checks the version after the
+   * previous one committed, so of many on one version only the first hashes; the rest answer 409 at once.
+   */
+  readonly passwordTurns = new KeyedTurns({ maxWaitingPerKey: 1024, maxWaiting: 10_000 });
   readonly throttle: LoginThrottle;
   readonly callers: CallerResolver;
   readonly oidc: OidcProtocol;
