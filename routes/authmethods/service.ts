@@ -7,7 +7,8 @@ import { ApiError } from "../../lib/errors.ts";
 import { readJson, type RequestContext } from "../../lib/http.ts";
 import { isObject } from "./common.ts";
 import { forbidden, unauthenticated } from "./errors.ts";
-import { defaultArgon2, PasswordHasher } from "./passwords.ts";
+import { defaultArgon2 } from "./passwords.ts";
+import { PasswordHasher } from "../../lib/password_hashing.ts";
 import { KeyedTurns } from "../../lib/keyed_turns.ts";
 import type { ActorCaller } from "./state.ts";
 import { AuthState } from "./state.ts";
@@ -79,7 +80,8 @@ export class AuthService {
       timeCost: envInt(env, "WHARF_ARGON2_TIME", defaultArgon2.timeCost, 1),
       memoryKib: envInt(env, "WHARF_ARGON2_MEMORY_KIB", defaultArgon2.memoryKib, 8),
       threads: envInt(env, "WHARF_ARGON2_THREADS", defaultArgon2.threads, 1),
-    });
+    }, app.passwordHashing);
+    this.hasher.warmUp();
     this.throttle = new LoginThrottle({
       nameThreshold: envInt(env, "WHARF_LOGIN_LOCKOUT_THRESHOLD", 5, 1),
       ipThreshold: envInt(env, "WHARF_IP_LOCKOUT_THRESHOLD", 20, 1),

@@ -4,7 +4,8 @@
 import { DataDir } from "../../lib/store/mod.ts";
 import { storageSettings } from "../../lib/store/storage_settings.ts";
 import { type UserDoc, USERS } from "./model.ts";
-import { hashPassword } from "./passwords.ts";
+import { registryHasher } from "./passwords.ts";
+import { HashingQueue } from "../../lib/password_hashing.ts";
 
 export interface CliIo {
   stdout(text: string): void;
@@ -259,7 +260,7 @@ async function resetPassword(p: Parsed, io: CliIo): Promise<number> {
   const dir = need(flag(p, "data-dir") ?? io.env.WHARF_DATA_DIR, "--data-dir");
   const password = await readPassword(p, io, "New password for admin: ");
   if (password.length < 8) throw new UsageError("the password needs at least 8 characters");
-  const passwordHash = await hashPassword(password);
+  const passwordHash = await registryHasher(new HashingQueue()).hash(password);
   // On a cluster (WHARF_DATABASE_URL) the admin lives in the shared database, not in the node's directory.
   const data = await DataDir.open(dir, storageSettings(io.env));
   try {
