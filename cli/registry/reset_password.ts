@@ -4,7 +4,8 @@
 import { DataDir } from "../../lib/store/mod.ts";
 import { storageSettings } from "../../lib/store/storage_settings.ts";
 import { type UserDoc, USERS } from "../../routes/registry/model.ts";
-import { hashPassword } from "../../routes/registry/passwords.ts";
+import { registryHasher } from "../../routes/registry/passwords.ts";
+import { HashingQueue } from "../../lib/password_hashing.ts";
 import { flag, need, type Parsed, readPassword, UsageError } from "./args.ts";
 import type { CliIo } from "./io.ts";
 
@@ -13,7 +14,7 @@ export async function resetPassword(p: Parsed, io: CliIo): Promise<number> {
   const dir = need(flag(p, "data-dir") ?? io.env.WHARF_DATA_DIR, "--data-dir");
   const password = await readPassword(p, io, "New password for admin: ");
   if (password.length < 8) throw new UsageError("the password needs at least 8 characters");
-  const passwordHash = await hashPassword(password);
+  const passwordHash = await registryHasher(new HashingQueue()).hash(password);
   // On a cluster (WHARF_DATABASE_URL) the admin lives in the shared database, not in the node's directory.
   const data = await DataDir.open(dir, storageSettings(io.env));
   try {

@@ -7,7 +7,9 @@ import { ApiError } from "../../lib/errors.ts";
 import { readJson, type RequestContext } from "../../lib/http.ts";
 import { isObject } from "./common.ts";
 import { forbidden, unauthenticated } from "./errors.ts";
-import { defaultArgon2, PasswordHasher } from "./passwords.ts";
+import { defaultArgon2 } from "./passwords.ts";
+import { PasswordHasher } from "../../lib/password_hashing.ts";
+import { KeyedTurns } from "../../lib/keyed_turns.ts";
 import type { ActorCaller } from "./state.ts";
 import { AuthState } from "./state.ts";
 import { LoginThrottle } from "./throttle.ts";
@@ -54,6 +56,11 @@ export class AuthService {
   readonly state: AuthState;
   readonly settings: AuthSettings;
   readonly hasher: PasswordHasher;
+  /**
+   * Password writes (set/change) of one account, one at a time on this node: each checks the version after the
+   * previous one committed, so of many on one version only the first hashes; the rest answer 409 at once.
+   */
+  readonly passwordTurns = new KeyedTurns({ maxWaitingPerKey: 1024, maxWaiting: 10_000 });
   readonly throttle: LoginThrottle;
   readonly callers: CallerResolver;
   readonly oidc: OidcProtocol;
@@ -73,7 +80,8 @@ export class AuthService {
       timeCost: envInt(env, "WHARF_ARGON2_TIME", defaultArgon2.timeCost, 1),
       memoryKib: envInt(env, "WHARF_ARGON2_MEMORY_KIB", defaultArgon2.memoryKib, 8),
       threads: envInt(env, "WHARF_ARGON2_THREADS", defaultArgon2.threads, 1),
-    });
+    }, app.passwordHashing);
+    this.hasher.warmUp();
     this.throttle = new LoginThrottle({
       nameThreshold: envInt(env, "WHARF_LOGIN_LOCKOUT_THRESHOLD", 5, 1),
       ipThreshold: envInt(env, "WHARF_IP_LOCKOUT_THRESHOLD", 20, 1),

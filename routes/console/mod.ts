@@ -42,7 +42,7 @@ const statusTitles: Record<number, string> = {
   415: "Unsupported form",
   422: "That did not work",
   429: "Too many attempts",
-  503: "Down for maintenance",
+  503: "Unavailable, try again later",
 };
 
 function errorPage(c: ConsoleReq, err: unknown): Response {

@@ -6,7 +6,6 @@ import { type Req, requireAdmin } from "./auth.ts";
 import { FieldErrors, type Payload, readPayload } from "./body.ts";
 import { notFound, unprocessable } from "./errors.ts";
 import { now, type TokenDoc, TOKENS, type UserDoc, USERS } from "./model.ts";
-import { hashPassword } from "./passwords.ts";
 import { isValidEmail, LONG_TEXT_MAX, mobilePattern, namespacePattern, reservedNames } from "./rules.ts";
 import {
   adminCount,
@@ -86,7 +85,7 @@ export async function createUser(req: Req): Promise<Response> {
     errors.add("Two-factor authentication needs a mobile number or an authenticator app");
   }
   errors.throwIfAny();
-  const passwordHash = await hashPassword(f.password!);
+  const passwordHash = await req.reg.passwords.hash(f.password!);
   const reg = req.reg;
   const key = username!.toLowerCase();
   const doc = await reg.write(() => {
@@ -124,7 +123,7 @@ export async function updateUser(req: Req): Promise<Response> {
   if (f.email === null) errors.add("Email can't be blank");
   const delinquent = errors.bool(body, "delinquent", "Delinquent");
   errors.throwIfAny();
-  const passwordHash = typeof f.password === "string" ? await hashPassword(f.password) : undefined;
+  const passwordHash = typeof f.password === "string" ? await req.reg.passwords.hash(f.password) : undefined;
   const reg = req.reg;
   const doc = await reg.write(() => {
     const current = existingUser(req);
