@@ -1,5 +1,6 @@
 // A user's own settings: API tokens (create with a description, the token shown once; list; revoke) and
-// security (an authenticator app enrolled with a QR code and a confirmation code; SMS when configured).
+// security (an authenticator app enrolled with a QR code and a confirmation code, replaced or removed only with a
+// current code of the active one; SMS when configured).
 
 import { renderSVG } from "uqr";
 import { ApiError } from "../../lib/errors.ts";
@@ -121,7 +122,9 @@ export function securityPage(c: ConsoleReq): Response {
         <form class="stack" method="post" action="/ui/settings/security/totp/confirm">${csrfField(c)}
           <div><label for="totp-code">Code from the app</label>
           <input type="text" id="totp-code" name="code" inputmode="numeric" autocomplete="one-time-code" required maxlength="8"></div>
-          <div><button type="submit">Turn on two-factor authentication</button></div></form>
+          <div><button type="submit">${user.totp_secret
+            ? "Use the new authenticator app"
+            : "Turn on two-factor authentication"}</button></div></form>
       </section>
     `
     : "";
@@ -130,6 +133,17 @@ export function securityPage(c: ConsoleReq): Response {
   ${user.totp_secret ? "An authenticator app is set up." : ""}
   ${user.mobile ? html`SMS codes go to the number ending in ${user.mobile.slice(-4)}.` : ""}</p>
   ${enrolment}
+  ${
+    user.totp_secret && !enrolment
+      ? html`
+        <h2>Replace the authenticator app</h2>
+        <form class="stack" method="post" action="/ui/settings/security/totp">${csrfField(c)}
+              <div><label for="replace-code">A current code from the app you use now <span class="hint">(it keeps working until the new one is confirmed)</span></label>
+              <input type="text" id="replace-code" name="code" inputmode="numeric" autocomplete="one-time-code" required maxlength="8"></div>
+              <div><button type="submit">Set up a new authenticator app</button></div></form>
+      `
+      : ""
+  }
   ${
     user.totp_secret
       ? html`
@@ -152,11 +166,25 @@ export function securityPage(c: ConsoleReq): Response {
   return page(c, { title: "Security", body });
 }
 
+/** A refused two-factor change (a missing or wrong current code, too many of them) as the page's error. */
+function refusedTotpChange(c: ConsoleReq, err: unknown): Response {
+  if (err instanceof ApiError && (err.status === 422 || err.status === 429)) {
+    return seeOther(c, "/ui/settings/security", undefined, {}, errorMessages(err));
+  }
+  throw err;
+}
+
 export async function enrolTotpPost(c: ConsoleReq): Promise<Response> {
-  await signedInForm(c);
+  const form = await signedInForm(c);
   const { session, key } = signedIn(c);
   writable(c);
-  const enrolled = await enrolTotpFor(c.reg, key);
+  let enrolled;
+  try {
+    // With an app active, a current code of it must come with the session (replacing it is a change of factor).
+    enrolled = await enrolTotpFor(c.reg, key, { currentCode: field(form, "code") });
+  } catch (err) {
+    return refusedTotpChange(c, err);
+  }
   session.shownOnce = { label: "totp", value: enrolled.otpauth_url, extra: { secret: enrolled.secret } };
   return seeOther(c, "/ui/settings/security");
 }
@@ -166,12 +194,9 @@ export async function confirmTotpPost(c: ConsoleReq): Promise<Response> {
   const { session, key } = signedIn(c);
   writable(c);
   try {
-    await confirmTotpFor(c.reg, key, field(form, "code"), true);
+    await confirmTotpFor(c.reg, key, field(form, "code"));
   } catch (err) {
-    if (err instanceof ApiError && err.status === 422) {
-      return seeOther(c, "/ui/settings/security", undefined, {}, errorMessages(err));
-    }
-    throw err;
+    return refusedTotpChange(c, err);
   }
   session.shownOnce = undefined;
   // The stored user changed (not its password): the session stays.
@@ -180,13 +205,13 @@ export async function confirmTotpPost(c: ConsoleReq): Promise<Response> {
 
 export async function removeTotpPost(c: ConsoleReq): Promise<Response> {
   const form = await signedInForm(c);
-  const { user, key } = signedIn(c);
+  const { key } = signedIn(c);
   writable(c);
   // A session alone (a borrowed laptop) may not turn the second factor off: a current code must come with it.
-  const code = field(form, "code");
-  if (!user.totp_secret || c.reg.twoFactor.totpStep(key, user.totp_secret, code, 0) === undefined) {
-    return seeOther(c, "/ui/settings/security", undefined, {}, ["Invalid two-factor code"]);
+  try {
+    await removeTotpFor(c.reg, key, { currentCode: field(form, "code") });
+  } catch (err) {
+    return refusedTotpChange(c, err);
   }
-  await removeTotpFor(c.reg, key);
   return seeOther(c, "/ui/settings/security", "The authenticator app was removed.");
 }

@@ -16,6 +16,7 @@ import {
   userRemovalWrites,
 } from "./accounts.ts";
 import { newTotpSecret, otpauthUrl } from "./twofactor.ts";
+import { type TwoFactorChange, twoFactorChanged } from "./user_events.ts";
 import type { Registry } from "./state.ts";
 import { registryLock } from "./locks.ts";
 
@@ -117,7 +118,7 @@ export async function createUser(req: Req): Promise<Response> {
 
 export async function updateUser(req: Req): Promise<Response> {
   const body = await readPayload(req, "user");
-  requireAdmin(req);
+  const actor = requireAdmin(req);
   existingUser(req);
   const errors = new FieldErrors();
   const f = readUserFields(errors, body);
@@ -149,8 +150,14 @@ export async function updateUser(req: Req): Promise<Response> {
     if (problems.length) throw unprocessable(problems);
     // A code sent to the old number, or for two-factor now off, is void.
     const voidCode = f.mobile !== undefined || f.twoFactor === false ? smsCodeRemoval(reg, current.id) : [];
+    const changes: TwoFactorChange[] = [];
+    if (next.two_factor_enabled !== current.doc.two_factor_enabled) {
+      changes.push(next.two_factor_enabled ? "two-factor-on" : "two-factor-off");
+    }
+    if (next.mobile !== current.doc.mobile) changes.push("mobile-changed");
     return {
       writes: [{ collection: USERS, id: current.id, doc: next, ifVersion: current.version }, ...voidCode],
+      events: changes.map((change) => twoFactorChanged(next.username, actor.username, change)),
       result: next,
     };
   });
@@ -181,17 +188,56 @@ export async function deleteUser(req: Req): Promise<Response> {
 }
 
 export async function enrolTotp(req: Req): Promise<Response> {
-  requireAdmin(req);
-  return json(await enrolTotpFor(req.reg, existingUser(req).id));
+  const actor = requireAdmin(req);
+  return json(await enrolTotpFor(req.reg, existingUser(req).id, { admin: actor.username }));
+}
+
+/**
+ * Who may start, confirm or remove an authenticator app: an administrator through the admin API (each change
+ * is an audit event), or the user, who needs a current code of the active app when there is one (a session
+ * alone, e.g. a borrowed laptop, may not replace or remove the second factor).
+ */
+export type TotpAuthority = { admin: string } | { currentCode: string };
+
+/**
+ * For the user's own change: the active app's sealed secret once `currentCode` is one of its codes (null when
+ * no app is active); 422 when the code is missing or wrong (counted by the two-factor throttle, 429 past it).
+ */
+async function provenActiveApp(reg: Registry, key: string, authority: TotpAuthority): Promise<string | null> {
+  if ("admin" in authority) return null;
+  const user = reg.user(key);
+  if (!user) throw notFound();
+  const active = user.doc.totp_secret;
+  if (!active) return null;
+  if (authority.currentCode.trim() === "") {
+    throw new ApiError(422, "A current code from your authenticator app is required");
+  }
+  if (await reg.twoFactor.checkAppCode(key, active, authority.currentCode) === undefined) {
+    throw new ApiError(422, "Invalid two-factor code");
+  }
+  return active;
+}
+
+/** The app proven before the write must still be the active one (not replaced or removed meanwhile). */
+function sameActiveApp(authority: TotpAuthority, user: UserDoc, proven: string | null): void {
+  if ("currentCode" in authority && user.totp_secret !== proven) {
+    throw new ApiError(422, "Invalid two-factor code");
+  }
+}
+
+function auditOf(authority: TotpAuthority, username: string, change: TwoFactorChange) {
+  return "admin" in authority ? [twoFactorChanged(username, authority.admin, change)] : [];
 }
 
 /** Starts an authenticator app enrolment for a user (admin API, and a user's own security page). */
-export async function enrolTotpFor(reg: Registry, key: string) {
+export async function enrolTotpFor(reg: Registry, key: string, authority: TotpAuthority) {
+  const proven = await provenActiveApp(reg, key, authority);
   const secret = newTotpSecret();
   // One user's document (ifVersion): that user's key.
   const doc = await reg.writeIn([registryLock.namespace(key)], () => {
     const current = reg.user(key);
     if (!current) throw notFound();
+    sameActiveApp(authority, current.doc, proven);
     const next = {
       ...current.doc,
       totp_pending: reg.twoFactor.sealSecret(current.id, secret),
@@ -199,6 +245,7 @@ export async function enrolTotpFor(reg: Registry, key: string) {
     };
     return {
       writes: [{ collection: USERS, id: current.id, doc: next, ifVersion: current.version }],
+      events: auditOf(authority, next.username, "totp-enrolment-started"),
       result: next,
     };
   });
@@ -207,20 +254,25 @@ export async function enrolTotpFor(reg: Registry, key: string) {
 
 export async function confirmTotp(req: Req): Promise<Response> {
   const body = await readPayload(req, "totp");
-  requireAdmin(req);
+  const actor = requireAdmin(req);
   const key = existingUser(req).id;
   const errors = new FieldErrors();
   const code = errors.required(body, "code", "Code", 16);
   errors.throwIfAny();
-  return json(renderAdminUser(req.reg, await confirmTotpFor(req.reg, key, code!)));
+  const doc = await confirmTotpFor(req.reg, key, code!, actor.username);
+  return json(renderAdminUser(req.reg, doc));
 }
 
-/** Activates the pending enrolment with a valid code; `enable` also turns two-factor on (self-service). */
+/**
+ * Activates the pending enrolment with a valid code of the new app: by an administrator (`admin`, audited), or
+ * the user's own confirmation, which also turns two-factor on. (A pending enrolment over an active app was
+ * started with a current code of it, or by an administrator.)
+ */
 export async function confirmTotpFor(
   reg: Registry,
   key: string,
   code: string,
-  enable = false,
+  admin?: string,
 ): Promise<UserDoc> {
   return await reg.writeIn([registryLock.namespace(key)], () => {
     const current = reg.user(key);
@@ -238,28 +290,36 @@ export async function confirmTotpFor(
       totp_last_step: step,
       updated_at: now(),
     };
-    if (enable) next.two_factor_enabled = true;
+    if (admin === undefined) next.two_factor_enabled = true;
     return {
       writes: [{ collection: USERS, id: current.id, doc: next, ifVersion: current.version }],
+      events: admin === undefined ? [] : [twoFactorChanged(next.username, admin, "totp-confirmed")],
       result: next,
     };
   });
 }
 
 export async function removeTotp(req: Req): Promise<Response> {
-  requireAdmin(req);
-  return json(renderAdminUser(req.reg, await removeTotpFor(req.reg, existingUser(req).id)));
+  const actor = requireAdmin(req);
+  const doc = await removeTotpFor(req.reg, existingUser(req).id, { admin: actor.username });
+  return json(renderAdminUser(req.reg, doc));
 }
 
 /** Removes the authenticator app; two-factor stays on only when SMS remains. */
-export async function removeTotpFor(reg: Registry, key: string): Promise<UserDoc> {
+export async function removeTotpFor(reg: Registry, key: string, authority: TotpAuthority): Promise<UserDoc> {
+  const proven = await provenActiveApp(reg, key, authority);
+  if ("currentCode" in authority && proven === null) {
+    throw new ApiError(422, "No authenticator app is set up");
+  }
   return await reg.writeIn([registryLock.namespace(key)], () => {
     const current = reg.user(key);
     if (!current) throw notFound();
+    sameActiveApp(authority, current.doc, proven);
     const next = { ...current.doc, totp_secret: null, totp_pending: null, updated_at: now() };
     if (next.two_factor_enabled && !next.mobile) next.two_factor_enabled = false;
     return {
       writes: [{ collection: USERS, id: current.id, doc: next, ifVersion: current.version }],
+      events: auditOf(authority, next.username, "totp-removed"),
       result: next,
     };
   });

@@ -113,6 +113,27 @@ export class TwoFactor {
     return outcome;
   }
 
+  /**
+   * Whether `code` is a current code of the user's active authenticator app (what replacing or removing it
+   * needs besides a session): the step it matched, or undefined. Wrong codes count against the same per-user
+   * throttle as the login's (429 once it is reached); a missing code counts nothing.
+   */
+  async checkAppCode(userKey: string, sealedSecret: string, code: string): Promise<number | undefined> {
+    const text = code.trim();
+    if (text === "") return undefined;
+    let attempt: Attempt<"user">;
+    try {
+      attempt = await this.#wrong.begin({ user: userKey });
+    } catch (err) {
+      if (err instanceof FailureLimitReached) throw rateLimited(err.retryAfter);
+      throw err;
+    }
+    return await attempt.run(
+      () => Promise.resolve(this.totpStep(userKey, sealedSecret, text, 0)),
+      (step) => step !== undefined,
+    );
+  }
+
   /** The SMS code in flight (used up) or a TOTP code: what to record, or undefined when it is neither. */
   async #checkCode(userKey: string, user: UserDoc, text: string): Promise<{ totpStep?: number } | undefined> {
     if (await this.#useSmsCode(userKey, text)) return {};
