@@ -161,6 +161,7 @@ export function createConsoleApi(ctx: AppContext, registry: RegistryModule): Con
     [["POST"], "/ui/settings/security/totp", settings.enrolTotpPost],
     [["POST"], "/ui/settings/security/totp/confirm", settings.confirmTotpPost],
     [["POST"], "/ui/settings/security/totp/remove", settings.removeTotpPost],
+    [["POST"], "/ui/settings/security/sms-code", settings.smsCodePost],
     [["GET"], "/ui/orgs/:org", orgs.orgPage],
     [["POST"], "/ui/orgs/:org/members", orgs.addMemberPost],
     [["POST"], "/ui/orgs/:org/members/:member", orgs.setMemberPost],

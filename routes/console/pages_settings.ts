@@ -11,6 +11,7 @@ import {
   removeTotpFor,
   tokensOf,
 } from "../registry/admin_users.ts";
+import type { UserDoc } from "../registry/model.ts";
 import { issueToken } from "../registry/tokens.ts";
 import { type ConsoleReq, errorMessages, maintenance } from "./context.ts";
 import { field, signedInForm } from "./forms.ts";
@@ -106,6 +107,36 @@ export async function deleteTokenPost(c: ConsoleReq): Promise<Response> {
   return seeOther(c, "/ui/settings/tokens", "Token revoked.");
 }
 
+/**
+ * Setting up (or replacing) the authenticator app: with a second factor active, a current code of it comes
+ * with the request (the app's, or one sent by SMS from the button below).
+ */
+function changeForm(c: ConsoleReq, user: UserDoc, smsActive: boolean) {
+  if (!user.totp_secret && !smsActive) {
+    return html`<form method="post" action="/ui/settings/security/totp">${csrfField(c)}
+      <button type="submit">Set up an authenticator app</button></form>`;
+  }
+  const label = user.totp_secret
+    ? html`
+      A current code from the app you use now${smsActive ? " (or one sent by SMS)" : ""} <span
+        class="hint">(it keeps working until the new one is confirmed)</span>
+    `
+    : html`A code sent by SMS to the number ending in ${user.mobile?.slice(-4) ?? ""}`;
+  return html`
+    <h2>${user.totp_secret ? "Replace the authenticator app" : "Set up an authenticator app"}</h2>
+    <form class="stack" method="post" action="/ui/settings/security/totp">${csrfField(c)}
+      <div><label for="change-code">${label}</label>
+      <input type="text" id="change-code" name="code" inputmode="numeric" autocomplete="one-time-code" required maxlength="8"></div>
+      <div><button type="submit">Set up ${user.totp_secret
+        ? "a new"
+        : "an"} authenticator app</button></div></form>
+    ${smsActive
+      ? html`<form method="post" action="/ui/settings/security/sms-code">${csrfField(c)}
+      <button type="submit" class="secondary">Text me a code</button></form>`
+      : ""}
+  `;
+}
+
 export function securityPage(c: ConsoleReq): Response {
   const { user, session } = signedIn(c);
   const pending = session.shownOnce?.label === "totp" ? session.shownOnce : undefined;
@@ -128,22 +159,13 @@ export function securityPage(c: ConsoleReq): Response {
       </section>
     `
     : "";
+  const smsActive = user.two_factor_enabled && !!user.mobile;
   const body = html`<h1>Security</h1>
   <p>Two-factor authentication is <strong>${user.two_factor_enabled ? "on" : "off"}</strong>.
   ${user.totp_secret ? "An authenticator app is set up." : ""}
   ${user.mobile ? html`SMS codes go to the number ending in ${user.mobile.slice(-4)}.` : ""}</p>
   ${enrolment}
-  ${
-    user.totp_secret && !enrolment
-      ? html`
-        <h2>Replace the authenticator app</h2>
-        <form class="stack" method="post" action="/ui/settings/security/totp">${csrfField(c)}
-              <div><label for="replace-code">A current code from the app you use now <span class="hint">(it keeps working until the new one is confirmed)</span></label>
-              <input type="text" id="replace-code" name="code" inputmode="numeric" autocomplete="one-time-code" required maxlength="8"></div>
-              <div><button type="submit">Set up a new authenticator app</button></div></form>
-      `
-      : ""
-  }
+  ${enrolment ? "" : changeForm(c, user, smsActive)}
   ${
     user.totp_secret
       ? html`
@@ -153,10 +175,7 @@ export function securityPage(c: ConsoleReq): Response {
               <input type="text" id="remove-code" name="code" inputmode="numeric" autocomplete="one-time-code" required maxlength="8"></div>
               <div><button type="submit" class="danger">Remove the authenticator app</button></div></form>
       `
-      : enrolment
-      ? ""
-      : html`<form method="post" action="/ui/settings/security/totp">${csrfField(c)}
-      <button type="submit">Set up an authenticator app</button></form>`
+      : ""
   }
   ${
     c.reg.settings.smsWebhook
@@ -187,6 +206,26 @@ export async function enrolTotpPost(c: ConsoleReq): Promise<Response> {
   }
   session.shownOnce = { label: "totp", value: enrolled.otpauth_url, extra: { secret: enrolled.secret } };
   return seeOther(c, "/ui/settings/security");
+}
+
+/** Sends a two-factor code by SMS for a change of the second factor (the login's limits on code requests). */
+export async function smsCodePost(c: ConsoleReq): Promise<Response> {
+  await signedInForm(c);
+  const { user, key } = signedIn(c);
+  writable(c);
+  try {
+    await c.reg.twoFactor.requestSmsCode(key, user);
+  } catch (err) {
+    if (err instanceof ApiError && [422, 429, 500].includes(err.status)) {
+      return seeOther(c, "/ui/settings/security", undefined, {}, errorMessages(err));
+    }
+    throw err;
+  }
+  return seeOther(
+    c,
+    "/ui/settings/security",
+    `A code was sent to the number ending in ${user.mobile?.slice(-4)}.`,
+  );
 }
 
 export async function confirmTotpPost(c: ConsoleReq): Promise<Response> {

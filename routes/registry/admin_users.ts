@@ -194,33 +194,44 @@ export async function enrolTotp(req: Req): Promise<Response> {
 
 /**
  * Who may start, confirm or remove an authenticator app: an administrator through the admin API (each change
- * is an audit event), or the user, who needs a current code of the active app when there is one (a session
- * alone, e.g. a borrowed laptop, may not replace or remove the second factor).
+ * is an audit event), or the user, who needs a current code of the active second factor when there is one (the
+ * app, or SMS with two-factor on): a session alone, e.g. a borrowed laptop, may not change the second factor.
  */
 export type TotpAuthority = { admin: string } | { currentCode: string };
 
+/** The user's active second factor (the app's sealed secret, SMS when two-factor is on), "" when none. */
+function activeSecondFactor(user: UserDoc): string {
+  const sms = user.two_factor_enabled && user.mobile ? `sms:${user.mobile}` : "";
+  return user.totp_secret || sms ? `${user.totp_secret ?? ""}|${sms}` : "";
+}
+
 /**
- * For the user's own change: the active app's sealed secret once `currentCode` is one of its codes (null when
- * no app is active); 422 when the code is missing or wrong (counted by the two-factor throttle, 429 past it).
+ * For the user's own change: the active second factor once `currentCode` is a current code of it ("" when none
+ * is active); 422 when the code is missing or wrong (counted by the two-factor throttle, 429 past it).
  */
-async function provenActiveApp(reg: Registry, key: string, authority: TotpAuthority): Promise<string | null> {
-  if ("admin" in authority) return null;
+async function provenSecondFactor(reg: Registry, key: string, authority: TotpAuthority): Promise<string> {
+  if ("admin" in authority) return "";
   const user = reg.user(key);
   if (!user) throw notFound();
-  const active = user.doc.totp_secret;
-  if (!active) return null;
+  const active = activeSecondFactor(user.doc);
+  if (!active) return "";
   if (authority.currentCode.trim() === "") {
-    throw new ApiError(422, "A current code from your authenticator app is required");
+    throw new ApiError(
+      422,
+      user.doc.totp_secret
+        ? "A current code from your authenticator app is required"
+        : "A current two-factor code is required: have one sent by SMS first",
+    );
   }
-  if (await reg.twoFactor.checkAppCode(key, active, authority.currentCode) === undefined) {
+  if (!await reg.twoFactor.checkCurrentCode(key, user.doc, authority.currentCode)) {
     throw new ApiError(422, "Invalid two-factor code");
   }
   return active;
 }
 
-/** The app proven before the write must still be the active one (not replaced or removed meanwhile). */
-function sameActiveApp(authority: TotpAuthority, user: UserDoc, proven: string | null): void {
-  if ("currentCode" in authority && user.totp_secret !== proven) {
+/** The second factor proven before the write must still be the active one (not changed meanwhile). */
+function sameSecondFactor(authority: TotpAuthority, user: UserDoc, proven: string): void {
+  if ("currentCode" in authority && activeSecondFactor(user) !== proven) {
     throw new ApiError(422, "Invalid two-factor code");
   }
 }
@@ -231,13 +242,13 @@ function auditOf(authority: TotpAuthority, username: string, change: TwoFactorCh
 
 /** Starts an authenticator app enrolment for a user (admin API, and a user's own security page). */
 export async function enrolTotpFor(reg: Registry, key: string, authority: TotpAuthority) {
-  const proven = await provenActiveApp(reg, key, authority);
+  const proven = await provenSecondFactor(reg, key, authority);
   const secret = newTotpSecret();
   // One user's document (ifVersion): that user's key.
   const doc = await reg.writeIn([registryLock.namespace(key)], () => {
     const current = reg.user(key);
     if (!current) throw notFound();
-    sameActiveApp(authority, current.doc, proven);
+    sameSecondFactor(authority, current.doc, proven);
     const next = {
       ...current.doc,
       totp_pending: reg.twoFactor.sealSecret(current.id, secret),
@@ -307,14 +318,14 @@ export async function removeTotp(req: Req): Promise<Response> {
 
 /** Removes the authenticator app; two-factor stays on only when SMS remains. */
 export async function removeTotpFor(reg: Registry, key: string, authority: TotpAuthority): Promise<UserDoc> {
-  const proven = await provenActiveApp(reg, key, authority);
-  if ("currentCode" in authority && proven === null) {
+  if ("currentCode" in authority && !reg.user(key)?.doc.totp_secret) {
     throw new ApiError(422, "No authenticator app is set up");
   }
+  const proven = await provenSecondFactor(reg, key, authority);
   return await reg.writeIn([registryLock.namespace(key)], () => {
     const current = reg.user(key);
     if (!current) throw notFound();
-    sameActiveApp(authority, current.doc, proven);
+    sameSecondFactor(authority, current.doc, proven);
     const next = { ...current.doc, totp_secret: null, totp_pending: null, updated_at: now() };
     if (next.two_factor_enabled && !next.mobile) next.two_factor_enabled = false;
     return {

@@ -194,3 +194,46 @@ Deno.test("an administrator's reset of someone's two-factor is admin-only and an
     }
   });
 });
+
+Deno.test("with two-factor by SMS, a session alone cannot add an authenticator app; a code sent by SMS can", async () => {
+  await withRegistry(async (f) => {
+    await createUser(f, "bob", { mobile: "+15551231234" });
+    const web = new WebClient(f.srv.url);
+    assertEquals((await web.signIn("bob", "bob-password")).status, 303);
+    // Two-factor by SMS turned on after the sign-in: the session stays.
+    const on = await f.api.put("/api/v1/admin/users/bob", { user: { two_factor_enabled: true } }, {
+      token: f.admin,
+    });
+    assertEquals(on.status, 200, on.text);
+    await web.get("/ui/settings/security");
+    const enrol = await web.postForm("/ui/settings/security/totp", {});
+    assertEquals(enrol.status, 303);
+    const page = await web.get("/ui/settings/security");
+    const key = shownKey(page.text);
+    let confirmed: number | undefined;
+    let appLogin: number | undefined;
+    if (key) {
+      const app = appOf(key);
+      confirmed = (await web.postForm("/ui/settings/security/totp/confirm", { code: codeAt(app, step()) }))
+        .status;
+      appLogin = (await f.api.post("/api/v1/authenticate", {
+        user: { login: "bob", password: "bob-password" },
+        two_factor: { code: codeAt(app, step() + 1) },
+      })).status;
+    }
+    assertEquals({ key, confirmed, appLogin }, { key: undefined, confirmed: undefined, appLogin: undefined });
+    assert(page.text.includes("A current two-factor code is required"), page.text);
+    const methods = await f.api.get("/api/v1/admin/users/bob", { token: f.admin });
+    assertEquals(methods.body.two_factor, { enabled: true, delivery_methods: ["sms"] });
+
+    // "Text me a code" on the security page, then the code sent.
+    assertEquals((await web.postForm("/ui/settings/security/sms-code", {})).status, 303);
+    assert(
+      (await web.get("/ui/settings/security")).text.includes("A code was sent to the number ending in 1234"),
+    );
+    const outbox = await Deno.readTextFile(`${f.srv.dataDir}/outbox/sms.ndjson`);
+    const code = JSON.parse(outbox.trim().split("\n").at(-1)!).code as string;
+    assertEquals((await web.postForm("/ui/settings/security/totp", { code })).status, 303);
+    assert(shownKey((await web.get("/ui/settings/security")).text), "the new key is shown");
+  });
+});
