@@ -54,6 +54,7 @@ export const topics: ReadonlyMap<string, TopicInfo> = new Map<string, TopicInfo>
     ]),
   ],
   ["AuthToken", info("AuthToken", false, ["AuthTokenIssued", "AuthTokenDeleted", "AuthenticationFailed"])],
+  ["User", info("User", false, ["UserTwoFactorChanged"])],
   [
     "Box",
     info("Box", false, [
