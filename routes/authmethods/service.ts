@@ -11,6 +11,7 @@ import { defaultArgon2, PasswordHasher } from "./passwords.ts";
 import type { ActorCaller } from "./state.ts";
 import { AuthState } from "./state.ts";
 import { LoginThrottle } from "./throttle.ts";
+import { FailureEvents, readFailureEventSettings } from "./failure_events.ts";
 import { LdapConnectionPool } from "./ldap_pool.ts";
 import { collections } from "./common.ts";
 import { OidcAttempts } from "./oidc_attempts.ts";
@@ -55,6 +56,8 @@ export class AuthService {
   readonly settings: AuthSettings;
   readonly hasher: PasswordHasher;
   readonly throttle: LoginThrottle;
+  /** Failed and throttled logins' events, bounded per client address and per node. */
+  readonly failureEvents: FailureEvents;
   readonly callers: CallerResolver;
   readonly oidc: OidcProtocol;
   readonly oidcAttempts: OidcAttempts;
@@ -80,6 +83,7 @@ export class AuthService {
       windowMs: envDurationMs(env, "WHARF_LOGIN_LOCKOUT_WINDOW", 15 * 60_000),
       lockMs: envDurationMs(env, "WHARF_LOGIN_LOCKOUT_DURATION", 15 * 60_000),
     });
+    this.failureEvents = new FailureEvents(app.data.store, app.logger, readFailureEventSettings(env));
     this.callers = new CallerResolver(this.state, this.settings.tokens);
     this.oidcAttempts = new OidcAttempts(app, envDurationMs(env, "WHARF_OIDC_ATTEMPT_TTL", 5 * 60_000));
     this.#sweeper = setInterval(() => this.callers.sweep().catch(() => {}), tokenSweepMs);
@@ -89,6 +93,7 @@ export class AuthService {
 
   close(): void {
     clearInterval(this.#sweeper);
+    this.failureEvents.stop();
     this.#unwatchMethods();
     this.ldapPool.close();
     this.oidcAttempts.close();
