@@ -13,6 +13,7 @@ import { KeyedTurns } from "../../lib/keyed_turns.ts";
 import type { ActorCaller } from "./state.ts";
 import { AuthState } from "./state.ts";
 import { LoginThrottle } from "./throttle.ts";
+import { FailureEvents, readFailureEventSettings } from "./failure_events.ts";
 import { LdapConnectionPool } from "./ldap_pool.ts";
 import { collections } from "./common.ts";
 import { OidcAttempts } from "./oidc_attempts.ts";
@@ -62,6 +63,8 @@ export class AuthService {
    */
   readonly passwordTurns = new KeyedTurns({ maxWaitingPerKey: 1024, maxWaiting: 10_000 });
   readonly throttle: LoginThrottle;
+  /** Failed and throttled logins' events, bounded per client address and per node. */
+  readonly failureEvents: FailureEvents;
   readonly callers: CallerResolver;
   readonly oidc: OidcProtocol;
   readonly oidcAttempts: OidcAttempts;
@@ -88,6 +91,7 @@ export class AuthService {
       windowMs: envDurationMs(env, "WHARF_LOGIN_LOCKOUT_WINDOW", 15 * 60_000),
       lockMs: envDurationMs(env, "WHARF_LOGIN_LOCKOUT_DURATION", 15 * 60_000),
     });
+    this.failureEvents = new FailureEvents(app.data.store, app.logger, readFailureEventSettings(env));
     this.callers = new CallerResolver(this.state, this.settings.tokens);
     this.oidcAttempts = new OidcAttempts(app, envDurationMs(env, "WHARF_OIDC_ATTEMPT_TTL", 5 * 60_000));
     this.#sweeper = setInterval(() => this.callers.sweep().catch(() => {}), tokenSweepMs);
@@ -97,6 +101,7 @@ export class AuthService {
 
   close(): void {
     clearInterval(this.#sweeper);
+    this.failureEvents.stop();
     this.#unwatchMethods();
     this.ldapPool.close();
     this.oidcAttempts.close();

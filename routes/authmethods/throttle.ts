@@ -26,7 +26,6 @@ const maxTrackedKeys = 100_000;
 export class LoginThrottle {
   readonly settings: ThrottleSettings;
   readonly #failures: FailureThrottle<"name" | "ip">;
-  #lastThrottledEvent = new Map<string, number>();
 
   constructor(settings: ThrottleSettings, options: ThrottleOptions = {}) {
     this.settings = settings;
@@ -55,22 +54,8 @@ export class LoginThrottle {
     }
   }
 
-  /** At most one `throttled` event per key per minute. */
-  shouldReportThrottled(key: string, now = Date.now()): boolean {
-    const last = this.#lastThrottledEvent.get(key) ?? 0;
-    if (now - last < 60_000) return false;
-    if (this.#lastThrottledEvent.size >= maxTrackedKeys) {
-      // Entries older than a minute no longer suppress anything: drop them so a spray stays bounded.
-      for (const [k, t] of this.#lastThrottledEvent) {
-        if (now - t >= 60_000) this.#lastThrottledEvent.delete(k);
-      }
-    }
-    this.#lastThrottledEvent.set(key, now);
-    return true;
-  }
-
-  /** How many keys the throttle remembers (failure counts and throttled-event times). */
+  /** How many keys the throttle remembers. */
   get trackedKeys(): number {
-    return this.#failures.size + this.#lastThrottledEvent.size;
+    return this.#failures.size;
   }
 }

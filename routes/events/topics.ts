@@ -53,7 +53,15 @@ export const topics: ReadonlyMap<string, TopicInfo> = new Map<string, TopicInfo>
       "AuthMethodStateChanged",
     ]),
   ],
-  ["AuthToken", info("AuthToken", false, ["AuthTokenIssued", "AuthTokenDeleted", "AuthenticationFailed"])],
+  [
+    "AuthToken",
+    info("AuthToken", false, [
+      "AuthTokenIssued",
+      "AuthTokenDeleted",
+      "AuthenticationFailed",
+      "AuthenticationFailuresSummarized",
+    ]),
+  ],
   ["User", info("User", false, ["UserTwoFactorChanged"])],
   [
     "Box",

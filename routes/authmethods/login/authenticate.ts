@@ -4,12 +4,7 @@
 
 import { ApiError } from "../../../lib/errors.ts";
 import { json, type RequestContext } from "../../../lib/http.ts";
-import {
-  type DocWrite,
-  type EventInput,
-  type StoredDoc,
-  VersionConflictError,
-} from "../../../lib/store/mod.ts";
+import { type DocWrite, type StoredDoc, VersionConflictError } from "../../../lib/store/mod.ts";
 import { asAttrs } from "../methods/attrs_common.ts";
 import { assertIdFormat, collections, isObject, nowIso, parentLocks } from "../common.ts";
 import { failedPrecondition, fieldError, notFound } from "../errors.ts";
@@ -116,8 +111,8 @@ export async function authenticate(svc: AuthService, ctx: RequestContext): Promi
 }
 
 /**
- * Begins a throttled attempt under the name key `nameKey` (429 when locked) and reports a `throttled`
- * failure, for `loginName` as sent, at most once per key per minute.
+ * Begins a throttled attempt under the name key `nameKey` (429 when locked, recorded as a `throttled` failure for
+ * `loginName` as sent).
  */
 export async function beginAttempt(
   svc: AuthService,
@@ -129,16 +124,14 @@ export async function beginAttempt(
   try {
     return await svc.throttle.begin(methodId, nameKey, ctx.clientIp);
   } catch (err) {
-    if (
-      err instanceof ApiError && err.status === 429 &&
-      svc.throttle.shouldReportThrottled(`${methodId}\u0000${nameKey}\u0000${ctx.clientIp}`)
-    ) {
+    if (err instanceof ApiError && err.status === 429) {
       await recordFailure(svc, ctx, methodId, loginName, "throttled");
     }
     throw err;
   }
 }
 
+/** An `AuthenticationFailed` event, or a count in the window's summary past the bounds (failure_events.ts). */
 export async function recordFailure(
   svc: AuthService,
   ctx: RequestContext,
@@ -146,15 +139,7 @@ export async function recordFailure(
   loginName: string,
   reason: string,
 ): Promise<void> {
-  const event: EventInput = {
-    Topic: "AuthToken",
-    Type: "AuthenticationFailed",
-    Key: methodId,
-    Payload: {
-      AuthToken: { auth_method_id: methodId, login_name: loginName, reason, client_ip: ctx.clientIp },
-    },
-  };
-  await svc.state.store.transact([], () => ({ events: [event] }));
+  await svc.failureEvents.record({ methodId, loginName, reason, clientIp: ctx.clientIp });
 }
 
 async function passwordLogin(
