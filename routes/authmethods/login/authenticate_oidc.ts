@@ -1,5 +1,6 @@
-// OIDC login flow (spec §7.3-7.5): start/login creates a durable attempt (oidc_attempts.ts) and the auth URL;
-// the callback (GET routes or POST command) exchanges the code and makes a pending token; `token` collects it once.
+// OIDC login flow (docs/auth-methods.md#oidc): start/login creates a durable attempt (oidc_attempts.ts) and
+// the auth URL; the callback (GET routes or POST command) exchanges the code and makes a pending token;
+// `token` collects it once.
 
 import { createHash } from "node:crypto";
 import { ApiError } from "../../../lib/errors.ts";

@@ -1,5 +1,5 @@
-// The LDAP login (spec §7.2) behind POST /v1/auth-methods/{id}:authenticate: one throttle key per name as
-// the directory matches it, and one account per directory entry, keyed by the entry's DN.
+// The LDAP login (docs/auth-methods.md#ldap) behind POST /v1/auth-methods/{id}:authenticate: one throttle key
+// per name as the directory matches it, and one account per directory entry, keyed by the entry's DN.
 
 import type { RequestContext } from "../../../lib/http.ts";
 import type { StoredDoc } from "../../../lib/store/mod.ts";
