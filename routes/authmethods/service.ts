@@ -1,5 +1,5 @@
 // Everything a handler of the auth family needs: the state, settings, hasher, throttle, caller resolution
-// and the permission checks of spec §9.
+// and the permission checks (docs/auth-methods.md#managing-auth-methods).
 
 import type { AppContext } from "../../lib/app.ts";
 import { envDurationMs, envInt } from "../../lib/config.ts";

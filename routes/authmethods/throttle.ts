@@ -1,6 +1,7 @@
-// Login throttling in memory (§11): failures per (method, login name) and per client IP inside a window
-// lock the key for a while; locked keys get 429 with Retry-After, even with the right password. An attempt
-// counts from before its check, so concurrent guesses get no more answers than the threshold.
+// Login throttling in memory (docs/security.md#throttles): failures per (method, login name) and per client
+// IP inside a window lock the key for a while; locked keys get 429 with Retry-After, even with the right
+// password. An attempt counts from before its check, so concurrent guesses get no more answers than the
+// threshold.
 
 import { ApiError } from "../../lib/errors.ts";
 import { FailureLimitReached, FailureThrottle, type ThrottleOptions } from "../../lib/failure_throttle.ts";

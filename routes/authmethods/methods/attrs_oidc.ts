@@ -1,4 +1,5 @@
-// Attributes of an OIDC auth method: validation, clearing rules, completeness and rendering (spec §2.3).
+// Attributes of an OIDC auth method: validation, clearing rules, completeness and rendering
+// (docs/auth-methods.md#oidc).
 
 import { canonicalHttpUrl, hasControlOrSpace } from "../../../lib/urls.ts";
 import {

@@ -6,7 +6,7 @@ import { respondWithChildList } from "../lists/list_route.ts";
 import { json, type RequestContext } from "../../../lib/http.ts";
 import type { CommitPlan, DocWrite, StoredDoc } from "../../../lib/store/mod.ts";
 import { passwordDefaults } from "../methods/attrs_password.ts";
-import { recordFailure } from "../login/authenticate.ts";
+import { recordFailure } from "../login/login_failures.ts";
 import { assertAdminsRemain, deleteAccounts, emptyPlan, transactRevoking } from "../cascade.ts";
 import { assertIdFormat, collections, isObject, lockKeys, nowIso, parentLocks } from "../common.ts";
 import {
