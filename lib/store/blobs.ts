@@ -2,7 +2,7 @@
 // Blobs interface, digest names, ingest options and checks, batch pumping (downloads are answered by
 // blob_http.ts).
 
-import { ApiError } from "../errors.ts";
+import { BlobTooLargeError, DigestMismatchError } from "./errors.ts";
 import type { Batch, BatchReader, ParallelDigests } from "./blob_stream.ts";
 
 export { parseRange } from "./blob_http.ts";
@@ -18,9 +18,9 @@ export interface StoredBlob {
 }
 
 export interface IngestOptions {
-  /** Bytes allowed; more fails with 413 and nothing is kept. */
+  /** Bytes allowed; more fails with BlobTooLargeError (413) and nothing is kept. */
   maxBytes: number;
-  /** When given, the body must have this digest (hex, case-insensitive) or it fails with 422. */
+  /** When given, the body must have this digest (hex, case-insensitive) or it fails with DigestMismatchError (422). */
   expect?: { algorithm: DigestName; hex: string };
   /** Message for a checksum mismatch, in the caller's words; a function gets the actual hex digest. */
   mismatchMessage?: string | ((actualHex: string) => string);
@@ -59,7 +59,7 @@ export async function pumpBatches(
     if (!batch) return size;
     size += batch.length;
     if (size > options.maxBytes) {
-      throw new ApiError(413, `upload exceeds the limit of ${options.maxBytes} bytes`);
+      throw new BlobTooLargeError(options.maxBytes);
     }
     await write(batch);
     await hashing.update(batch);
@@ -71,8 +71,9 @@ export function checkExpectedDigest(digests: StoredBlob["digests"], options: Ing
   if (!options.expect || digests[options.expect.algorithm] === options.expect.hex.toLowerCase()) return;
   const actual = digests[options.expect.algorithm]!;
   const message = options.mismatchMessage;
-  throw new ApiError(
-    422,
+  throw new DigestMismatchError(
+    options.expect.algorithm,
+    actual,
     typeof message === "function"
       ? message(actual)
       : message ?? `checksum mismatch: the ${options.expect.algorithm} differs`,

@@ -12,3 +12,10 @@ export type { Blobs, DigestName, StoredBlob } from "./blobs.ts";
 export { UsageCounters } from "./file/counters.ts";
 export type { Counters } from "./counters.ts";
 export type { CommitLog } from "./commit_log.ts";
+export {
+  BlobNotFoundError,
+  BlobTooLargeError,
+  DigestMismatchError,
+  StorageUnavailableError,
+  StoreError,
+} from "./errors.ts";

@@ -2,7 +2,7 @@
 // and renamed into place before anything points at them; streamed out from the file (blob_http.ts answers Range,
 // ETag and 304).
 
-import { ApiError } from "../../errors.ts";
+import { BlobNotFoundError } from "../errors.ts";
 import { BatchReader, fileStream, ParallelDigests } from "../blob_stream.ts";
 import { HashPool, type HashPoolOptions } from "../hash_pool.ts";
 import { blobResponse } from "../blob_http.ts";
@@ -119,7 +119,7 @@ export class BlobStore implements Blobs {
     try {
       file = await Deno.open(this.#path(sha256), { read: true });
     } catch {
-      throw new ApiError(404, "blob not found");
+      throw new BlobNotFoundError(sha256);
     }
     let size: number;
     try {

@@ -44,7 +44,6 @@ import {
 } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
-import { ApiError } from "../../errors.ts";
 import { BatchReader, ParallelDigests } from "../blob_stream.ts";
 import { HashPool } from "../hash_pool.ts";
 import { blobResponse } from "../blob_http.ts";
@@ -61,7 +60,8 @@ import {
 import type { S3Location } from "./client.ts";
 import { ObjectStoreProbe } from "./probe.ts";
 import { defaultRemovalGraceMs } from "./settings.ts";
-import { isObjectStoreUnreachable, StorageUnavailableError } from "../unavailable.ts";
+import { isObjectStoreUnreachable } from "../unavailable.ts";
+import { BlobNotFoundError, StorageUnavailableError, StoreError } from "../errors.ts";
 
 export interface S3BlobOptions {
   downloads: "redirect" | "proxy";
@@ -308,7 +308,7 @@ export class S3BlobStore implements Blobs {
   ): Promise<Response> {
     const key = this.#key(sha256);
     const size = await this.size(sha256);
-    if (size === undefined) throw new ApiError(404, "blob not found");
+    if (size === undefined) throw new BlobNotFoundError(sha256);
     const out = new Headers(headers);
     // A HEAD is answered here: a presigned URL is signed for GET, so the store would refuse a HEAD sent to it.
     if (options.redirect && this.#options.downloads === "redirect" && request.method !== "HEAD") {
@@ -355,7 +355,7 @@ export class S3BlobStore implements Blobs {
   }
 
   #unavailable(err: unknown): unknown {
-    if (err instanceof ApiError || !isObjectStoreUnreachable(err)) return err;
+    if (err instanceof StoreError || !isObjectStoreUnreachable(err)) return err;
     this.lastError = err;
     this.#lastErrorAt = Date.now();
     return new StorageUnavailableError("object store", err);
