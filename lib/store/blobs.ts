@@ -1,8 +1,11 @@
 // What every blob store shares (the data directory's, file/blobs.ts, and an S3 bucket's, s3/blobs.ts): the
-// Blobs interface, digest names, ingest options and checks, batch pumping and Range parsing.
+// Blobs interface, digest names, ingest options and checks, batch pumping (downloads are answered by
+// blob_http.ts).
 
-import { ApiError } from "../errors.ts";
+import { BlobTooLargeError, DigestMismatchError } from "./errors.ts";
 import type { Batch, BatchReader, ParallelDigests } from "./blob_stream.ts";
+
+export { parseRange } from "./blob_http.ts";
 
 export type DigestName = "md5" | "sha1" | "sha256" | "sha384" | "sha512";
 export const digestNames: readonly DigestName[] = ["md5", "sha1", "sha256", "sha384", "sha512"];
@@ -15,9 +18,9 @@ export interface StoredBlob {
 }
 
 export interface IngestOptions {
-  /** Bytes allowed; more fails with 413 and nothing is kept. */
+  /** Bytes allowed; more fails with BlobTooLargeError (413) and nothing is kept. */
   maxBytes: number;
-  /** When given, the body must have this digest (hex, case-insensitive) or it fails with 422. */
+  /** When given, the body must have this digest (hex, case-insensitive) or it fails with DigestMismatchError (422). */
   expect?: { algorithm: DigestName; hex: string };
   /** Message for a checksum mismatch, in the caller's words; a function gets the actual hex digest. */
   mismatchMessage?: string | ((actualHex: string) => string);
@@ -56,7 +59,7 @@ export async function pumpBatches(
     if (!batch) return size;
     size += batch.length;
     if (size > options.maxBytes) {
-      throw new ApiError(413, `upload exceeds the limit of ${options.maxBytes} bytes`);
+      throw new BlobTooLargeError(options.maxBytes);
     }
     await write(batch);
     await hashing.update(batch);
@@ -68,8 +71,9 @@ export function checkExpectedDigest(digests: StoredBlob["digests"], options: Ing
   if (!options.expect || digests[options.expect.algorithm] === options.expect.hex.toLowerCase()) return;
   const actual = digests[options.expect.algorithm]!;
   const message = options.mismatchMessage;
-  throw new ApiError(
-    422,
+  throw new DigestMismatchError(
+    options.expect.algorithm,
+    actual,
     typeof message === "function"
       ? message(actual)
       : message ?? `checksum mismatch: the ${options.expect.algorithm} differs`,
@@ -87,7 +91,7 @@ export interface Blobs {
   size(sha256: string): Promise<number | undefined>;
   ingest(body: ReadableStream<Uint8Array>, options: IngestOptions): Promise<StoredBlob>;
   /**
-   * A response for the blob (Range, ETag, 304, 416). With `redirect`, a store that can hand the bytes out itself
+   * A response for the blob (Range, ETag, 304, 416: blob_http.ts). With `redirect`, a store that can hand the bytes out itself
    * (S3 with WHARF_DOWNLOADS=redirect) answers a GET with 302 to a short-lived URL instead (a HEAD is answered
    * directly: the URL is signed for GET only).
    */
@@ -110,31 +114,3 @@ export interface Blobs {
 }
 
 export const blobName = /^[0-9a-f]{64}$/;
-
-/** Parses a single byte range; undefined = whole body. Multi-range requests get the whole body. */
-export function parseRange(
-  header: string | null,
-  size: number,
-  ifRange: string | null = null,
-  etag = "",
-): [number, number] | "unsatisfiable" | undefined {
-  if (!header) return undefined;
-  if (ifRange && ifRange !== `"${etag}"`) return undefined;
-  const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
-  if (!m) return undefined;
-  const [, a, b] = m;
-  if (a === "" && b === "") return undefined;
-  let start: number;
-  let end: number;
-  if (a === "") {
-    const suffix = Number(b);
-    if (suffix === 0) return "unsatisfiable";
-    start = Math.max(0, size - suffix);
-    end = size - 1;
-  } else {
-    start = Number(a);
-    end = b === "" ? size - 1 : Math.min(Number(b), size - 1);
-  }
-  if (start >= size || start > end) return "unsatisfiable";
-  return [start, end];
-}

@@ -1,6 +1,6 @@
-// JSON documents in collections: held in memory for reads, committed through the event log, and
-// checkpointed to data/<family>/<collection>/<id>.json by atomic replacement (token collections as packs), or to
-// a DocSnapshots backend (the PostgreSQL documents table).
+// JSON documents in collections: held in memory for reads, committed through the commit log, and checkpointed
+// through DocSnapshots (snapshots.ts): the data directory's files (file/snapshots.ts) or the PostgreSQL
+// documents table (postgres/snapshots.ts).
 
 import { type BatchBody, type CommittedBatch, type StreamEvent } from "./commit_log.ts";
 import type { AppendBatch, CommitLog } from "./commit_log.ts";
@@ -20,11 +20,8 @@ export type {
 } from "./doc_types.ts";
 export { VersionConflictError } from "./doc_types.ts";
 export { assertCollection, fileNameForId, idForFileName } from "./doc_names.ts";
-import { writeChangedDocuments } from "./file/checkpoint.ts";
-import { atomicWrite, ensureDir, removeTempFiles } from "./file/fsutil.ts";
-import { collectionFolders, readCheckpointIndex, readCollectionFolder } from "./file/collection_folder.ts";
 import { KeyedLocks } from "./locks.ts";
-import { PackFolder } from "./file/packs.ts";
+import { FileSnapshots } from "./file/snapshots.ts";
 
 interface LoggedDoc {
   c: string;
@@ -33,19 +30,10 @@ interface LoggedDoc {
   d: Json | null;
 }
 
-const encoder = new TextEncoder();
-/**
- * Files written at once by a checkpoint. In the background a few are enough and keep request latency flat (32
- * concurrent fsyncs stalled requests on a 2-core machine: /health p99 23–28 ms against 7–8 ms with 4); at
- * shutdown, when nothing else waits, many overlap their fsyncs to finish sooner.
- */
-const backgroundParallelism = 4;
-const shutdownParallelism = 32;
-
 export class DocumentStore {
   readonly root: string;
   readonly log: CommitLog;
-  readonly #snapshots: DocSnapshots | undefined;
+  readonly #snapshots: DocSnapshots;
   #collections = new Map<string, Map<string, StoredDoc>>();
   /** Documents changed since the last checkpoint, with the Index of their latest change. */
   #dirty = new Map<string, { collection: string; id: string; index: number }>();
@@ -55,34 +43,25 @@ export class DocumentStore {
   #inFlight = new Map<string, { version: number; exists: boolean; index: number }>();
   #checkpointIndex = 0;
   #checkpointing: Promise<void> | undefined;
-  /** Collections checkpointed as packs (lib/store/file/packs.ts): the configured ones and any found packed. */
-  #packed: Set<string>;
-  #packs = new Map<string, PackFolder>();
 
-  private constructor(
-    root: string,
-    log: CommitLog,
-    packed: Iterable<string>,
-    snapshots: DocSnapshots | undefined,
-  ) {
+  private constructor(root: string, log: CommitLog, snapshots: DocSnapshots) {
     this.root = root;
     this.log = log;
-    this.#packed = new Set(packed);
     this.#snapshots = snapshots;
   }
 
   /**
-   * Loads every document under `root`, then replays log lines after the manifest's checkpoint. `packed`
-   * names collections whose checkpoints are packs of many documents (see file/packs.ts) rather than a file each.
+   * Loads every document from `snapshots`, then replays the log after the index they reflect. Without
+   * `snapshots`, they are the data directory's files under `root`, where `packed` names collections checkpointed
+   * as packs of many documents (file/packs.ts) rather than a file each.
    */
   static async open(
     root: string,
     log: CommitLog,
     options: { packed?: Iterable<string>; snapshots?: DocSnapshots } = {},
   ) {
-    const store = new DocumentStore(root, log, options.packed ?? [], options.snapshots);
-    if (options.snapshots) await store.#loadSnapshots(options.snapshots);
-    else await store.#load();
+    const store = new DocumentStore(root, log, options.snapshots ?? new FileSnapshots(root, options.packed));
+    await store.#load();
     await store.#replay();
     // A shared log hands this node every batch (its own and other nodes') through one ordered path.
     log.follow?.((batch) => store.#applyCommitted(batch));
@@ -94,20 +73,7 @@ export class DocumentStore {
   }
 
   async #load(): Promise<void> {
-    await ensureDir(this.root);
-    this.#checkpointIndex = await readCheckpointIndex(this.root);
-    await removeTempFiles(this.root);
-    for (const { collection, dir } of collectionFolders(this.root)) {
-      const folder = readCollectionFolder(dir, this.#collection(collection), this.#packed.has(collection));
-      if (folder) {
-        this.#packed.add(collection);
-        this.#packs.set(collection, folder);
-      }
-    }
-  }
-
-  async #loadSnapshots(snapshots: DocSnapshots): Promise<void> {
-    const loaded = await snapshots.load();
+    const loaded = await this.#snapshots.load();
     this.#checkpointIndex = loaded.checkpointIndex;
     for (const { collection, stored } of loaded.docs) this.#collection(collection).set(stored.id, stored);
   }
@@ -122,12 +88,6 @@ export class DocumentStore {
       const record = JSON.parse(line) as { Index: number; Docs?: LoggedDoc[] };
       this.#applyDocs(record.Index, record.Docs ?? [], false);
     }
-  }
-
-  #packFolder(collection: string): PackFolder {
-    let folder = this.#packs.get(collection);
-    if (!folder) this.#packs.set(collection, folder = new PackFolder(`${this.root}/${collection}`));
-    return folder;
   }
 
   #collection(name: string): Map<string, StoredDoc> {
@@ -320,11 +280,10 @@ export class DocumentStore {
     return existed;
   }
 
-  /** Writes every changed document to disk, then records the index they all reflect. */
+  /** Writes every changed document to the snapshots, which record the index they all reflect. */
   checkpoint(options: { background?: boolean } = {}): Promise<void> {
     if (!this.#checkpointing) {
-      const parallelism = options.background ? backgroundParallelism : shutdownParallelism;
-      this.#checkpointing = this.#writeCheckpoint(parallelism).finally(
+      this.#checkpointing = this.#writeCheckpoint(options.background ?? false).finally(
         () => (this.#checkpointing = undefined),
       );
     }
@@ -341,42 +300,21 @@ export class DocumentStore {
     this.#checkpointIndex = Math.min(index, this.log.lastIndex);
   }
 
-  async #writeCheckpoint(parallelism: number): Promise<void> {
+  async #writeCheckpoint(background: boolean): Promise<void> {
     const upTo = this.log.lastIndex;
     if (this.#dirty.size === 0 && upTo === this.#checkpointIndex) return;
     const batch = [...this.#dirty.entries()];
     this.#dirty.clear();
-    if (this.#snapshots) {
-      try {
-        await this.#snapshots.write(
-          batch.map(([, e]) => ({ ...e, current: this.#collections.get(e.collection)?.get(e.id) })),
-          upTo,
-        );
-      } catch (err) {
-        for (const [key, value] of batch) if (!this.#dirty.has(key)) this.#dirty.set(key, value);
-        throw err;
-      }
-      this.#checkpointIndex = upTo;
-      return;
-    }
     try {
-      await writeChangedDocuments(batch.map(([, entry]) => entry), {
-        root: this.root,
+      await this.#snapshots.write(
+        batch.map(([, e]) => ({ ...e, current: this.#collections.get(e.collection)?.get(e.id) })),
         upTo,
-        parallelism,
-        current: (collection, id) => this.#collections.get(collection)?.get(id),
-        fileName: fileNameForId,
-        packFolder: (collection) => this.#packed.has(collection) ? this.#packFolder(collection) : undefined,
-        live: (collection) => this.list(collection),
-      });
+        { live: (collection) => this.list(collection), background },
+      );
     } catch (err) {
       for (const [key, value] of batch) if (!this.#dirty.has(key)) this.#dirty.set(key, value);
       throw err;
     }
-    await atomicWrite(
-      `${this.root}/manifest.json`,
-      encoder.encode(JSON.stringify({ checkpointIndex: upTo })),
-    );
     this.#checkpointIndex = upTo;
   }
 }

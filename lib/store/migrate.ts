@@ -6,7 +6,8 @@
 
 import { createHash } from "node:crypto";
 import { ConfigError } from "../errors.ts";
-import { type Blobs, lockDataDir, type S3Settings } from "./mod.ts";
+import type { Blobs } from "./blobs.ts";
+import { lockDataDir, type S3Settings } from "./data_dir.ts";
 import { EventLog } from "./file/eventlog.ts";
 import type { StoredDoc } from "./doc_types.ts";
 import { collectionFolders, readCheckpointIndex, readCollectionFolder } from "./file/collection_folder.ts";

@@ -1,17 +1,7 @@
-// A storage engine that cannot be reached (PostgreSQL, the object store) is a 503 with Retry-After in every API
-// family's error shape, never a 500 or a crash; the request may be retried once the engine is back.
+// Whether a storage engine (PostgreSQL, the object store) could not be reached, as opposed to refusing a request;
+// the store then fails with StorageUnavailableError (errors.ts), a 503 with Retry-After.
 
-import { ApiError } from "../errors.ts";
-
-export class StorageUnavailableError extends ApiError {
-  readonly engine: "database" | "object store";
-  constructor(engine: "database" | "object store", cause?: unknown) {
-    super(503, `the ${engine} is unreachable; retry shortly`, { headers: { "Retry-After": "5" } });
-    this.name = "StorageUnavailableError";
-    this.engine = engine;
-    this.cause = cause;
-  }
-}
+export { StorageUnavailableError } from "./errors.ts";
 
 const connectionCodes = new Set([
   "ECONNREFUSED",

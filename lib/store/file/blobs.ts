@@ -1,9 +1,11 @@
 // Content-addressed blobs under data/blobs/: streamed in with all digests computed on the way, fsynced
-// and renamed into place before anything points at them; streamed out with Range, ETag and Content-Length.
+// and renamed into place before anything points at them; streamed out from the file (blob_http.ts answers Range,
+// ETag and 304).
 
-import { ApiError } from "../../errors.ts";
+import { BlobNotFoundError } from "../errors.ts";
 import { BatchReader, fileStream, ParallelDigests } from "../blob_stream.ts";
 import { HashPool, type HashPoolOptions } from "../hash_pool.ts";
+import { blobResponse } from "../blob_http.ts";
 import { ensureDir, removeTempFiles, syncDir, tempSuffix } from "./fsutil.ts";
 import {
   blobName,
@@ -12,7 +14,6 @@ import {
   checkExpectedDigest,
   ingestDigests,
   type IngestOptions,
-  parseRange,
   pumpBatches,
   type StoredBlob,
 } from "../blobs.ts";
@@ -112,48 +113,34 @@ export class BlobStore implements Blobs {
     }
   }
 
-  /** A streamed response for the blob, honouring a single `Range: bytes=a-b`; 404 body when missing. */
+  /** A streamed response for the blob (blob_http.ts answers Range and conditionals); 404 when missing. */
   async respond(sha256: string, request: Request, headers: HeadersInit = {}): Promise<Response> {
     let file: Deno.FsFile;
     try {
       file = await Deno.open(this.#path(sha256), { read: true });
     } catch {
-      throw new ApiError(404, "blob not found");
+      throw new BlobNotFoundError(sha256);
     }
-    const { size } = await file.stat();
-    const out = new Headers(headers);
-    out.set("ETag", `"${sha256}"`);
-    out.set("Accept-Ranges", "bytes");
-    if (!out.has("Content-Type")) out.set("Content-Type", "application/octet-stream");
-    const inm = request.headers.get("If-None-Match");
-    if (inm && inm.split(",").some((t) => t.trim() === `"${sha256}"` || t.trim() === "*")) {
+    let size: number;
+    try {
+      size = (await file.stat()).size;
+    } catch (err) {
       file.close();
-      return new Response(null, { status: 304, headers: out });
+      throw err;
     }
-    const range = parseRange(request.headers.get("Range"), size, request.headers.get("If-Range"), sha256);
-    if (range === "unsatisfiable") {
-      file.close();
-      out.set("Content-Range", `bytes */${size}`);
-      return new Response(null, { status: 416, headers: out });
-    }
-    const head = request.method === "HEAD";
-    if (!range) {
-      out.set("Content-Length", String(size));
-      if (head) {
-        file.close();
-        return new Response(null, { status: 200, headers: out });
-      }
-      return new Response(fileStream(file, size), { status: 200, headers: out });
-    }
-    const [start, end] = range;
-    out.set("Content-Range", `bytes ${start}-${end}/${size}`);
-    out.set("Content-Length", String(end - start + 1));
-    if (head) {
-      file.close();
-      return new Response(null, { status: 206, headers: out });
-    }
-    await file.seek(start, Deno.SeekMode.Start);
-    return new Response(fileStream(file, end - start + 1), { status: 206, headers: out });
+    return await blobResponse(sha256, request, headers, {
+      size,
+      async stream(start, length) {
+        try {
+          if (start > 0) await file.seek(start, Deno.SeekMode.Start);
+        } catch (err) {
+          file.close();
+          throw err;
+        }
+        return fileStream(file, length);
+      },
+      discard: () => file.close(),
+    });
   }
 
   /** Nothing to confirm: this process's collection sees every hold (Blobs.confirm). */

@@ -1,7 +1,8 @@
 // Writes one checkpoint's changed documents: a packed collection's as one pack file (packs.ts), every other
 // document as its own file by atomic replacement; then fsyncs the folders and removes what a compaction replaced.
 
-import type { StoredDoc } from "../documents.ts";
+import type { StoredDoc } from "../doc_types.ts";
+import type { SnapshotEntry } from "../snapshots.ts";
 import { atomicWrite, ensureDir, syncDir } from "./fsutil.ts";
 import type { PackFolder } from "./packs.ts";
 
@@ -13,8 +14,6 @@ export interface CheckpointTarget {
   upTo: number;
   /** Per-document files written at once (their fsyncs overlap). */
   parallelism: number;
-  /** The document's state now, undefined when deleted. */
-  current(collection: string, id: string): StoredDoc | undefined;
   fileName(id: string): string;
   /** The collection's pack folder, undefined when it is not packed. */
   packFolder(collection: string): PackFolder | undefined;
@@ -22,13 +21,13 @@ export interface CheckpointTarget {
 }
 
 export async function writeChangedDocuments(
-  changed: { collection: string; id: string }[],
+  changed: SnapshotEntry[],
   target: CheckpointTarget,
 ): Promise<void> {
   const folders = new Set(changed.map(({ collection }) => `${target.root}/${collection}`));
   for (const dir of folders) await ensureDir(dir);
   const packed = new Map<string, { folder: PackFolder; docs: Map<string, StoredDoc | undefined> }>();
-  const single: { collection: string; id: string }[] = [];
+  const single: SnapshotEntry[] = [];
   for (const entry of changed) {
     const folder = target.packFolder(entry.collection);
     if (!folder) {
@@ -37,7 +36,7 @@ export async function writeChangedDocuments(
     }
     let pack = packed.get(entry.collection);
     if (!pack) packed.set(entry.collection, pack = { folder, docs: new Map() });
-    pack.docs.set(entry.id, target.current(entry.collection, entry.id));
+    pack.docs.set(entry.id, entry.current);
   }
   const afterSync: (() => Promise<void>)[] = [];
   for (const [collection, { folder, docs }] of packed) {
@@ -48,9 +47,8 @@ export async function writeChangedDocuments(
   let next = 0;
   await Promise.all(Array.from({ length: Math.min(target.parallelism, single.length) }, async () => {
     while (next < single.length) {
-      const { collection, id } = single[next++]!;
+      const { collection, id, current: stored } = single[next++]!;
       const path = `${target.root}/${collection}/${target.fileName(id)}`;
-      const stored = target.current(collection, id);
       if (stored) await atomicWrite(path, encoder.encode(JSON.stringify(stored)), { syncFolder: false });
       else await removeIfPresent(path);
     }

@@ -27,7 +27,7 @@
 import type { AppendBatch } from "../commit_log.ts";
 import type { BatchBody, CommittedBatch, LogRecord } from "../commit_log.ts";
 import { LogClosedError } from "../commit_log.ts";
-import { StorageUnavailableError } from "../unavailable.ts";
+import { StorageUnavailableError } from "../errors.ts";
 import type { Sql } from "./schema.ts";
 import { type CommitPool, connectionLost, type ReservedSql as Conn, within } from "./reserve.ts";
 

@@ -10,7 +10,7 @@ import { LogClosedError } from "../commit_log.ts";
 import { LogFollowers } from "../log_followers.ts";
 import type { Sql } from "./schema.ts";
 import { retentionFloor } from "./retention.ts";
-import { StorageUnavailableError } from "../unavailable.ts";
+import { StorageUnavailableError } from "../errors.ts";
 import { GroupCommitter } from "./group_commit.ts";
 import { CommitPool, within } from "./reserve.ts";
 import { ViewSync } from "./view_sync.ts";

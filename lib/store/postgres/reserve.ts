@@ -6,7 +6,8 @@
 // discards the whole commit pool (terminating its connections) for a fresh one instead of releasing it.
 
 import type { Sql } from "./schema.ts";
-import { isDatabaseUnreachable, StorageUnavailableError } from "../unavailable.ts";
+import { isDatabaseUnreachable } from "../unavailable.ts";
+import { StorageUnavailableError } from "../errors.ts";
 
 export type ReservedSql = Awaited<ReturnType<Sql["reserve"]>>;
 

@@ -1,7 +1,7 @@
 // Content-addressed blobs in an S3 bucket: uploads stream through wharf into a multipart upload under tmp/
 // while every digest is computed on the way, then are copied to blobs/<sha256> before anything points at them;
-// downloads are a 302 to a presigned GET (WHARF_DOWNLOADS=redirect; HEADs answered here) or streamed with Range
-// and ETag (proxy).
+// downloads are a 302 to a presigned GET (WHARF_DOWNLOADS=redirect; HEADs answered here) or a ranged GetObject
+// streamed through (proxy; blob_http.ts answers Range, ETag and 304).
 //
 // Removal across nodes. A node holds a blob it is uploading (IngestOptions.hold) until the commit naming it, but
 // only its own orphan collection sees that hold. Node B may decide that blob X lost its last reference while node
@@ -44,9 +44,9 @@ import {
 } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
-import { ApiError } from "../../errors.ts";
 import { BatchReader, ParallelDigests } from "../blob_stream.ts";
 import { HashPool } from "../hash_pool.ts";
+import { blobResponse } from "../blob_http.ts";
 import {
   blobName,
   type BlobReferences,
@@ -54,14 +54,14 @@ import {
   checkExpectedDigest,
   ingestDigests,
   type IngestOptions,
-  parseRange,
   pumpBatches,
   type StoredBlob,
 } from "../blobs.ts";
 import type { S3Location } from "./client.ts";
 import { ObjectStoreProbe } from "./probe.ts";
 import { defaultRemovalGraceMs } from "./settings.ts";
-import { isObjectStoreUnreachable, StorageUnavailableError } from "../unavailable.ts";
+import { isObjectStoreUnreachable } from "../unavailable.ts";
+import { BlobNotFoundError, StorageUnavailableError, StoreError } from "../errors.ts";
 
 export interface S3BlobOptions {
   downloads: "redirect" | "proxy";
@@ -308,7 +308,7 @@ export class S3BlobStore implements Blobs {
   ): Promise<Response> {
     const key = this.#key(sha256);
     const size = await this.size(sha256);
-    if (size === undefined) throw new ApiError(404, "blob not found");
+    if (size === undefined) throw new BlobNotFoundError(sha256);
     const out = new Headers(headers);
     // A HEAD is answered here: a presigned URL is signed for GET, so the store would refuse a HEAD sent to it.
     if (options.redirect && this.#options.downloads === "redirect" && request.method !== "HEAD") {
@@ -320,27 +320,20 @@ export class S3BlobStore implements Blobs {
       out.set("Cache-Control", "private, no-store");
       return new Response(null, { status: 302, headers: out });
     }
-    out.set("ETag", `"${sha256}"`);
-    out.set("Accept-Ranges", "bytes");
-    if (!out.has("Content-Type")) out.set("Content-Type", "application/octet-stream");
-    const inm = request.headers.get("If-None-Match");
-    if (inm && inm.split(",").some((t) => t.trim() === `"${sha256}"` || t.trim() === "*")) {
-      return new Response(null, { status: 304, headers: out });
-    }
-    const range = parseRange(request.headers.get("Range"), size, request.headers.get("If-Range"), sha256);
-    if (range === "unsatisfiable") {
-      out.set("Content-Range", `bytes */${size}`);
-      return new Response(null, { status: 416, headers: out });
-    }
-    const [start, end] = range ?? [0, size - 1];
-    if (range) out.set("Content-Range", `bytes ${start}-${end}/${size}`);
-    out.set("Content-Length", String(range ? end - start + 1 : size));
-    const status = range ? 206 : 200;
-    if (request.method === "HEAD" || size === 0) return new Response(null, { status, headers: out });
-    const object = await this.#send<{ Body?: { transformToWebStream(): ReadableStream } }>(
-      new GetObjectCommand({ Bucket: this.#bucket, Key: key, Range: `bytes=${start}-${end}` }),
-    );
-    return new Response(object.Body!.transformToWebStream(), { status, headers: out });
+    return await blobResponse(sha256, request, out, {
+      size,
+      stream: async (start, length) => {
+        const object = await this.#send<{ Body?: { transformToWebStream(): ReadableStream } }>(
+          new GetObjectCommand({
+            Bucket: this.#bucket,
+            Key: key,
+            Range: `bytes=${start}-${start + length - 1}`,
+          }),
+        );
+        return object.Body!.transformToWebStream();
+      },
+      discard: () => {},
+    });
   }
 
   /** Sends one command; a store that cannot be reached becomes a 503 (StorageUnavailableError). */
@@ -362,7 +355,7 @@ export class S3BlobStore implements Blobs {
   }
 
   #unavailable(err: unknown): unknown {
-    if (err instanceof ApiError || !isObjectStoreUnreachable(err)) return err;
+    if (err instanceof StoreError || !isObjectStoreUnreachable(err)) return err;
     this.lastError = err;
     this.#lastErrorAt = Date.now();
     return new StorageUnavailableError("object store", err);
