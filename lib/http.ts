@@ -78,10 +78,11 @@ async function readChunkedBody(body: ReadableStream<Uint8Array>, limit: number):
 }
 
 /**
- * The least room a BYOB read of a request body is given. Deno 2.9.6's request body stream never settles a BYOB
- * read into a view of 4 bytes or fewer (measured on a chunked body: a 1- or 2-byte view waits forever at once, a
- * 3-byte one after two reads, a 4-byte one at the body's end), so filling a buffer to its last bytes, or reading
- * one byte more to see whether a body passes its limit, stalled a body of tiny chunks until the body timeout.
+ * The least room a BYOB read of a request body is given. Deno 2.9.6's stream of a chunked request body never
+ * settles a BYOB read into a view of 4 bytes or fewer (measured: a 1- or 2-byte view waits forever at once, a
+ * 3-byte one after two reads, a 4-byte one at the body's end; a Content-Length body is not affected), so filling
+ * a buffer to its last bytes, or reading one byte more to see whether a body passes its limit, stalled a body of
+ * tiny chunks until the body timeout.
  */
 const minByobRead = 1024;
 
