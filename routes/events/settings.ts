@@ -5,6 +5,12 @@ import { envBool, envDurationMs, envInt } from "../../lib/config.ts";
 import { ConfigError } from "../../lib/errors.ts";
 import { uuidPattern } from "../../lib/ids.ts";
 
+/**
+ * The default cap on open streams: a stream whose reader stopped reading holds up to 768 KiB (mostly Deno's HTTP
+ * layer), so 400 of them hold at most 300 MiB (docs/events.md "Stream limits").
+ */
+export const defaultMaxStreams = 400;
+
 export interface EventsSettings {
   aclEnabled: boolean;
   bootstrapSecret: string | undefined;
@@ -33,7 +39,7 @@ export function loadEventsSettings(ctx: AppContext): EventsSettings {
     heartbeatMs: envInt(env, "WHARF_EVENTS_HEARTBEAT_MS", 30_000, 1),
     queueBatches: envInt(env, "WHARF_EVENTS_QUEUE_BATCHES", 64, 1),
     queueBytes: envInt(env, "WHARF_EVENTS_QUEUE_BYTES", 4 * 1024 * 1024, 1024),
-    maxStreams: envInt(env, "WHARF_EVENTS_MAX_STREAMS", 1000),
+    maxStreams: envInt(env, "WHARF_EVENTS_MAX_STREAMS", defaultMaxStreams),
     maxStreamsPerToken: envInt(env, "WHARF_EVENTS_MAX_STREAMS_PER_TOKEN", 100),
   };
   if (settings.tokenMinTtlMs > settings.tokenMaxTtlMs) {

@@ -1,5 +1,6 @@
 // Issue #13 defect 6: stalled stream readers hold little memory each, and concurrent streams are capped per token
 // (tokenless callers per client address) and in total, with a text/plain 429 beyond; an ended stream frees its slot.
+// Issue #22 item 9: at the default cap, stalled streams with events flowing stay within what the docs plan.
 
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { memoryKib, resetPeakMemory } from "../helpers/memory.ts";
@@ -132,7 +133,7 @@ const padding = "x".repeat(100);
 /** The log every new subscriber replays (no `index`: from the oldest retained batch), ~3x what a stalled socket absorbs. */
 const backlogBytes = 12_000_000;
 /**
- * Per stalled subscriber, everything included. Deno's HTTP layer alone keeps ~130-200 KiB for a streaming
+ * Per stalled subscriber, everything included. Deno's HTTP layer keeps a few hundred KiB for a streaming
  * response whose socket is full, whatever the server streams (docs/events.md "Stream limits"); wharf's own share
  * is a few 16 KiB pieces. The old code measured ~1.7 MiB here: a 256 KiB disk read buffer (and an open file) per
  * reader stalled mid-replay, plus 256 KiB chunks of its own in the stream queue and the HTTP layer.
@@ -164,6 +165,7 @@ Deno.test("RSS bound for 500 stalled subscribers replaying the log: each holds a
     WHARF_ACL_BOOTSTRAP_SECRET: rootSecret,
     WHARF_EVENTS_HEARTBEAT_MS: "60000",
     WHARF_EVENTS_MAX_STREAMS_PER_TOKEN: "0",
+    WHARF_EVENTS_MAX_STREAMS: "0",
   });
   const conns: Deno.Conn[] = [];
   try {
@@ -223,6 +225,90 @@ Deno.test("RSS bound for 500 stalled subscribers replaying the log: each holds a
     const frame = await withTimeout(live.nextData(), 10_000, "no frame for a reading subscriber");
     assertEquals(frame?.Index, index);
     await live.close();
+  } finally {
+    for (const c of conns) {
+      try {
+        c.close();
+      } catch {
+        // already closed
+      }
+    }
+    server.kill("SIGTERM");
+    await server.status;
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+});
+
+// ---- the default cap's memory ----
+
+/** The default WHARF_EVENTS_MAX_STREAMS and what docs/events.md plans per stalled stream: 400 × 768 KiB = 300 MiB. */
+const defaultCap = 400;
+const plannedKibPerStream = 768;
+/** How long events flow into the stalled streams: long enough to fill their sockets and Deno's buffers. */
+const flowMs = 20_000;
+
+Deno.test("RSS bound at the default cap: 400 stalled streams with events flowing hold at most 768 KiB each (300 MiB)", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "wharf-events-cap-" });
+  const server = await spawnServer(dir, {
+    WHARF_ACL_BOOTSTRAP_SECRET: rootSecret,
+    WHARF_EVENTS_HEARTBEAT_MS: "60000",
+    WHARF_EVENTS_MAX_STREAMS_PER_TOKEN: "0",
+  });
+  const conns: Deno.Conn[] = [];
+  try {
+    const pid = server.process.pid;
+    const url = new URL(server.url);
+    let seq = 0;
+    const batch = (): PublishedEvent[] =>
+      Array.from({ length: perBatch }, () => ({
+        Topic: "Node",
+        Type: "NodeEvent",
+        Key: `k${seq++}`,
+        Payload: { Node: { Pad: padding } },
+      }));
+    const flow = async (ms: number) => {
+      const end = Date.now() + ms;
+      while (Date.now() < end) {
+        await publish(server.url, batch());
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+    // The baseline: a server that has published for a second, with no stream open.
+    await flow(1000);
+    await settle(pid);
+    const before = await memoryKib(pid, "VmRSS");
+    await resetPeakMemory(pid);
+
+    // Raw TCP clients that send the request (no index: from the oldest batch) and never read a byte, while
+    // events keep flowing.
+    const request = new TextEncoder().encode(
+      `GET /v1/event/stream?topic=Node HTTP/1.1\r\nHost: ${url.host}\r\nX-Nomad-Token: ${rootSecret}\r\n\r\n`,
+    );
+    for (let i = 0; i < defaultCap; i++) {
+      const conn = await Deno.connect({ hostname: url.hostname, port: Number(url.port) });
+      conns.push(conn);
+      await conn.write(request);
+    }
+    await flow(flowMs);
+    await settle(pid);
+    const peak = await memoryKib(pid, "VmHWM");
+    const perStream = (peak - before) / defaultCap;
+    console.log(
+      `${defaultCap} stalled streams, events flowing for ${flowMs / 1000} s: RSS ${
+        (before / 1024).toFixed(0)
+      } MiB -> peak ${(peak / 1024).toFixed(0)} MiB, ${
+        perStream.toFixed(0)
+      } KiB per stream (planned ${plannedKibPerStream})`,
+    );
+    assert(
+      perStream <= plannedKibPerStream,
+      `${perStream.toFixed(0)} KiB per stalled stream (docs plan ${plannedKibPerStream} KiB)`,
+    );
+
+    // The cap the planned total is computed for: one stream more is refused.
+    const over = await refused(server.url, rootSecret);
+    assertEquals(over.status, 429);
+    assertEquals(over.text, `Too many event streams on this server (limit ${defaultCap})`);
   } finally {
     for (const c of conns) {
       try {
