@@ -16,6 +16,8 @@ export interface StoredField {
   url?: boolean;
   /** Stores `value`; the answer (already checked by probe). */
   write(w: StoredWorld, value: string): Promise<RawResponse>;
+  /** Requests the routes whose answer headers carry the stored value (each answer checked by probe). */
+  inHeaders?(w: StoredWorld): Promise<unknown>;
   /** After an accepted write, what the API shows in the field now. */
   stored?(w: StoredWorld): Promise<unknown>;
 }
@@ -127,6 +129,8 @@ export const storedFields: StoredField[] = [
     name: "provider url",
     url: true,
     write: reg("PUT", PUBLIC_PROVIDER, (v) => ({ provider: { url: v } })),
+    inHeaders: (w) =>
+      probe(w, "GET", "/alice/boxes/public-box/versions/0.1.0/providers/virtualbox.box", as.alice(w)),
     stored: async (w) => (await getJson(w, PUBLIC_PROVIDER, as.alice(w))).original_url,
   },
   {
@@ -261,6 +265,8 @@ export const storedFields: StoredField[] = [
       architecture: "amd64",
       url: v,
     })),
+    inHeaders: (w) =>
+      probe(w, "GET", "/acme/boxes/devbox/versions/1.1.0/providers/hyperv/amd64/vagrant.box", as.alice(w)),
   },
   {
     family: "console",
@@ -277,7 +283,8 @@ export const storedFields: StoredField[] = [
     name: "console organization",
     write: form("adminWeb", "/ui/admin/orgs", (v) => ({ name: v })),
   },
-  { family: "console", name: "console sign-in next", write: signInNext },
+  // The 303 after signing in leads to `next`: the write is the header read.
+  { family: "console", name: "console sign-in next", write: signInNext, inHeaders: () => Promise.resolve() },
   // Auth methods: names, descriptions and attributes; scopes, accounts, users.
   {
     family: "auth",
@@ -296,6 +303,7 @@ export const storedFields: StoredField[] = [
     name: "oidc api_url_prefix",
     url: true,
     write: authPatch("auth-methods", oidc, (v) => ({ attributes: { api_url_prefix: v } })),
+    inHeaders: (w) => oidcCallback(w),
     stored: authRead("auth-methods", oidc, attr("api_url_prefix")),
   },
   {
@@ -496,6 +504,27 @@ const eventsReads: Read[] = reads(
   "/v1/nodes",
   "/v1/jobs?namespace=*",
 );
+
+/**
+ * An OIDC login that the provider refuses: start (the auth URL names the state), then the callback with
+ * `error`, answered with a 302 to the method's api_url_prefix + /authentication-error. Checked by probe.
+ */
+export async function oidcCallback(w: StoredWorld): Promise<void> {
+  const started = await probe(
+    w,
+    "POST",
+    `/v1/auth-methods/${w.auth.oidcMethod}:authenticate`,
+    {},
+    JSON.stringify({ command: "start" }),
+  );
+  if (started.status !== 200) return; // e.g. the method was made unusable by an accepted value
+  const state = new URL(json(started).attributes.auth_url).searchParams.get("state") ?? "";
+  const path = `/v1/auth-methods/oidc:authenticate:callback?state=${
+    encodeURIComponent(state)
+  }&error=access_denied`;
+  const answer = await probe(w, "GET", path, {});
+  if (answer.status !== 302) throw new Error(`OIDC callback → ${answer.status} ${answer.text.slice(0, 200)}`);
+}
 
 /** The routes that can show what a field of `family` stores (console fields show in both halves). */
 export function readsFor(field: StoredField, w: StoredWorld): Read[] {

@@ -9,6 +9,7 @@ import { ALICE_PASSWORD, bootstrapRegistry, clientTestEnv } from "../registry_cl
 import { seedBoxes, type SeededRegistry } from "../registry_fuzz/fixture.ts";
 import { WebClient } from "../console/helpers.ts";
 import type { Liveness } from "./stored_strings.ts";
+import { startOidcProvider } from "../fixtures/oidc_provider.ts";
 
 export interface StoredWorld extends Liveness {
   seeded: SeededRegistry;
@@ -40,9 +41,15 @@ export async function openStoredWorld(): Promise<StoredWorld> {
   const dataDir = await Deno.makeTempDir({ prefix: "wharf-stored-hostile-" });
   const child = await spawnServer(dataDir, { ...await testStorageEnv(), ...fastEnv, ...clientTestEnv });
   const exited = child.status.then((s) => s.code);
+  // A real OpenID provider, so the OIDC method can be active and its callback answered (a 302 whose Location
+  // is built from the method's api_url_prefix).
+  const op = await startOidcProvider({
+    redirectUris: [`${child.url}/v1/auth-methods/oidc:authenticate:callback`],
+  });
   const stop = async () => {
     child.kill("SIGTERM");
     await child.status;
+    await op.stop();
     await Deno.remove(dataDir, { recursive: true }).catch(() => {});
   };
   try {
@@ -73,7 +80,17 @@ export async function openStoredWorld(): Promise<StoredWorld> {
       scope_id: "global",
       type: "oidc",
       name: "seed-oidc",
-      attributes: { client_id: "cid", client_secret: "seed-secret", api_url_prefix: "https://wharf.example" },
+      attributes: {
+        issuer: op.issuer,
+        client_id: op.clientId,
+        client_secret: op.clientSecret,
+        signing_algorithms: [op.signingAlg],
+        api_url_prefix: child.url,
+      },
+    });
+    await must(authAdmin, "POST", `/v1/auth-methods/${oidc.id}:change-state`, {
+      version: oidc.version,
+      attributes: { state: "active-public" },
     });
     const ldap = await must(authAdmin, "POST", "/v1/auth-methods", {
       scope_id: "global",

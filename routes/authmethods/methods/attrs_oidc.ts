@@ -75,8 +75,15 @@ export function applyOidcAttributes(a: AttrInput): AttrOutcome {
       const s = v === null ? "" : readString(v, key, errors);
       if (s === undefined) continue;
       if (s === "") errors.add(path(key), "This field should not be set to empty.");
-      else if (!parseHttpUrl(s)) errors.add(path(key), "Must be an http or https URL with a host.");
-      else out.api_url_prefix = s.replace(/\/+$/, "");
+      else if (/[\u0000-\u0020\u007f]/.test(s)) {
+        // The callback answers a 302 whose Location starts with this prefix: a control character there ends
+        // the process (Deno refuses to write the header), so it is refused here, and stored canonical below.
+        errors.add(path(key), "Must not contain spaces or control characters.");
+      } else {
+        const url = parseHttpUrl(s);
+        if (!url) errors.add(path(key), "Must be an http or https URL with a host.");
+        else out.api_url_prefix = url.href.replace(/\/+$/, "");
+      }
     } else if (v === null) {
       delete out[key];
     } else if (key === "issuer") {
