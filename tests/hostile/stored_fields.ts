@@ -238,7 +238,12 @@ export const storedFields: StoredField[] = [
     write: form(
       "aliceWeb",
       "/ui/boxes/acme/devbox/edit",
-      (v) => ({ short_description: v.slice(0, 200), description: v }),
+      (v) => ({
+        name: "devbox",
+        private: "1",
+        short_description: v.slice(0, 200),
+        description: v,
+      }),
     ),
   },
   {
@@ -332,8 +337,7 @@ export const storedFields: StoredField[] = [
   {
     family: "auth",
     name: "ldap urls",
-    url: true,
-    write: authPatch("auth-methods", ldap, (v) => ({ attributes: { urls: [v] } })),
+    write: authPatch("auth-methods", ldap, (v) => ({ attributes: { urls: [`ldap://127.0.0.1:1/${v}`] } })),
   },
   {
     family: "auth",
