@@ -265,11 +265,15 @@ export const storedFields: StoredField[] = [
     family: "console",
     name: "console provider",
     url: true,
-    write: form("aliceWeb", "/ui/boxes/acme/devbox/versions/1.1.0/providers", (v) => ({
-      name: "hyperv",
-      architecture: "amd64",
-      url: v,
-    })),
+    // The console creates providers only: the one made by the run before goes first (through the API).
+    write: async (w, v) => {
+      await probe(w, "DELETE", "/api/v2/box/acme/devbox/version/1.1.0/provider/hyperv/amd64", as.alice(w));
+      return await form("aliceWeb", "/ui/boxes/acme/devbox/versions/1.1.0/providers", () => ({
+        name: "hyperv",
+        architecture: "amd64",
+        url: v,
+      }))(w, v);
+    },
     inHeaders: (w) =>
       probe(w, "GET", "/acme/boxes/devbox/versions/1.1.0/providers/hyperv/amd64/vagrant.box", as.alice(w)),
   },
