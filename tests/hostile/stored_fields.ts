@@ -201,6 +201,24 @@ export const storedFields: StoredField[] = [
   },
   {
     family: "registry",
+    name: "organization member role",
+    write: (w, v) =>
+      probe(
+        w,
+        "PUT",
+        "/api/v1/admin/organizations/acme/members/bob",
+        as.admin(w),
+        JSON.stringify({ role: v }),
+      ),
+  },
+  {
+    family: "registry",
+    name: "user mobile",
+    write: (w, v) =>
+      probe(w, "PUT", "/api/v1/admin/users/bob", as.admin(w), JSON.stringify({ user: { mobile: v } })),
+  },
+  {
+    family: "registry",
     name: "token description",
     write: (w, v) =>
       probe(
@@ -360,6 +378,26 @@ export const storedFields: StoredField[] = [
     name: "account login_name",
     write: authPatch("accounts", (w) => w.auth.account, (v) => ({ attributes: { login_name: v } })),
   },
+  {
+    family: "auth",
+    name: "scope description",
+    write: authPatch("scopes", (w) => w.auth.org, (v) => ({ description: v })),
+    stored: authRead("scopes", (w) => w.auth.org, (i) => i.description),
+  },
+  {
+    family: "auth",
+    name: "oidc claim maps and audiences",
+    write: authPatch("auth-methods", oidc, (v) => ({
+      attributes: { account_claim_maps: [`${v}=name`], allowed_audiences: [v] },
+    })),
+  },
+  {
+    family: "auth",
+    name: "ldap group_dn, upn_domain and attribute maps",
+    write: authPatch("auth-methods", ldap, (v) => ({
+      attributes: { group_dn: v, upn_domain: v, account_attribute_maps: [`${v}=fullName`] },
+    })),
+  },
   // Nomad ACL policies and tokens, published events, nodes and jobs.
   {
     family: "events",
@@ -416,7 +454,48 @@ export const storedFields: StoredField[] = [
     name: "node name",
     write: nomad("PUT", "/v1/node/register", (v) => ({ Node: { ID: crypto.randomUUID(), Name: v } })),
   },
+  {
+    family: "events",
+    name: "published event namespace and filter keys",
+    write: nomad("POST", "/v1/event/publish", (v) => ({
+      Events: [{
+        Topic: "Job",
+        Type: "JobRegistered",
+        Key: "k",
+        Namespace: v,
+        FilterKeys: [v],
+        Payload: { Job: {} },
+      }],
+    })),
+  },
+  {
+    family: "events",
+    name: "node datacenter, class and meta",
+    write: nomad("PUT", "/v1/node/register", (v) => ({
+      Node: { ID: crypto.randomUUID(), Name: "n", Datacenter: v, NodeClass: v, Meta: { [v]: v } },
+    })),
+  },
+  {
+    family: "events",
+    name: "job datacenters and meta",
+    write: nomad("PUT", "/v1/jobs", (v) => ({
+      Job: { ID: "seed-hostile-job", Datacenters: [v], Meta: { [v]: v } },
+    })),
+  },
+  {
+    family: "events",
+    name: "acl policy rules",
+    write: nomad("PUT", "/v1/acl/policy/readnodes", (v) => ({
+      Name: "readnodes",
+      Rules: `node { policy = "read" }\nnamespace ${JSON.stringify(v)} { policy = "read" }`,
+    })),
+  },
   { family: "events", name: "job id", write: nomad("PUT", "/v1/jobs", (v) => ({ Job: { ID: v, Name: v } })) },
+  {
+    family: "events",
+    name: "job namespace",
+    write: nomad("PUT", "/v1/jobs", (v) => ({ Job: { ID: "seed-hostile-job", Namespace: v } })),
+  },
 ];
 
 export interface Read {
@@ -511,6 +590,7 @@ const eventsReads: Read[] = reads(
   "/v1/acl/token/self",
   "/v1/nodes",
   "/v1/jobs?namespace=*",
+  "/v1/job/seed-hostile-job",
 );
 
 /**
