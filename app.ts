@@ -7,6 +7,7 @@ import { type Logger } from "./lib/log.ts";
 import { type Route, Router } from "./lib/router.ts";
 import type { ApiModule, AppContext } from "./lib/app.ts";
 import { DataDir } from "./lib/store/mod.ts";
+import { HashingQueue } from "./lib/password_hashing.ts";
 import { storageSettings } from "./lib/store/storage_settings.ts";
 import { envBool, envDurationMs, envInt } from "./lib/config.ts";
 import { defaultMaxConnections, serve, type Serving } from "./lib/serve.ts";
@@ -38,6 +39,8 @@ export interface RunningServer {
   url: string;
   port: number;
   data: DataDir;
+  /** The bounded password-hashing queue of this node (its counters, for tests and diagnostics). */
+  passwordHashing: HashingQueue;
   /** Every route, in matching order (for introspection and tests). */
   routes: readonly Route[];
   /** Stops accepting, ends streams, waits for in-flight requests (up to the grace period), closes the data dir. */
@@ -67,7 +70,15 @@ export async function startServer(
     },
   });
   const shutdown = new AbortController();
-  const ctx: AppContext = { config, data, logger, shutdownSignal: shutdown.signal, announce };
+  const passwordHashing = new HashingQueue();
+  const ctx: AppContext = {
+    config,
+    data,
+    logger,
+    shutdownSignal: shutdown.signal,
+    announce,
+    passwordHashing,
+  };
   let modules: ApiModule[];
   try {
     const registry = await createRegistryApi(ctx);
@@ -147,6 +158,7 @@ export async function startServer(
     url: `http://${host}:${addr.port}`,
     port: addr.port,
     data,
+    passwordHashing,
     routes,
     shutdown: stop,
     finished: server.finished,

@@ -8,12 +8,12 @@ import { startServer } from "./app.ts";
 async function main(): Promise<number> {
   if (Deno.args[0] === "registry") {
     // Administration commands for the box registry (users, organizations, tokens) on a stopped server's data dir.
-    const { runRegistryCli, processIo } = await import("./routes/registry/cli.ts");
+    const { runRegistryCli, processIo } = await import("./cli/registry/mod.ts");
     return await runRegistryCli(Deno.args.slice(1), processIo());
   }
   if (Deno.args[0] === "storage") {
     // Copies an embedded data directory into PostgreSQL + S3 (docs/scale-out.md).
-    const { runStorageCli } = await import("./lib/store/migrate_cli.ts");
+    const { runStorageCli } = await import("./cli/storage/mod.ts");
     return await runStorageCli(Deno.args.slice(1), Deno.env.toObject());
   }
   let config;

@@ -3,7 +3,7 @@
 // The login/verify ratio is printed as a `#` line (interleaved rounds); deno bench reports the list figures.
 // Run: deno bench -A bench/authmethods_login_bench.ts
 
-import { PasswordHasher } from "../routes/authmethods/passwords.ts";
+import { HashingQueue, PasswordHasher } from "../lib/password_hashing.ts";
 import { startTestServer } from "../tests/helpers/server.ts";
 import { Client, login } from "../tests/authmethods/helpers.ts";
 
@@ -25,7 +25,10 @@ for (let i = 0; i < 50; i++) {
   await admin.post("/v1/auth-methods", { scope_id: "global", type: "password", name: `m${i}` });
 }
 
-const hasher = new PasswordHasher({ timeCost: 3, memoryKib: 65536, threads: 1 }, { maxQueued: 1024 });
+const hasher = new PasswordHasher(
+  { timeCost: 3, memoryKib: 65536, threads: 1 },
+  new HashingQueue({ maxWaiting: 1024 }),
+);
 const phc = await hasher.hash(password);
 
 const loginAll = () =>

@@ -1,7 +1,7 @@
 // deno bench: the in-process cost of the registry's hot read handlers (guard + handler + Response), called
 // directly with a prepared request context, and of the Response shapes they could be built with.
 // The wire cost of each shape (Deno.serve's native response path) is only visible under wrk: see
-// docs/benchmarks-registry-reads.md.
+// docs/benchmarks.md ("What we learned").
 
 import { createUser, publishExternal, startRegistry } from "../tests/registry/helpers.ts";
 import type { RequestContext } from "../lib/http.ts";

@@ -2,6 +2,7 @@
 
 import type { Config } from "./config.ts";
 import type { Logger } from "./log.ts";
+import type { HashingQueue } from "./password_hashing.ts";
 import type { Route } from "./router.ts";
 import type { DataDir } from "./store/mod.ts";
 
@@ -10,6 +11,8 @@ export interface AppContext {
   config: Config;
   data: DataDir;
   logger: Logger;
+  /** The node's one bounded queue for password hashes and verifications, every family's (docs/security.md). */
+  passwordHashing: HashingQueue;
   /** Aborted when shutdown begins: long-lived responses (streams) end their bodies cleanly. */
   shutdownSignal: AbortSignal;
   /** Lines meant for the operator (e.g. a generated admin password), printed to stdout. */

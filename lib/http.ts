@@ -189,6 +189,30 @@ export function bearerToken(request: Request): string | undefined {
   return m?.[1];
 }
 
+/**
+ * The request's URL. Deno builds it from the Host header, which a client may fill with what no URL holds
+ * (`x:99999`, `[`, `a b`): that is the client's error, a 400, not a failure of the server.
+ */
+export function parseRequestUrl(href: string): URL {
+  try {
+    return new URL(href);
+  } catch {
+    throw new ApiError(400, "Malformed Host header");
+  }
+}
+
+/** A host[:port] as a URL may hold: a name or an IPv4 or bracketed IPv6 address, a port up to 65535. */
+export function validHost(host: string): boolean {
+  const m = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~-]+)(?::(\d{1,5}))?$/.exec(host);
+  if (!m || (m[1] !== undefined && Number(m[1]) > 65535)) return false;
+  try {
+    new URL(`http://${host}`);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 let lastOrigin = { host: "", https: false, origin: "http://" };
 
 /** scheme://host[:port] of this server as the client reached it (or WHARF_PUBLIC_URL). */
@@ -202,6 +226,7 @@ export function baseUrl(ctx: RequestContext, publicUrl: string, trustProxy: bool
     const https = href.startsWith("https://");
     if (host !== null && (https || href.startsWith("http://"))) {
       if (host !== lastOrigin.host || https !== lastOrigin.https) {
+        if (!validHost(host)) throw new ApiError(400, "Malformed Host header");
         lastOrigin = { host, https, origin: `${https ? "https" : "http"}://${host}` };
       }
       return lastOrigin.origin;
@@ -211,5 +236,7 @@ export function baseUrl(ctx: RequestContext, publicUrl: string, trustProxy: bool
   const host =
     (trustProxy ? ctx.request.headers.get("X-Forwarded-Host")?.split(",")[0]?.trim() : undefined) ??
       ctx.request.headers.get("Host") ?? ctx.url.host;
-  return `${proto ?? ctx.url.protocol.replace(":", "")}://${host}`;
+  if (!validHost(host)) throw new ApiError(400, "Malformed Host header");
+  const scheme = proto === "https" || proto === "http" ? proto : ctx.url.protocol.replace(":", "");
+  return `${scheme}://${host}`;
 }

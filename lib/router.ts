@@ -2,7 +2,7 @@
 // API family that owns the path, and one JSON access-log line per request.
 
 import { ApiError } from "./errors.ts";
-import type { Family, Handler, RequestContext } from "./http.ts";
+import { type Family, type Handler, parseRequestUrl, type RequestContext, validHost } from "./http.ts";
 import type { Logger } from "./log.ts";
 import { nextRequestSequence, requestIdOf } from "./request_id.ts";
 import { compilePathPattern } from "./route_pattern.ts";
@@ -14,6 +14,7 @@ import {
   segmentShape,
 } from "./route_index.ts";
 import { SecretPathRedactor } from "./secret_paths.ts";
+import { refusedHeader } from "./header_values.ts";
 
 export interface Route {
   method: string | readonly string[];
@@ -170,8 +171,16 @@ export class Router {
     try {
       const href = request.url;
       let url: URL | undefined;
-      path = requestPath(href) ?? (url = new URL(href)).pathname;
-      if (url && path.includes("//")) path = path.replace(/\/{2,}/g, "/");
+      const fast = requestPath(href);
+      // Should the Host be malformed, the 400 is rendered and logged for the path as sent.
+      path = fast ?? rawPath(href);
+      if (fast === undefined) logPath = this.#secretPaths.redact(path);
+      this.#checkHost(href);
+      if (fast === undefined) {
+        url = parseRequestUrl(href);
+        path = url.pathname;
+        if (path.includes("//")) path = path.replace(/\/{2,}/g, "/");
+      }
       logPath = this.#secretPaths.redact(path);
       let route = this.#staticRoute(path, method);
       let params: Record<string, string> = {};
@@ -207,10 +216,51 @@ export class Router {
     }
   }
 
+  /** The Host of the last request whose Host was valid: most requests name the same one. */
+  #validHost = "";
+
+  /**
+   * A Host header that no URL can hold (`x:99999`, `a b`, `%`) is answered 400, as HTTP requires, before any
+   * handler builds a URL from it. Deno puts the Host into the request URL; the last valid one is remembered, so a
+   * request naming it again costs one comparison.
+   */
+  #checkHost(href: string): void {
+    const from = href.indexOf("://") + 3;
+    const last = this.#validHost;
+    const after = from + last.length;
+    if (
+      last !== "" && href.startsWith(last, from) && (after === href.length || href.charCodeAt(after) === 0x2f)
+    ) {
+      return;
+    }
+    const end = href.indexOf("/", from);
+    const host = href.slice(from, end < 0 ? href.length : end);
+    if (!validHost(host)) throw new ApiError(400, "Malformed Host header");
+    this.#validHost = host;
+  }
+
   #finish(response: Response, sequence: number, method: string, path: string, started: number): Response {
+    // The last guard: a header value Deno would refuse ends the process, so it never leaves (docs/security.md).
+    const refused = refusedHeader(response.headers);
+    if (refused !== undefined) response = this.#refuseResponse(response, refused, path, sequence);
     const ended = this.#timed ? performance.now() : 0;
     this.#logger.access(sequence, method, path, response.status, started, ended);
     return response;
+  }
+
+  /** A 500 in the family's shape instead of a response with a header Deno would refuse; the body is dropped. */
+  #refuseResponse(response: Response, header: string, path: string, sequence: number): Response {
+    response.body?.cancel().catch(() => {});
+    const requestId = requestIdOf(sequence);
+    this.#options.logger.error("response refused: a header value holds a control character", {
+      request_id: requestId,
+      header,
+      status: response.status,
+    });
+    return this.#options.renderers[familyForPath(path)](
+      new ApiError(500, `Internal error (request ${requestId})`),
+      requestId,
+    );
   }
 
   /** Renders a failure in the shape of the family owning `path` (looked up only here: errors are rare). */
@@ -305,6 +355,15 @@ function requestPath(href: string): string | undefined {
   return doubled ? path.replace(/\/{2,}/g, "/") : path;
 }
 
+/** The path of a request URL as sent, without parsing it (for an error's family when it does not parse). */
+function rawPath(href: string): string {
+  const scheme = href.indexOf("://");
+  const start = scheme < 0 ? -1 : href.indexOf("/", scheme + 3);
+  if (start < 0) return "/";
+  const end = href.slice(start).search(/[?#]/);
+  return end < 0 ? href.slice(start) : href.slice(start, start + end);
+}
+
 /** The same response without its body (HEAD answered by a GET route). */
 function withoutBody(response: Response): Response {
   if (!response.body) return response;
@@ -367,7 +426,7 @@ class Context implements RequestContext {
   }
 
   get url(): URL {
-    return this.#url ??= new URL(this.request.url);
+    return this.#url ??= parseRequestUrl(this.request.url);
   }
 
   /** Computed on first use: reading the peer address costs a call into the runtime. */

@@ -1,5 +1,6 @@
 // Redacts secrets carried in request paths (upload ids) from the access log, by the path's shape: whatever the
-// method, status, letter case, percent-encoding, repeated or trailing slashes, and whether a route matched.
+// method, status, letter case, percent-encoding (an encoded "/" or a doubly encoded name included), repeated or
+// trailing slashes, and whether a route matched; and anything shaped like a whole secret, wherever it appears.
 
 /** One segment of a secret route's path: a literal (lowercase) or a parameter, secret or not. */
 type ShapeSegment = { literal: string } | { secret: boolean };
@@ -29,10 +30,25 @@ export class SecretPathRedactor {
 
   /**
    * `path` with every segment in a secret position replaced by "***" (and everything after it: a secret may be
-   * followed by segments a client added). Unchanged when no shape matches.
+   * followed by segments a client added), and every run shaped like a whole secret too. Unchanged when neither
+   * shows, as it is or fully decoded.
    */
   redact(path: string): string {
-    if (!this.#candidate?.test(path)) return path;
+    const byShape = this.#byShape(path);
+    if (byShape !== undefined) return redactSecretRuns(byShape) ?? byShape;
+    // An escaped "/" or a doubly escaped name hides the shape until the whole path is decoded: the decoded
+    // form is logged when it shows a secret.
+    const decoded = path.includes("%") ? decodeFully(path) : path;
+    if (decoded !== path) {
+      const decodedByShape = this.#byShape(decoded);
+      if (decodedByShape !== undefined) return redactSecretRuns(decodedByShape) ?? decodedByShape;
+    }
+    return redactSecretRuns(path) ?? (decoded !== path ? redactSecretRuns(decoded) : undefined) ?? path;
+  }
+
+  /** Secret segments of a route's shape replaced (and all after them), or undefined when no shape matches. */
+  #byShape(path: string): string | undefined {
+    if (!this.#candidate?.test(path)) return undefined;
     const raw = path.split("/");
     // Positions of non-empty segments: "//" and a trailing "/" do not change which segment is which.
     const positions: number[] = [];
@@ -45,8 +61,41 @@ export class SecretPathRedactor {
       for (let k = firstSecret; k < positions.length; k++) raw[positions[k]!] = "***";
       return raw.join("/");
     }
-    return path;
+    return undefined;
   }
+}
+
+/** The length of the shortest whole secret wharf issues (32 random bytes in base64url; lib/ids.ts). */
+const secretLength = 43;
+const secretRun = /[A-Za-z0-9_-]{43}/;
+const secretRuns = /[A-Za-z0-9_-]{43,}/g;
+
+/** `path` with every run shaped like a whole secret replaced by "***", or undefined when it has none. */
+function redactSecretRuns(path: string): string | undefined {
+  if (path.length < secretLength || !secretRun.test(path)) return undefined;
+  let found = false;
+  const replaced = path.replace(secretRuns, (run) => {
+    if (!looksRandom(run)) return run;
+    found = true;
+    return "***";
+  });
+  return found ? replaced : undefined;
+}
+
+/** Upper case, lower case and digits together: a random token has all three, a long box name seldom does. */
+function looksRandom(run: string): boolean {
+  return /[A-Z]/.test(run) && /[a-z]/.test(run) && /[0-9]/.test(run);
+}
+
+/** Percent-decoded until nothing changes (at most 4 rounds: doubly and triply escaped names too). */
+function decodeFully(path: string): string {
+  let current = path;
+  for (let round = 0; round < 4 && current.includes("%"); round++) {
+    const next = decodeLeniently(current);
+    if (next === current) break;
+    current = next;
+  }
+  return current;
 }
 
 /** The index of the first secret segment when `segments` start with `shape`, else undefined. */

@@ -56,6 +56,7 @@ const storageIndependent = [
   "tests/events/module_close_test.ts",
   "tests/events/stream_unit_test.ts",
   "tests/foundation/failure_throttle_test.ts",
+  "tests/foundation/keyed_turns_test.ts",
   "tests/foundation/http_body_test.ts",
   // The file backend's own pieces (tests/scale/store_contract_test.ts holds both backends to one contract).
   "tests/foundation/blob_orphan_race_test.ts",

@@ -81,5 +81,12 @@ export async function createAuthMethodsApi(ctx: AppContext): Promise<ApiModule> 
     { method: "GET", path: "/authentication-complete", handler: () => completionPage() },
     { method: "GET", path: "/authentication-error", handler: (c) => errorPage(c.url) },
   ];
-  return { routes, close: () => svc.close() };
+  return {
+    routes,
+    close: async () => {
+      // What the current window of failed logins counted is written while the store is still open.
+      await svc.failureEvents.close().catch(() => {});
+      svc.close();
+    },
+  };
 }

@@ -1,4 +1,5 @@
-// Durable OIDC login attempts (spec §7.3-7.5) in the document store, so a restart mid-login loses nothing.
+// Durable OIDC login attempts in the document store, so a restart mid-login loses nothing
+// (docs/auth-methods.md#oidc, docs/storage.md#oidc-login-attempts).
 
 import type { AppContext } from "../../lib/app.ts";
 import { ApiError } from "../../lib/errors.ts";

@@ -1,4 +1,5 @@
-// Accounts and users as records: creation of an account with its user (one user per account, spec D11),
+// Accounts and users as records: creation of an account with its user (one user per account,
+// docs/auth-methods.md#managing-auth-methods),
 // and their JSON renderings.
 
 import { prefixedId } from "../../lib/ids.ts";

@@ -1,5 +1,5 @@
 // Everything a handler of the auth family needs: the state, settings, hasher, throttle, caller resolution
-// and the permission checks of spec §9.
+// and the permission checks (docs/auth-methods.md#managing-auth-methods).
 
 import type { AppContext } from "../../lib/app.ts";
 import { envDurationMs, envInt } from "../../lib/config.ts";
@@ -7,10 +7,13 @@ import { ApiError } from "../../lib/errors.ts";
 import { readJson, type RequestContext } from "../../lib/http.ts";
 import { isObject } from "./common.ts";
 import { forbidden, unauthenticated } from "./errors.ts";
-import { defaultArgon2, PasswordHasher } from "./passwords.ts";
+import { defaultArgon2 } from "./passwords.ts";
+import { PasswordHasher } from "../../lib/password_hashing.ts";
+import { KeyedTurns } from "../../lib/keyed_turns.ts";
 import type { ActorCaller } from "./state.ts";
 import { AuthState } from "./state.ts";
 import { LoginThrottle } from "./throttle.ts";
+import { FailureEvents, readFailureEventSettings } from "./failure_events.ts";
 import { LdapConnectionPool } from "./ldap_pool.ts";
 import { collections } from "./common.ts";
 import { OidcAttempts } from "./oidc_attempts.ts";
@@ -54,7 +57,14 @@ export class AuthService {
   readonly state: AuthState;
   readonly settings: AuthSettings;
   readonly hasher: PasswordHasher;
+  /**
+   * Password writes (set/change) of one account, one at a time on this node: each checks the version after the
+   * previous one committed, so of many on one version only the first hashes; the rest answer 409 at once.
+   */
+  readonly passwordTurns = new KeyedTurns({ maxWaitingPerKey: 1024, maxWaiting: 10_000 });
   readonly throttle: LoginThrottle;
+  /** Failed and throttled logins' events, bounded per client address and per node. */
+  readonly failureEvents: FailureEvents;
   readonly callers: CallerResolver;
   readonly oidc: OidcProtocol;
   readonly oidcAttempts: OidcAttempts;
@@ -73,13 +83,15 @@ export class AuthService {
       timeCost: envInt(env, "WHARF_ARGON2_TIME", defaultArgon2.timeCost, 1),
       memoryKib: envInt(env, "WHARF_ARGON2_MEMORY_KIB", defaultArgon2.memoryKib, 8),
       threads: envInt(env, "WHARF_ARGON2_THREADS", defaultArgon2.threads, 1),
-    });
+    }, app.passwordHashing);
+    this.hasher.warmUp();
     this.throttle = new LoginThrottle({
       nameThreshold: envInt(env, "WHARF_LOGIN_LOCKOUT_THRESHOLD", 5, 1),
       ipThreshold: envInt(env, "WHARF_IP_LOCKOUT_THRESHOLD", 20, 1),
       windowMs: envDurationMs(env, "WHARF_LOGIN_LOCKOUT_WINDOW", 15 * 60_000),
       lockMs: envDurationMs(env, "WHARF_LOGIN_LOCKOUT_DURATION", 15 * 60_000),
     });
+    this.failureEvents = new FailureEvents(app.data.store, app.logger, readFailureEventSettings(env));
     this.callers = new CallerResolver(this.state, this.settings.tokens);
     this.oidcAttempts = new OidcAttempts(app, envDurationMs(env, "WHARF_OIDC_ATTEMPT_TTL", 5 * 60_000));
     this.#sweeper = setInterval(() => this.callers.sweep().catch(() => {}), tokenSweepMs);
@@ -89,6 +101,7 @@ export class AuthService {
 
   close(): void {
     clearInterval(this.#sweeper);
+    this.failureEvents.stop();
     this.#unwatchMethods();
     this.ldapPool.close();
     this.oidcAttempts.close();

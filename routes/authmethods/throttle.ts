@@ -1,6 +1,7 @@
-// Login throttling in memory (§11): failures per (method, login name) and per client IP inside a window
-// lock the key for a while; locked keys get 429 with Retry-After, even with the right password. An attempt
-// counts from before its check, so concurrent guesses get no more answers than the threshold.
+// Login throttling in memory (docs/security.md#throttles): failures per (method, login name) and per client
+// IP inside a window lock the key for a while; locked keys get 429 with Retry-After, even with the right
+// password. An attempt counts from before its check, so concurrent guesses get no more answers than the
+// threshold.
 
 import { ApiError } from "../../lib/errors.ts";
 import { FailureLimitReached, FailureThrottle, type ThrottleOptions } from "../../lib/failure_throttle.ts";
@@ -26,7 +27,6 @@ const maxTrackedKeys = 100_000;
 export class LoginThrottle {
   readonly settings: ThrottleSettings;
   readonly #failures: FailureThrottle<"name" | "ip">;
-  #lastThrottledEvent = new Map<string, number>();
 
   constructor(settings: ThrottleSettings, options: ThrottleOptions = {}) {
     this.settings = settings;
@@ -55,22 +55,8 @@ export class LoginThrottle {
     }
   }
 
-  /** At most one `throttled` event per key per minute. */
-  shouldReportThrottled(key: string, now = Date.now()): boolean {
-    const last = this.#lastThrottledEvent.get(key) ?? 0;
-    if (now - last < 60_000) return false;
-    if (this.#lastThrottledEvent.size >= maxTrackedKeys) {
-      // Entries older than a minute no longer suppress anything: drop them so a spray stays bounded.
-      for (const [k, t] of this.#lastThrottledEvent) {
-        if (now - t >= 60_000) this.#lastThrottledEvent.delete(k);
-      }
-    }
-    this.#lastThrottledEvent.set(key, now);
-    return true;
-  }
-
-  /** How many keys the throttle remembers (failure counts and throttled-event times). */
+  /** How many keys the throttle remembers. */
   get trackedKeys(): number {
-    return this.#failures.size + this.#lastThrottledEvent.size;
+    return this.#failures.size;
   }
 }

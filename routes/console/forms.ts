@@ -16,7 +16,7 @@ export function refuseCrossSite(c: ConsoleReq): void {
   const site = headers.get("sec-fetch-site");
   if (site === "cross-site" || site === "same-site") throw csrfError();
   const origin = headers.get("origin");
-  if (origin !== null && origin !== c.origin && origin !== new URL(c.ctx.request.url).origin) {
+  if (origin !== null && origin !== c.origin && origin !== c.ctx.url.origin) {
     throw csrfError();
   }
 }

@@ -3,7 +3,7 @@
 // Every page runs behind one guard that resolves the session and renders failures as HTML pages.
 
 import type { ApiModule, AppContext } from "../../lib/app.ts";
-import { envDurationMs } from "../../lib/config.ts";
+import { envDurationMs, envInt } from "../../lib/config.ts";
 import { ApiError } from "../../lib/errors.ts";
 import type { Handler, RequestContext } from "../../lib/http.ts";
 import type { Route } from "../../lib/router.ts";
@@ -11,7 +11,7 @@ import type { RegistryModule } from "../registry/mod.ts";
 import { type ConsoleEnv, type ConsoleReq, consoleReq, sessionViewer } from "./context.ts";
 import { html } from "./html.ts";
 import { page, seeOther } from "./layout.ts";
-import { Sessions } from "./session.ts";
+import { DEFAULT_MAX_SESSIONS_PER_USER, Sessions } from "./session.ts";
 import { serveAsset } from "./assets.ts";
 import { homePage, namespacePage, searchPage } from "./pages_public.ts";
 import { boxPage, versionPage } from "./pages_box.ts";
@@ -42,7 +42,7 @@ const statusTitles: Record<number, string> = {
   415: "Unsupported form",
   422: "That did not work",
   429: "Too many attempts",
-  503: "Down for maintenance",
+  503: "Unavailable, try again later",
 };
 
 function errorPage(c: ConsoleReq, err: unknown): Response {
@@ -89,7 +89,7 @@ export function createConsoleApi(ctx: AppContext, registry: RegistryModule): Con
   const sessions = new Sessions(ctx.data.store, ctx.data.keys, {
     idleMs: envDurationMs(env, "WHARF_CONSOLE_SESSION_IDLE", 2 * 3_600_000),
     absoluteMs: envDurationMs(env, "WHARF_CONSOLE_SESSION_MAX", 12 * 3_600_000),
-  });
+  }, envInt(env, "WHARF_CONSOLE_MAX_SESSIONS_PER_USER", DEFAULT_MAX_SESSIONS_PER_USER, 1));
   const publicUrl = registry.reg.settings.publicUrl;
   const consoleEnv: ConsoleEnv = {
     reg: registry.reg,
@@ -161,6 +161,7 @@ export function createConsoleApi(ctx: AppContext, registry: RegistryModule): Con
     [["POST"], "/ui/settings/security/totp", settings.enrolTotpPost],
     [["POST"], "/ui/settings/security/totp/confirm", settings.confirmTotpPost],
     [["POST"], "/ui/settings/security/totp/remove", settings.removeTotpPost],
+    [["POST"], "/ui/settings/security/sms-code", settings.smsCodePost],
     [["GET"], "/ui/orgs/:org", orgs.orgPage],
     [["POST"], "/ui/orgs/:org/members", orgs.addMemberPost],
     [["POST"], "/ui/orgs/:org/members/:member", orgs.setMemberPost],

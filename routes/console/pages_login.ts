@@ -4,6 +4,7 @@
 
 import { ApiError } from "../../lib/errors.ts";
 import { randomSecret } from "../../lib/ids.ts";
+import { hasControlOrSpace } from "../../lib/urls.ts";
 import { requestCode, verifyLogin } from "../registry/tokens.ts";
 import { type ConsoleReq, errorMessages, registryReq } from "./context.ts";
 import { field, loginForm, refuseCrossSite, signedInForm } from "./forms.ts";
@@ -13,7 +14,16 @@ import { cookieHeader, LOGIN_COOKIE, readCookie, SESSION_COOKIE } from "./sessio
 
 /** Where to go after signing in: a local path only (no open redirect). */
 export function safeNext(next: string | null | undefined): string {
-  return next && /^\/(?![/\\])[^\s]*$/.test(next) ? next : "/";
+  if (!next || !/^\/(?![/\\])/.test(next) || hasControlOrSpace(next)) return "/";
+  // The canonical form (ASCII, percent-encoded) is what the Location header can carry (docs/security.md).
+  const base = "http://wharf.invalid";
+  let url: URL;
+  try {
+    url = new URL(next, base);
+  } catch {
+    return "/";
+  }
+  return url.origin === base ? url.pathname + url.search + url.hash : "/";
 }
 
 function loginPage(
@@ -25,10 +35,13 @@ function loginPage(
     needCode?: boolean;
     status?: number;
     notice?: string;
+    /** Retry-After of a refusal (a throttle's 429, a busy 503), passed on to the browser. */
+    retryAfter?: string | null;
   },
 ) {
   let cookie = readCookie(c.ctx.request, LOGIN_COOKIE);
   const headers = new Headers();
+  if (options.retryAfter) headers.set("Retry-After", options.retryAfter);
   if (!cookie || !/^[A-Za-z0-9_-]{43}$/.test(cookie)) {
     cookie = randomSecret(32);
     headers.append("Set-Cookie", cookieHeader(LOGIN_COOKIE, cookie, c.env.secureCookies, 3600));
@@ -88,7 +101,8 @@ export async function loginPost(c: ConsoleReq): Promise<Response> {
     const errors = needCode && !code
       ? ["Enter the code from your authenticator app (or the SMS) to sign in."]
       : errorMessages(err);
-    return loginPage(c, { login, next, errors, needCode, status: err.status === 406 ? 401 : err.status });
+    const status = err.status === 406 ? 401 : err.status;
+    return loginPage(c, { login, next, errors, needCode, status, retryAfter: retryAfterOf(err) });
   }
   const previous = readCookie(c.ctx.request, SESSION_COOKIE);
   const { cookie, session } = await c.env.sessions.create(found.id, found.doc.password_hash, previous, {
@@ -114,8 +128,18 @@ async function sendSmsCode(c: ConsoleReq, body: Record<string, unknown>, login: 
     });
   } catch (err) {
     if (!(err instanceof ApiError) || ![401, 422, 429, 500, 503].includes(err.status)) throw err;
-    return loginPage(c, { login, next, errors: errorMessages(err), status: err.status });
+    return loginPage(c, {
+      login,
+      next,
+      errors: errorMessages(err),
+      status: err.status,
+      retryAfter: retryAfterOf(err),
+    });
   }
+}
+
+function retryAfterOf(err: ApiError): string | null {
+  return new Headers(err.headers).get("Retry-After");
 }
 
 export function logoutGet(c: ConsoleReq): Response {

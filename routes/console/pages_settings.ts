@@ -1,5 +1,6 @@
 // A user's own settings: API tokens (create with a description, the token shown once; list; revoke) and
-// security (an authenticator app enrolled with a QR code and a confirmation code; SMS when configured).
+// security (an authenticator app enrolled with a QR code and a confirmation code, replaced or removed only with a
+// current code of the active one; SMS when configured).
 
 import { renderSVG } from "uqr";
 import { ApiError } from "../../lib/errors.ts";
@@ -10,6 +11,7 @@ import {
   removeTotpFor,
   tokensOf,
 } from "../registry/admin_users.ts";
+import type { UserDoc } from "../registry/model.ts";
 import { issueToken } from "../registry/tokens.ts";
 import { type ConsoleReq, errorMessages, maintenance } from "./context.ts";
 import { field, signedInForm } from "./forms.ts";
@@ -105,6 +107,36 @@ export async function deleteTokenPost(c: ConsoleReq): Promise<Response> {
   return seeOther(c, "/ui/settings/tokens", "Token revoked.");
 }
 
+/**
+ * Setting up (or replacing) the authenticator app: with a second factor active, a current code of it comes
+ * with the request (the app's, or one sent by SMS from the button below).
+ */
+function changeForm(c: ConsoleReq, user: UserDoc, smsActive: boolean) {
+  if (!user.totp_secret && !smsActive) {
+    return html`<form method="post" action="/ui/settings/security/totp">${csrfField(c)}
+      <button type="submit">Set up an authenticator app</button></form>`;
+  }
+  const label = user.totp_secret
+    ? html`
+      A current code from the app you use now${smsActive ? " (or one sent by SMS)" : ""} <span
+        class="hint">(it keeps working until the new one is confirmed)</span>
+    `
+    : html`A code sent by SMS to the number ending in ${user.mobile?.slice(-4) ?? ""}`;
+  return html`
+    <h2>${user.totp_secret ? "Replace the authenticator app" : "Set up an authenticator app"}</h2>
+    <form class="stack" method="post" action="/ui/settings/security/totp">${csrfField(c)}
+      <div><label for="change-code">${label}</label>
+      <input type="text" id="change-code" name="code" inputmode="numeric" autocomplete="one-time-code" required maxlength="8"></div>
+      <div><button type="submit">Set up ${user.totp_secret
+        ? "a new"
+        : "an"} authenticator app</button></div></form>
+    ${smsActive
+      ? html`<form method="post" action="/ui/settings/security/sms-code">${csrfField(c)}
+      <button type="submit" class="secondary">Text me a code</button></form>`
+      : ""}
+  `;
+}
+
 export function securityPage(c: ConsoleReq): Response {
   const { user, session } = signedIn(c);
   const pending = session.shownOnce?.label === "totp" ? session.shownOnce : undefined;
@@ -121,15 +153,19 @@ export function securityPage(c: ConsoleReq): Response {
         <form class="stack" method="post" action="/ui/settings/security/totp/confirm">${csrfField(c)}
           <div><label for="totp-code">Code from the app</label>
           <input type="text" id="totp-code" name="code" inputmode="numeric" autocomplete="one-time-code" required maxlength="8"></div>
-          <div><button type="submit">Turn on two-factor authentication</button></div></form>
+          <div><button type="submit">${user.totp_secret
+            ? "Use the new authenticator app"
+            : "Turn on two-factor authentication"}</button></div></form>
       </section>
     `
     : "";
+  const smsActive = user.two_factor_enabled && !!user.mobile;
   const body = html`<h1>Security</h1>
   <p>Two-factor authentication is <strong>${user.two_factor_enabled ? "on" : "off"}</strong>.
   ${user.totp_secret ? "An authenticator app is set up." : ""}
   ${user.mobile ? html`SMS codes go to the number ending in ${user.mobile.slice(-4)}.` : ""}</p>
   ${enrolment}
+  ${enrolment ? "" : changeForm(c, user, smsActive)}
   ${
     user.totp_secret
       ? html`
@@ -139,10 +175,7 @@ export function securityPage(c: ConsoleReq): Response {
               <input type="text" id="remove-code" name="code" inputmode="numeric" autocomplete="one-time-code" required maxlength="8"></div>
               <div><button type="submit" class="danger">Remove the authenticator app</button></div></form>
       `
-      : enrolment
-      ? ""
-      : html`<form method="post" action="/ui/settings/security/totp">${csrfField(c)}
-      <button type="submit">Set up an authenticator app</button></form>`
+      : ""
   }
   ${
     c.reg.settings.smsWebhook
@@ -152,13 +185,47 @@ export function securityPage(c: ConsoleReq): Response {
   return page(c, { title: "Security", body });
 }
 
+/** A refused two-factor change (a missing or wrong current code, too many of them) as the page's error. */
+function refusedTotpChange(c: ConsoleReq, err: unknown): Response {
+  if (err instanceof ApiError && (err.status === 422 || err.status === 429)) {
+    return seeOther(c, "/ui/settings/security", undefined, {}, errorMessages(err));
+  }
+  throw err;
+}
+
 export async function enrolTotpPost(c: ConsoleReq): Promise<Response> {
-  await signedInForm(c);
+  const form = await signedInForm(c);
   const { session, key } = signedIn(c);
   writable(c);
-  const enrolled = await enrolTotpFor(c.reg, key);
+  let enrolled;
+  try {
+    // With an app active, a current code of it must come with the session (replacing it is a change of factor).
+    enrolled = await enrolTotpFor(c.reg, key, { currentCode: field(form, "code") });
+  } catch (err) {
+    return refusedTotpChange(c, err);
+  }
   session.shownOnce = { label: "totp", value: enrolled.otpauth_url, extra: { secret: enrolled.secret } };
   return seeOther(c, "/ui/settings/security");
+}
+
+/** Sends a two-factor code by SMS for a change of the second factor (the login's limits on code requests). */
+export async function smsCodePost(c: ConsoleReq): Promise<Response> {
+  await signedInForm(c);
+  const { user, key } = signedIn(c);
+  writable(c);
+  try {
+    await c.reg.twoFactor.requestSmsCode(key, user);
+  } catch (err) {
+    if (err instanceof ApiError && [422, 429, 500].includes(err.status)) {
+      return seeOther(c, "/ui/settings/security", undefined, {}, errorMessages(err));
+    }
+    throw err;
+  }
+  return seeOther(
+    c,
+    "/ui/settings/security",
+    `A code was sent to the number ending in ${user.mobile?.slice(-4)}.`,
+  );
 }
 
 export async function confirmTotpPost(c: ConsoleReq): Promise<Response> {
@@ -166,12 +233,9 @@ export async function confirmTotpPost(c: ConsoleReq): Promise<Response> {
   const { session, key } = signedIn(c);
   writable(c);
   try {
-    await confirmTotpFor(c.reg, key, field(form, "code"), true);
+    await confirmTotpFor(c.reg, key, field(form, "code"));
   } catch (err) {
-    if (err instanceof ApiError && err.status === 422) {
-      return seeOther(c, "/ui/settings/security", undefined, {}, errorMessages(err));
-    }
-    throw err;
+    return refusedTotpChange(c, err);
   }
   session.shownOnce = undefined;
   // The stored user changed (not its password): the session stays.
@@ -180,13 +244,13 @@ export async function confirmTotpPost(c: ConsoleReq): Promise<Response> {
 
 export async function removeTotpPost(c: ConsoleReq): Promise<Response> {
   const form = await signedInForm(c);
-  const { user, key } = signedIn(c);
+  const { key } = signedIn(c);
   writable(c);
   // A session alone (a borrowed laptop) may not turn the second factor off: a current code must come with it.
-  const code = field(form, "code");
-  if (!user.totp_secret || c.reg.twoFactor.totpStep(key, user.totp_secret, code, 0) === undefined) {
-    return seeOther(c, "/ui/settings/security", undefined, {}, ["Invalid two-factor code"]);
+  try {
+    await removeTotpFor(c.reg, key, { currentCode: field(form, "code") });
+  } catch (err) {
+    return refusedTotpChange(c, err);
   }
-  await removeTotpFor(c.reg, key);
   return seeOther(c, "/ui/settings/security", "The authenticator app was removed.");
 }

@@ -1,7 +1,7 @@
 // Web console sessions, stored so that every node of a cluster knows them: a random cookie value (only its HMAC
 // is kept, as the document's id), idle and absolute expiry, a new id at every sign-in, a CSRF token derived from
-// the cookie, the message and once-shown secret of the last form post sealed with the root key, and the end of a
-// session when its user is deleted or changes password.
+// the cookie, the message and once-shown secret of the last form post sealed with the root key, a cap on each
+// user's sessions, and the end of a session when its user is deleted or changes password.
 
 import { constantTimeEqual } from "../../lib/crypto.ts";
 import { randomSecret } from "../../lib/ids.ts";
@@ -12,7 +12,8 @@ export const SESSION_COOKIE = "wharf_session";
 export const LOGIN_COOKIE = "wharf_login";
 /** Stored with the registry, whose browser front the console is. */
 export const SESSIONS = "registry/console_sessions";
-const MAX_SESSIONS = 100_000;
+/** Sessions one user may hold (WHARF_CONSOLE_MAX_SESSIONS_PER_USER); past it that user's least recent goes. */
+export const DEFAULT_MAX_SESSIONS_PER_USER = 100;
 /** A session's last use is stored at most this often (its idle expiry is as precise): not a write per page. */
 const lastSeenStepMs = 60_000;
 
@@ -62,16 +63,27 @@ export class Sessions {
   readonly #store: DocumentStore;
   readonly #keys: SessionKeys;
   readonly times: SessionTimes;
+  readonly maxPerUser: number;
   /** What each looked-up session carried and when it was last stored: save() writes only what changed. */
   readonly #loaded = new WeakMap<Session, { carried: string; lastSeen: number }>();
 
-  constructor(store: DocumentStore, keys: SessionKeys, times: SessionTimes) {
+  constructor(
+    store: DocumentStore,
+    keys: SessionKeys,
+    times: SessionTimes,
+    maxPerUser = DEFAULT_MAX_SESSIONS_PER_USER,
+  ) {
     this.#store = store;
     this.#keys = keys;
     this.times = times;
+    this.maxPerUser = maxPerUser;
   }
 
-  /** A new stored session (the caller sends its cookie); `previous` (the cookie the browser had) ends. */
+  /**
+   * A new stored session (the caller sends its cookie); `previous` (the cookie the browser had) ends, and so do
+   * the user's least recently used sessions beyond `maxPerUser` (never another user's: one account signing in
+   * again and again cannot sign anyone else out).
+   */
   async create(
     userKey: string,
     passwordHash: string,
@@ -89,7 +101,9 @@ export class Sessions {
       ...carried,
     };
     const ended = previous ? this.#hmac(previous) : undefined;
-    await this.#store.transact([lockOf(session.key), ...(ended ? [lockOf(ended)] : [])], () => {
+    // The user's lock: two sign-ins of one user (on any node) count that user's sessions one after the other.
+    const locks = [lockOf(session.key), userLockOf(userKey), ...(ended ? [lockOf(ended)] : [])];
+    await this.#store.transact(locks, () => {
       const writes: DocWrite[] = [{
         collection: SESSIONS,
         id: session.key,
@@ -98,8 +112,9 @@ export class Sessions {
       if (ended && this.#store.get(SESSIONS, ended)) {
         writes.push({ collection: SESSIONS, id: ended, doc: null });
       }
-      const oldest = this.#oldestBeyondLimit();
-      if (oldest) writes.push({ collection: SESSIONS, id: oldest, doc: null });
+      for (const id of this.#beyondUserLimit(userKey, ended)) {
+        writes.push({ collection: SESSIONS, id, doc: null });
+      }
       return { writes };
     });
     this.#loaded.set(session, { carried: carriedText(session), lastSeen: now });
@@ -198,15 +213,16 @@ export class Sessions {
     return now - doc.last_seen > this.times.idleMs || now - doc.created_at > this.times.absoluteMs;
   }
 
-  /** At the cap, the session used longest ago goes to make room for a new one. */
-  #oldestBeyondLimit(): string | undefined {
-    let count = 0;
-    let oldest: StoredDoc<SessionDoc> | undefined;
+  /** The user's sessions that go to make room for a new one: the least recently used beyond the cap. */
+  #beyondUserLimit(userKey: string, ended: string | undefined): string[] {
+    const own: StoredDoc<SessionDoc>[] = [];
     for (const s of this.#store.list<SessionDoc>(SESSIONS)) {
-      count++;
-      if (!oldest || s.doc.last_seen < oldest.doc.last_seen) oldest = s;
+      if (s.doc.user === userKey && s.id !== ended) own.push(s);
     }
-    return count >= MAX_SESSIONS ? oldest?.id : undefined;
+    const excess = own.length + 1 - this.maxPerUser;
+    if (excess <= 0) return [];
+    own.sort((a, b) => a.doc.last_seen - b.doc.last_seen || a.doc.created_at - b.doc.created_at);
+    return own.slice(0, excess).map((s) => s.id);
   }
 
   #doc(session: Session, passwordHash: string | undefined): SessionDoc {
@@ -245,6 +261,10 @@ function carriedText(session: Session): string {
 
 function lockOf(key: string): string {
   return `${SESSIONS}/${key}`;
+}
+
+function userLockOf(userKey: string): string {
+  return `${SESSIONS}/user:${userKey}`;
 }
 
 function aadOf(key: string): string {

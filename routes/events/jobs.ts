@@ -1,5 +1,6 @@
-// Job endpoints (spec §9): register, deregister (stop or purge), list and read. A write commits the job and
-// its Job + Evaluation events (Job first) as one batch whose Index stamps the job's indexes.
+// Job endpoints (docs/events.md#jobs-and-nodes): register, deregister (stop or purge), list and read. A write
+// commits the job and its Job + Evaluation events (Job first) as one batch whose Index stamps the job's
+// indexes.
 
 import type { ApiModule, AppContext } from "../../lib/app.ts";
 import { ApiError } from "../../lib/errors.ts";

@@ -1,4 +1,5 @@
-// The Job document and its Evaluation (spec §9): decoding with defaults and validation texts, stubs, events.
+// The Job document and its Evaluation (docs/events.md#jobs-and-nodes): decoding with defaults and validation
+// texts, stubs, events.
 
 import { ApiError } from "../../lib/errors.ts";
 import { sha256Hex } from "../../lib/crypto.ts";

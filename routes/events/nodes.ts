@@ -1,5 +1,5 @@
-// Node endpoints (spec §9, §11): register (wharf-only), drain, eligibility, purge, list and read. Every write
-// commits the node and its Node event in one batch whose Index stamps ModifyIndex.
+// Node endpoints (docs/events.md#jobs-and-nodes): register (wharf-only), drain, eligibility, purge, list and
+// read. Every write commits the node and its Node event in one batch whose Index stamps ModifyIndex.
 
 import type { ApiModule, AppContext } from "../../lib/app.ts";
 import { ApiError } from "../../lib/errors.ts";

@@ -1,4 +1,5 @@
-// The Node document of spec §11: field layout with registration defaults, ComputedClass, stubs.
+// The Node document (docs/events.md#jobs-and-nodes): field layout with registration defaults, ComputedClass,
+// stubs.
 
 import { decodeStruct, type Field, type Shape } from "./nodes_decode.ts";
 
@@ -139,7 +140,7 @@ const lastDrain = struct("DrainMetadata", [
 ]);
 
 /**
- * Every Node field in output order (§11). ID, SecretID, ComputedClass, StatusUpdatedAt, the indexes and Drain
+ * Every Node field in output order. ID, SecretID, ComputedClass, StatusUpdatedAt, the indexes and Drain
  * are filled by the register handler; the defaults here are the rest of the registration defaults.
  */
 export const nodeFields: readonly Field[] = [

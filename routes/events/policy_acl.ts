@@ -1,4 +1,5 @@
-// Merges a token's parsed policies into one ACL and answers capability questions (spec §7, §8).
+// Merges a token's parsed policies into one ACL and answers capability questions
+// (docs/events.md#acl-policies-for-stream-readers).
 
 import type { Acl } from "./acl_types.ts";
 import type { ParsedPolicy } from "./policy_parse.ts";

@@ -15,7 +15,10 @@ export const maxPublishBytes = 8 * 1024 * 1024;
 
 class EventInvalid extends Error {}
 
-/** Validates one published event (§9) and returns it in producer form, secrets forced out. */
+/**
+ * Validates one published event (docs/events.md#publishing-fixture-events) and returns it in producer form,
+ * secrets forced out.
+ */
 export function validatePublishedEvent(raw: unknown): EventInput {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
     throw new EventInvalid("must be an object");

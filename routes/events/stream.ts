@@ -1,5 +1,6 @@
-// GET /v1/event/stream: query, token and topic ACL checked before any byte, then an NDJSON body per §3,
-// re-validated whenever the subscriber's token or any policy changes (D17) and ended cleanly at shutdown.
+// GET /v1/event/stream (docs/events.md#streaming-with-curl): query, token and topic ACL checked before any
+// byte, then an NDJSON body, re-validated whenever the subscriber's token or any policy changes
+// (docs/events.md#acl-policies-for-stream-readers) and ended cleanly at shutdown.
 
 import type { AppContext } from "../../lib/app.ts";
 import { ApiError } from "../../lib/errors.ts";

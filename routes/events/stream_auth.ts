@@ -1,4 +1,5 @@
-// Whether an ACL may subscribe to a parsed stream query (§7); checked before any byte and again on ACL changes.
+// Whether an ACL may subscribe to a parsed stream query (docs/events.md#acl-policies-for-stream-readers);
+// checked before any byte and again on ACL changes.
 
 import type { Acl } from "./acl_types.ts";
 import { namespacedReadJobTopics } from "./topics.ts";

@@ -1,4 +1,5 @@
-// Per-subscriber event matching (§5): the namespace rule, then keys (with the NodeDrain view), at most once.
+// Per-subscriber event matching (docs/events.md#streaming-with-curl): the namespace rule, then keys (with the
+// NodeDrain view), at most once.
 
 import type { StreamEvent } from "../../lib/store/mod.ts";
 import type { StreamQuery } from "./stream_query.ts";

@@ -1,4 +1,5 @@
-// Parses the event stream's query (§2): index, namespace and the repeatable topic=Topic[:key].
+// Parses the event stream's query (docs/events.md#streaming-with-curl): index, namespace and the repeatable
+// topic=Topic[:key].
 
 import { ApiError } from "../../lib/errors.ts";
 

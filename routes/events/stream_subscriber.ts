@@ -248,7 +248,8 @@ export class StreamSubscriber {
       const yielded = this.#readerYielded;
       this.#reader = undefined;
       // A reader ends at the newest batch it saw; one committed since is read by a new reader. A fresh reader
-      // that finds nothing below liveFrom means retention removed what was left: move on (§10).
+      // that finds nothing below liveFrom means retention removed what was left: move on
+      // (docs/events.md#resuming-after-a-disconnect).
       if (!yielded || this.#cursor > this.#o.log.lastIndex) {
         this.#advance(Math.max(this.#cursor, this.#liveFrom));
       }

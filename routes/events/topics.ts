@@ -1,4 +1,5 @@
-// The §6 topic table: which Types each concrete Topic carries, its payload member and whether it is namespaced.
+// The topic table (docs/events.md#streaming-with-curl): which Types each concrete Topic carries, its payload
+// member and whether it is namespaced.
 
 const dep = ["DeploymentStatusUpdate", "DeploymentPromotion", "DeploymentAllocHealth"];
 const jobTypes = [
@@ -53,7 +54,16 @@ export const topics: ReadonlyMap<string, TopicInfo> = new Map<string, TopicInfo>
       "AuthMethodStateChanged",
     ]),
   ],
-  ["AuthToken", info("AuthToken", false, ["AuthTokenIssued", "AuthTokenDeleted", "AuthenticationFailed"])],
+  [
+    "AuthToken",
+    info("AuthToken", false, [
+      "AuthTokenIssued",
+      "AuthTokenDeleted",
+      "AuthenticationFailed",
+      "AuthenticationFailuresSummarized",
+    ]),
+  ],
+  ["User", info("User", false, ["UserTwoFactorChanged"])],
   [
     "Box",
     info("Box", false, [
@@ -83,7 +93,10 @@ export function payloadMemberFor(topic: string, type: string): string | undefine
   return topics.get(topic)?.payloadMember;
 }
 
-/** Topics whose subscription needs a namespace `read-job` grant (§7). */
+/**
+ * Topics whose subscription needs a namespace `read-job` grant
+ * (docs/events.md#acl-policies-for-stream-readers).
+ */
 export const namespacedReadJobTopics: ReadonlySet<string> = new Set([
   "Job",
   "Allocation",

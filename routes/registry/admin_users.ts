@@ -6,7 +6,6 @@ import { type Req, requireAdmin } from "./auth.ts";
 import { FieldErrors, type Payload, readPayload } from "./body.ts";
 import { notFound, unprocessable } from "./errors.ts";
 import { now, type TokenDoc, TOKENS, type UserDoc, USERS } from "./model.ts";
-import { hashPassword } from "./passwords.ts";
 import { isValidEmail, LONG_TEXT_MAX, mobilePattern, namespacePattern, reservedNames } from "./rules.ts";
 import {
   adminCount,
@@ -16,6 +15,7 @@ import {
   userRemovalWrites,
 } from "./accounts.ts";
 import { newTotpSecret, otpauthUrl } from "./twofactor.ts";
+import { type TwoFactorChange, twoFactorChanged } from "./user_events.ts";
 import type { Registry } from "./state.ts";
 import { registryLock } from "./locks.ts";
 
@@ -86,7 +86,7 @@ export async function createUser(req: Req): Promise<Response> {
     errors.add("Two-factor authentication needs a mobile number or an authenticator app");
   }
   errors.throwIfAny();
-  const passwordHash = await hashPassword(f.password!);
+  const passwordHash = await req.reg.passwords.hash(f.password!);
   const reg = req.reg;
   const key = username!.toLowerCase();
   const doc = await reg.write(() => {
@@ -117,14 +117,14 @@ export async function createUser(req: Req): Promise<Response> {
 
 export async function updateUser(req: Req): Promise<Response> {
   const body = await readPayload(req, "user");
-  requireAdmin(req);
+  const actor = requireAdmin(req);
   existingUser(req);
   const errors = new FieldErrors();
   const f = readUserFields(errors, body);
   if (f.email === null) errors.add("Email can't be blank");
   const delinquent = errors.bool(body, "delinquent", "Delinquent");
   errors.throwIfAny();
-  const passwordHash = typeof f.password === "string" ? await hashPassword(f.password) : undefined;
+  const passwordHash = typeof f.password === "string" ? await req.reg.passwords.hash(f.password) : undefined;
   const reg = req.reg;
   const doc = await reg.write(() => {
     const current = existingUser(req);
@@ -149,8 +149,14 @@ export async function updateUser(req: Req): Promise<Response> {
     if (problems.length) throw unprocessable(problems);
     // A code sent to the old number, or for two-factor now off, is void.
     const voidCode = f.mobile !== undefined || f.twoFactor === false ? smsCodeRemoval(reg, current.id) : [];
+    const changes: TwoFactorChange[] = [];
+    if (next.two_factor_enabled !== current.doc.two_factor_enabled) {
+      changes.push(next.two_factor_enabled ? "two-factor-on" : "two-factor-off");
+    }
+    if (next.mobile !== current.doc.mobile) changes.push("mobile-changed");
     return {
       writes: [{ collection: USERS, id: current.id, doc: next, ifVersion: current.version }, ...voidCode],
+      events: changes.map((change) => twoFactorChanged(next.username, actor.username, change)),
       result: next,
     };
   });
@@ -181,17 +187,67 @@ export async function deleteUser(req: Req): Promise<Response> {
 }
 
 export async function enrolTotp(req: Req): Promise<Response> {
-  requireAdmin(req);
-  return json(await enrolTotpFor(req.reg, existingUser(req).id));
+  const actor = requireAdmin(req);
+  return json(await enrolTotpFor(req.reg, existingUser(req).id, { admin: actor.username }));
+}
+
+/**
+ * Who may start, confirm or remove an authenticator app: an administrator through the admin API (each change
+ * is an audit event), or the user, who needs a current code of the active second factor when there is one (the
+ * app, or SMS with two-factor on): a session alone, e.g. a borrowed laptop, may not change the second factor.
+ */
+export type TotpAuthority = { admin: string } | { currentCode: string };
+
+/** The user's active second factor (the app's sealed secret, SMS when two-factor is on), "" when none. */
+function activeSecondFactor(user: UserDoc): string {
+  const sms = user.two_factor_enabled && user.mobile ? `sms:${user.mobile}` : "";
+  return user.totp_secret || sms ? `${user.totp_secret ?? ""}|${sms}` : "";
+}
+
+/**
+ * For the user's own change: the active second factor once `currentCode` is a current code of it ("" when none
+ * is active); 422 when the code is missing or wrong (counted by the two-factor throttle, 429 past it).
+ */
+async function provenSecondFactor(reg: Registry, key: string, authority: TotpAuthority): Promise<string> {
+  if ("admin" in authority) return "";
+  const user = reg.user(key);
+  if (!user) throw notFound();
+  const active = activeSecondFactor(user.doc);
+  if (!active) return "";
+  if (authority.currentCode.trim() === "") {
+    throw new ApiError(
+      422,
+      user.doc.totp_secret
+        ? "A current code from your authenticator app is required"
+        : "A current two-factor code is required: have one sent by SMS first",
+    );
+  }
+  if (!await reg.twoFactor.checkCurrentCode(key, user.doc, authority.currentCode)) {
+    throw new ApiError(422, "Invalid two-factor code");
+  }
+  return active;
+}
+
+/** The second factor proven before the write must still be the active one (not changed meanwhile). */
+function sameSecondFactor(authority: TotpAuthority, user: UserDoc, proven: string): void {
+  if ("currentCode" in authority && activeSecondFactor(user) !== proven) {
+    throw new ApiError(422, "Invalid two-factor code");
+  }
+}
+
+function auditOf(authority: TotpAuthority, username: string, change: TwoFactorChange) {
+  return "admin" in authority ? [twoFactorChanged(username, authority.admin, change)] : [];
 }
 
 /** Starts an authenticator app enrolment for a user (admin API, and a user's own security page). */
-export async function enrolTotpFor(reg: Registry, key: string) {
+export async function enrolTotpFor(reg: Registry, key: string, authority: TotpAuthority) {
+  const proven = await provenSecondFactor(reg, key, authority);
   const secret = newTotpSecret();
   // One user's document (ifVersion): that user's key.
   const doc = await reg.writeIn([registryLock.namespace(key)], () => {
     const current = reg.user(key);
     if (!current) throw notFound();
+    sameSecondFactor(authority, current.doc, proven);
     const next = {
       ...current.doc,
       totp_pending: reg.twoFactor.sealSecret(current.id, secret),
@@ -199,6 +255,7 @@ export async function enrolTotpFor(reg: Registry, key: string) {
     };
     return {
       writes: [{ collection: USERS, id: current.id, doc: next, ifVersion: current.version }],
+      events: auditOf(authority, next.username, "totp-enrolment-started"),
       result: next,
     };
   });
@@ -207,20 +264,25 @@ export async function enrolTotpFor(reg: Registry, key: string) {
 
 export async function confirmTotp(req: Req): Promise<Response> {
   const body = await readPayload(req, "totp");
-  requireAdmin(req);
+  const actor = requireAdmin(req);
   const key = existingUser(req).id;
   const errors = new FieldErrors();
   const code = errors.required(body, "code", "Code", 16);
   errors.throwIfAny();
-  return json(renderAdminUser(req.reg, await confirmTotpFor(req.reg, key, code!)));
+  const doc = await confirmTotpFor(req.reg, key, code!, actor.username);
+  return json(renderAdminUser(req.reg, doc));
 }
 
-/** Activates the pending enrolment with a valid code; `enable` also turns two-factor on (self-service). */
+/**
+ * Activates the pending enrolment with a valid code of the new app: by an administrator (`admin`, audited), or
+ * the user's own confirmation, which also turns two-factor on. (A pending enrolment over an active app was
+ * started with a current code of it, or by an administrator.)
+ */
 export async function confirmTotpFor(
   reg: Registry,
   key: string,
   code: string,
-  enable = false,
+  admin?: string,
 ): Promise<UserDoc> {
   return await reg.writeIn([registryLock.namespace(key)], () => {
     const current = reg.user(key);
@@ -238,28 +300,36 @@ export async function confirmTotpFor(
       totp_last_step: step,
       updated_at: now(),
     };
-    if (enable) next.two_factor_enabled = true;
+    if (admin === undefined) next.two_factor_enabled = true;
     return {
       writes: [{ collection: USERS, id: current.id, doc: next, ifVersion: current.version }],
+      events: admin === undefined ? [] : [twoFactorChanged(next.username, admin, "totp-confirmed")],
       result: next,
     };
   });
 }
 
 export async function removeTotp(req: Req): Promise<Response> {
-  requireAdmin(req);
-  return json(renderAdminUser(req.reg, await removeTotpFor(req.reg, existingUser(req).id)));
+  const actor = requireAdmin(req);
+  const doc = await removeTotpFor(req.reg, existingUser(req).id, { admin: actor.username });
+  return json(renderAdminUser(req.reg, doc));
 }
 
 /** Removes the authenticator app; two-factor stays on only when SMS remains. */
-export async function removeTotpFor(reg: Registry, key: string): Promise<UserDoc> {
+export async function removeTotpFor(reg: Registry, key: string, authority: TotpAuthority): Promise<UserDoc> {
+  if ("currentCode" in authority && !reg.user(key)?.doc.totp_secret) {
+    throw new ApiError(422, "No authenticator app is set up");
+  }
+  const proven = await provenSecondFactor(reg, key, authority);
   return await reg.writeIn([registryLock.namespace(key)], () => {
     const current = reg.user(key);
     if (!current) throw notFound();
+    sameSecondFactor(authority, current.doc, proven);
     const next = { ...current.doc, totp_secret: null, totp_pending: null, updated_at: now() };
     if (next.two_factor_enabled && !next.mobile) next.two_factor_enabled = false;
     return {
       writes: [{ collection: USERS, id: current.id, doc: next, ifVersion: current.version }],
+      events: auditOf(authority, next.username, "totp-removed"),
       result: next,
     };
   });

@@ -3,7 +3,6 @@
 
 import { randomBase62 } from "../../lib/ids.ts";
 import { now, type UserDoc, USERS } from "./model.ts";
-import { hashPassword } from "./passwords.ts";
 import type { Registry } from "./state.ts";
 
 export async function bootstrapAdmin(reg: Registry): Promise<void> {
@@ -14,7 +13,7 @@ export async function bootstrapAdmin(reg: Registry): Promise<void> {
   const doc: UserDoc = {
     username: "admin",
     email: null,
-    password_hash: await hashPassword(password),
+    password_hash: await reg.passwords.hash(password),
     mobile: null,
     admin: true,
     two_factor_enabled: false,

@@ -4,6 +4,7 @@
 // …/providers/:provider/:architecture/vagrant.box (hosted with Range, or a redirect).
 
 import { ApiError } from "../../lib/errors.ts";
+import { headerSafeUrl } from "../../lib/urls.ts";
 import type { Req } from "./auth.ts";
 import { notFound } from "./errors.ts";
 import { type BoxDoc, type ProviderDoc, providerIsValid, type VersionDoc } from "./model.ts";
@@ -110,11 +111,11 @@ export async function downloadProvider(req: Req): Promise<Response> {
   if (!provider || !providerIsValid(provider)) throw notFound();
   const isGet = req.ctx.request.method === "GET";
   if (provider.blob === null) {
+    // Stored before URLs were kept canonical, a URL may hold what a header cannot (docs/security.md).
+    const location = headerSafeUrl(provider.url!);
+    if (location === undefined) throw notFound();
     if (isGet) req.reg.countDownload(box.id);
-    return new Response(null, {
-      status: 302,
-      headers: { Location: provider.url!, "Cache-Control": "no-store" },
-    });
+    return new Response(null, { status: 302, headers: { Location: location, "Cache-Control": "no-store" } });
   }
   const headers: Record<string, string> = {
     "Last-Modified": new Date(provider.blob.uploaded_at).toUTCString(),

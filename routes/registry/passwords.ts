@@ -1,20 +1,11 @@
-// Password hashing with argon2id; unknown logins verify a dummy hash so timing does not reveal them.
+// The registry's argon2id parameters and hasher; the hashing and its bounded queue are lib/password_hashing.ts.
 
-import { hash, verify } from "@node-rs/argon2";
+import { type Argon2Params, type HashingQueue, PasswordHasher } from "../../lib/password_hashing.ts";
 
-let dummyHash: Promise<string> | undefined;
+/** What the registry's hashes have used from the start (t=2, m=19 MiB, p=1): stored hashes keep verifying. */
+export const registryArgon2: Argon2Params = { timeCost: 2, memoryKib: 19_456, threads: 1 };
 
-export function hashPassword(password: string): Promise<string> {
-  return hash(password);
-}
-
-/** Verifies `password` against `stored`, or against a dummy hash when there is no user. */
-export async function verifyPassword(password: string, stored: string | undefined): Promise<boolean> {
-  const target = stored ?? await (dummyHash ??= hash("wharf-dummy-password"));
-  try {
-    const ok = await verify(target, password);
-    return ok && stored !== undefined;
-  } catch {
-    return false;
-  }
+/** A registry password hasher over the node's shared hashing queue. */
+export function registryHasher(queue: HashingQueue): PasswordHasher {
+  return new PasswordHasher(registryArgon2, queue);
 }

@@ -4,6 +4,7 @@
 import { createHash } from "node:crypto";
 import { ApiError } from "../../lib/errors.ts";
 import { json } from "../../lib/http.ts";
+import { canonicalHttpUrl, hasControlOrSpace } from "../../lib/urls.ts";
 import { type Req, requireUser } from "./auth.ts";
 import { FieldErrors, type Payload, readPayload } from "./body.ts";
 import { notFound, unprocessable } from "./errors.ts";
@@ -79,9 +80,14 @@ function readProviderFields(body: Payload, creating: boolean, api: 1 | 2): Provi
   if (typeof name === "string" && !providerNamePattern.test(name)) {
     errors.add("Name must be lowercase letters, digits, '_' or '-' (like virtualbox), at most 64");
   }
-  const url = errors.text(body, "url", "Url", 2048);
-  if (typeof url === "string" && url !== "" && !isHttpUrl(url)) {
-    errors.add("Url must be an absolute http or https URL");
+  const given = errors.text(body, "url", "Url", 2048);
+  // Stored canonical: the download answers it as a Location header (docs/security.md, "Response headers").
+  let url = given;
+  if (typeof given === "string" && given !== "") {
+    url = canonicalHttpUrl(given);
+    if (url === undefined && hasControlOrSpace(given)) {
+      errors.add("Url must not contain control characters or spaces");
+    } else if (url === undefined) errors.add("Url must be an absolute http or https URL");
   }
   const type = errors.text(body, "checksum_type", "Checksum type", 16);
   const hex = errors.text(body, "checksum", "Checksum", 256);
@@ -118,15 +124,6 @@ function readProviderFields(body: Payload, creating: boolean, api: 1 | 2): Provi
   }
   errors.throwIfAny();
   return { name, url: url === "" ? null : url, checksum, halfClear, architecture, defaultArchitecture };
-}
-
-function isHttpUrl(s: string): boolean {
-  try {
-    const u = new URL(s);
-    return (u.protocol === "http:" || u.protocol === "https:") && u.host !== "";
-  } catch {
-    return false;
-  }
 }
 
 function assertWritableVersion(version: VersionDoc): void {

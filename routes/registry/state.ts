@@ -10,6 +10,8 @@ import type { RegistrySettings } from "./settings.ts";
 import type { TwoFactor } from "./twofactor.ts";
 import type { Principals } from "./principals.ts";
 import { LoginThrottle } from "./throttle.ts";
+import type { PasswordHasher } from "../../lib/password_hashing.ts";
+import { registryHasher } from "./passwords.ts";
 import { fillArchitectureDefaults } from "./architectures.ts";
 import type { RequestContext } from "../../lib/http.ts";
 import type { Caller } from "./auth.ts";
@@ -18,6 +20,8 @@ import { registryLockSet } from "./locks.ts";
 export class Registry {
   readonly ctx: AppContext;
   readonly settings: RegistrySettings;
+  /** Registry passwords, hashed and verified in the node's bounded hashing queue. */
+  readonly passwords: PasswordHasher;
   readonly downloads: Counters;
   readonly tokenUse: Counters;
   /** owner key → lowercase box name → box id. */
@@ -66,6 +70,8 @@ export class Registry {
     this.ctx = ctx;
     this.settings = settings;
     this.loginThrottle = new LoginThrottle(settings.loginFailures);
+    this.passwords = registryHasher(ctx.passwordHashing);
+    this.passwords.warmUp();
     this.downloads = counters.downloads;
     this.tokenUse = counters.tokenUse;
     for (const b of ctx.data.store.list<BoxDoc>(BOXES)) {

@@ -6,7 +6,6 @@ import { randomSecret } from "../../lib/ids.ts";
 import { type Req, requireUser, tokenHash } from "./auth.ts";
 import { FieldErrors, member, readBodyObject } from "./body.ts";
 import { now, type TokenDoc, TOKENS, type UserDoc, USERS } from "./model.ts";
-import { verifyPassword } from "./passwords.ts";
 import type { Registry } from "./state.ts";
 import type { StoredDoc } from "../../lib/store/mod.ts";
 import { registryLock } from "./locks.ts";
@@ -36,7 +35,7 @@ export async function checkCredentials(req: Req, body: Record<string, unknown>, 
   const verified = () => {
     // The user as it is once the attempt got its turn.
     found = named && reg.user(named.id);
-    return verifyPassword(password!, found?.doc.password_hash);
+    return reg.passwords.verify(found?.doc.password_hash, password!);
   };
   if (!(await reg.loginThrottle.check(key, req.ctx.clientIp, verified))) {
     throw new ApiError(401, "Invalid login or password!");

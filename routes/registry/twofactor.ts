@@ -113,6 +113,29 @@ export class TwoFactor {
     return outcome;
   }
 
+  /**
+   * Whether `code` is a current code of the user's active second factor (what changing it needs besides a
+   * session): the SMS code in flight (then used up) or a code of the authenticator app. Wrong codes count
+   * against the same per-user throttle as the login's (429 once it is reached); a missing code counts nothing.
+   */
+  async checkCurrentCode(userKey: string, user: UserDoc, code: string): Promise<boolean> {
+    const text = code.trim();
+    if (text === "") return false;
+    let attempt: Attempt<"user">;
+    try {
+      attempt = await this.#wrong.begin({ user: userKey });
+    } catch (err) {
+      if (err instanceof FailureLimitReached) throw rateLimited(err.retryAfter);
+      throw err;
+    }
+    return await attempt.run(async () => {
+      if (user.two_factor_enabled && user.mobile && await this.#useSmsCode(userKey, text)) return true;
+      if (user.totp_secret && this.totpStep(userKey, user.totp_secret, text, 0) !== undefined) return true;
+      await this.#countWrongSmsCode(userKey);
+      return false;
+    }, (ok) => ok);
+  }
+
   /** The SMS code in flight (used up) or a TOTP code: what to record, or undefined when it is neither. */
   async #checkCode(userKey: string, user: UserDoc, text: string): Promise<{ totpStep?: number } | undefined> {
     if (await this.#useSmsCode(userKey, text)) return {};

@@ -1,5 +1,5 @@
 // Routes only tests use (WHARF_TEST_ROUTES=1): durable writes for the crash test, a slow request and an
-// endless stream for the shutdown test. Never enabled by default.
+// endless stream for the shutdown test, a header echo for the response guard. Never enabled by default.
 
 import type { ApiModule, AppContext } from "../../lib/app.ts";
 import { ApiError } from "../../lib/errors.ts";
@@ -45,6 +45,13 @@ export function createTestingApi(ctx: AppContext): ApiModule {
           await new Promise((r) => setTimeout(r, Number(req.url.searchParams.get("ms") ?? 500)));
           return json({ done: true });
         },
+      },
+      {
+        // A handler that puts what it was sent into a header, as a buggy one could: the router's last guard.
+        method: "GET",
+        path: "/v1/_test/echo-header",
+        handler: (req) =>
+          new Response("{}", { headers: { "X-Echo": req.url.searchParams.get("value") ?? "" } }),
       },
       {
         method: "GET",

@@ -20,7 +20,8 @@ const oidc = {
 };
 const matches = (f: string, root: { item: unknown } = oidc) => evaluateFilter(parseFilter(f), root);
 
-Deno.test("filter spec examples match an active-public OIDC method in global", () => {
+// The examples of docs/auth-methods.md#filters.
+Deno.test("filter examples match an active-public OIDC method in global", () => {
   assert(matches(`"/item/type" == "oidc"`));
   assert(matches(`"/item/name" matches "^corp-"`));
   assert(matches(`"/item/attributes/state" == "active-public" and item.scope_id == "global"`));
@@ -42,7 +43,8 @@ Deno.test("filter == and != coerce the literal to the field's type", () => {
   assert(matches("item.type == `oidc`"), "raw strings are values");
 });
 
-Deno.test("filter absent selectors follow the spec's rules", () => {
+// A missing key never equals anything and counts as empty (docs/auth-methods.md#filters).
+Deno.test("filter absent selectors follow go-bexpr's rules", () => {
   assert(!matches(`item.nope == "x"`));
   assert(matches(`item.nope != "x"`));
   assert(matches(`item.nope is empty`));

@@ -1,4 +1,5 @@
-// The first-start bootstrap (generated or configured admin password) and the events of §12.
+// The first-start bootstrap (generated or configured admin password) and its events
+// (docs/auth-methods.md#first-start-the-admin, docs/auth-methods.md#events).
 
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import { spawnServer } from "../helpers/server.ts";

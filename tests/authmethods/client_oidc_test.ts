@@ -83,7 +83,7 @@ Deno.test("OIDC client completes the code flow against a real provider and valid
       assertEquals(await validateDiscoveredConfig(attrs), []);
     });
 
-    await t.step("the auth URL carries every parameter of spec §7.3", async () => {
+    await t.step("the auth URL carries every parameter of an authorization request", async () => {
       const attempt = await newAttempt({ ...attrs, max_age: 0, prompts: ["login", "consent"] });
       const url = new URL(attempt.authUrl);
       assertEquals(url.origin, op.issuer);

@@ -44,3 +44,39 @@ Deno.test("stale set-password and change-password and duplicate creates are answ
     assertEquals(statuses(2 * burst), { 400: burst }, "duplicate create");
     assertEquals(answers[2 * burst]!.body.details.request_fields[0].name, "attributes.login_name");
   }, realArgon2));
+
+// wharf issue #22 item 8: 150 simultaneous set-password calls with the account's current version. The calls of
+// one account are taken in turn before the version check and the hash, so the first hashes and commits and the
+// other 149 see the bumped version: 409 without hashing, none of them a 503 from the full hashing queue.
+Deno.test("150 simultaneous set-password calls with the current version: one 200, 149 × 409, no 503", () =>
+  withAuthServer(async (f) => {
+    const created = await f.admin.post("/v1/accounts", {
+      auth_method_id: f.primaryMethodId,
+      attributes: { login_name: "dave", password: "dave-password-1" },
+    });
+    assertEquals(created.status, 200);
+    const id = created.body.id;
+    const current = created.body.version;
+    const answers = await Promise.all(
+      Array.from(
+        { length: burst },
+        (_, i) =>
+          f.admin.post(`/v1/accounts/${id}:set-password`, {
+            version: current,
+            password: `new-password-${i}`,
+          }),
+      ),
+    );
+    const counts: Record<number, number> = {};
+    for (const a of answers) counts[a.status] = (counts[a.status] ?? 0) + 1;
+    assertEquals(counts, { 200: 1, 409: burst - 1 });
+    const winner = answers.find((a) => a.status === 200)!;
+    assertEquals(winner.body.version, current + 1);
+    for (const a of answers.filter((a) => a.status === 409)) assertEquals(a.body.kind, "Aborted");
+    // The winner's password is the one stored: it logs in.
+    const index = answers.indexOf(winner);
+    const login = await f.anon.post(`/v1/auth-methods/${f.primaryMethodId}:authenticate`, {
+      attributes: { login_name: "dave", password: `new-password-${index}` },
+    });
+    assertEquals(login.status, 200);
+  }, realArgon2));

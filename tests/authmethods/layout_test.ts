@@ -1,5 +1,6 @@
-// The shape of routes/authmethods/ (issue #17): a shared core of top-level files, rooms in subfolders, and
-// no import circle between rooms. Read from the source's import statements, so the structure stays.
+// The shape of routes/authmethods/ (issues #17, #23): a shared core of top-level files, rooms in subfolders,
+// no import circle between rooms, and none between files inside a room or the core. Read from the source's
+// import statements, so the structure stays.
 //
 //   mod.ts             the entry: the route table that wires the rooms together (may import anything)
 //   other top-level    the core: imports only the core (and lib/), never a room or mod.ts
@@ -65,8 +66,8 @@ async function imports(): Promise<Edge[]> {
   return edges;
 }
 
-/** Strongly connected sets of rooms with more than one member (Tarjan), each sorted. */
-function roomCycles(graph: Map<string, Set<string>>): string[][] {
+/** Strongly connected sets (of rooms, or of files) with more than one member (Tarjan), each sorted. */
+function cycles(graph: Map<string, Set<string>>): string[][] {
   let next = 0;
   const index = new Map<string, number>();
   const low = new Map<string, number>();
@@ -143,9 +144,32 @@ Deno.test("authmethods layout: no import circle between rooms", async () => {
   }
   const rooms = new Set(edges.map((e) => roomOf(e.from)).filter((r) => r !== "core" && r !== "entry"));
   assert(rooms.size >= 4, `expected the family split into rooms, found ${[...rooms].join(", ")}`);
-  const cycles = roomCycles(graph).map((members) => {
+  const circles = cycles(graph).map((members) => {
     const inside = [...why.values()].filter((w) => members.includes(w.a) && members.includes(w.b));
     return `${members.join(" ⇄ ")}: ${inside.map((w) => `${w.a}→${w.b} (${w.file})`).join("; ")}`;
   });
-  assertEquals(cycles, [], "rooms import each other in a circle");
+  assertEquals(circles, [], "rooms import each other in a circle");
+});
+
+Deno.test("authmethods layout: no import circle between files of one room, or of the core", async () => {
+  const edges = await imports();
+  const graph = new Map<string, Set<string>>();
+  for (const e of edges) {
+    // A file importing itself is a circle of one, which Tarjan's sets of two or more would miss.
+    if (e.from === e.to) continue;
+    if (roomOf(e.from) !== roomOf(e.to) || roomOf(e.from) === "entry") continue;
+    if (!graph.has(e.from)) graph.set(e.from, new Set());
+    graph.get(e.from)!.add(e.to);
+  }
+  const selfImports = edges.filter((e) => e.from === e.to).map((e) => `${e.from} → itself`);
+  assert(graph.has("login/authenticate.ts"), "the login room's imports were not read");
+  const circles = cycles(graph).map((members) => {
+    const inside = edges.filter((e) => members.includes(e.from) && members.includes(e.to));
+    return `${members.join(" ⇄ ")}: ${inside.map((e) => `${e.from} → ${e.to}`).join("; ")}`;
+  });
+  assertEquals(
+    [...selfImports, ...circles],
+    [],
+    "files of one room (or of the core) import each other in a circle",
+  );
 });

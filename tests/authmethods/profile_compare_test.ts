@@ -1,7 +1,7 @@
 // sameProfile: an LDAP or OIDC login rewrites the account only when the profile it read differs.
 
 import { assertEquals } from "../helpers/assert.ts";
-import { sameProfile } from "../../routes/authmethods/login/authenticate.ts";
+import { sameProfile } from "../../routes/authmethods/login/external_accounts.ts";
 
 Deno.test("sameProfile is true for equal attributes whatever their key order", () => {
   const stored = { login_name: "ann", dn: "uid=ann,ou=people", email: "a@x", member_of_groups: ["a", "b"] };

@@ -30,7 +30,7 @@ Deno.test("concurrent wrong passwords for one name get at most the threshold of 
     const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => auth(f, "alice", `wrong-${i}`)));
     assertEquals(tally(answers), { 401: 5, 429: 35 });
     assertThrottled(answers);
-    // Locked: the right password is refused as well (§11).
+    // Locked: the right password is refused as well (docs/security.md#throttles).
     assertEquals((await auth(f, "alice", "user-password-1")).status, 429);
   }));
 

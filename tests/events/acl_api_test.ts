@@ -1,4 +1,5 @@
-// The ACL HTTP API: bootstrap, policy and token CRUD with their events, token validation and token self (spec §8).
+// The ACL HTTP API: bootstrap, policy and token CRUD with their events, token validation and token self
+// (docs/events.md#acl-policies-for-stream-readers).
 
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import { startTestServer } from "../helpers/server.ts";

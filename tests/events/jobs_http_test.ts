@@ -24,7 +24,7 @@ async function batchAt(
   throw new Error(`no batch ${index}`);
 }
 
-withServer("job register applies §9 defaults and answers with the eval and indexes", async (ts) => {
+withServer("job register applies the job defaults and answers with the eval and indexes", async (ts) => {
   const r = await call(ts.url, "POST", "/v1/jobs", {
     body: { Job: { ID: "web", TaskGroups: [{ Name: "g" }] } },
   });
@@ -199,7 +199,7 @@ withServer("job DELETE stops the job with a JobDeregistered pair; purge removes 
   assertEquals([again.status, again.text], [404, "job not found"]);
 });
 
-withServer("job list filters by namespace, * and prefix, with stubs in §9 order", async (ts) => {
+withServer("job list filters by namespace, * and prefix, with stub fields in a fixed order", async (ts) => {
   await registerJob(ts, { ID: "web", Meta: { team: "a" } });
   await registerJob(ts, { ID: "worker" });
   await registerJob(ts, { ID: "web", Namespace: "prod" });

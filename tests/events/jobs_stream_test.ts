@@ -1,4 +1,4 @@
-// Job producers seen through the event stream and guarded by namespace ACLs (checklist 6, 20, 23).
+// Job producers seen through the event stream and guarded by namespace ACLs.
 
 import { assert, assertEquals } from "../helpers/assert.ts";
 import type { TestServer } from "../helpers/server.ts";
@@ -23,7 +23,7 @@ const summary = (frames: Frame[]) =>
   frames.flatMap((f) => f.Events ?? []).map((e) => `${e.Topic}/${e.Type}/${e.Key}`);
 
 eventsServerTest(
-  "job register and DELETE stream one frame each: Job, then Evaluation (checklist 23, 6)",
+  "job register and DELETE stream one frame each: Job, then Evaluation",
   async (ts) => {
     await withSubscription(ts.url, "topic=Job&topic=Evaluation", async (s) => {
       const reg = await register(ts, { ID: "web" });
@@ -55,7 +55,7 @@ eventsServerTest(
 );
 
 eventsServerTest(
-  "Job:web narrows, Evaluation:web matches by FilterKeys, and a bare Job wins (checklist 20)",
+  "Job:web narrows, Evaluation:web matches by FilterKeys, and a bare Job wins",
   async (ts) => {
     const narrow = await subscribe(ts.url, "topic=Job:web&index=-1");
     const evals = await subscribe(ts.url, "topic=Evaluation:web&index=-1");

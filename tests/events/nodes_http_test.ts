@@ -44,7 +44,7 @@ const nodeKeys = [
   "Drain",
 ];
 
-withServer("node register fills §11 defaults in key order and answers with the commit index", async (ts) => {
+withServer("node register fills defaults in key order and answers with the commit index", async (ts) => {
   const r = await call(ts.url, "PUT", "/v1/node/register", { body: { ID: "n1" } });
   assertEquals(r.status, 200);
   const answer = r.json as Record<string, unknown>;

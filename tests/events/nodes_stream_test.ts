@@ -1,4 +1,4 @@
-// Node producers seen through the event stream and guarded by ACLs (checklist 4, 18, 24).
+// Node producers seen through the event stream and guarded by ACLs.
 
 import { assert, assertEquals } from "../helpers/assert.ts";
 import type { TestServer } from "../helpers/server.ts";
@@ -22,7 +22,7 @@ const events = (f: Frame | undefined) => f?.Events ?? [];
 const payloadNode = (e: Record<string, unknown>) => (e.Payload as { Node: Record<string, unknown> }).Node;
 
 eventsServerTest(
-  "a node registered after the first {} streams as Node/NodeRegistration (checklist 4)",
+  "a node registered after the first {} streams as Node/NodeRegistration",
   async (ts) => {
     await withSubscription(ts.url, "topic=Node", async (s) => {
       const index = await nodeWrite(ts, "PUT", "/v1/node/register", { ID: "n1", SecretID: "hidden" });
@@ -53,7 +53,7 @@ eventsServerTest(
 );
 
 eventsServerTest(
-  "drain, eligibility and purge stream their Node events; unchanged eligibility streams none (checklist 24)",
+  "drain, eligibility and purge stream their Node events; unchanged eligibility streams none",
   async (ts) => {
     await nodeWrite(ts, "PUT", "/v1/node/register", { ID: "n1" });
     await withSubscription(ts.url, "topic=Node&index=-1", async (s) => {
@@ -94,7 +94,7 @@ eventsServerTest(
 );
 
 eventsServerTest(
-  "a NodeDrain subscriber gets drain and eligibility events as Topic Node, not registrations (checklist 18)",
+  "a NodeDrain subscriber gets drain and eligibility events as Topic Node, not registrations",
   async (ts) => {
     await withSubscription(ts.url, "topic=NodeDrain&index=-1", async (s) => {
       await nodeWrite(ts, "PUT", "/v1/node/register", { ID: "n1" });

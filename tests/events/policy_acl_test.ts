@@ -1,4 +1,5 @@
-// Unit tests of policy merging, namespace lookup precedence and the compiled Acl (spec §7, §8).
+// Unit tests of policy merging, namespace lookup precedence and the compiled Acl
+// (docs/events.md#acl-policies-for-stream-readers).
 
 import fc from "fast-check";
 import { assert, assertEquals } from "../helpers/assert.ts";

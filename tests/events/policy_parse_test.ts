@@ -21,7 +21,8 @@ function reason(rules: string): string {
   return err.message;
 }
 
-Deno.test("parsePolicy renders the spec example as RulesJSON with expanded capabilities", () => {
+// The "readers" policy of docs/events.md#acl-policies-for-stream-readers.
+Deno.test("parsePolicy renders the docs example as RulesJSON with expanded capabilities", () => {
   const rules = `namespace "default" {\n  policy = "read"\n}\nnode {\n  policy = "read"\n}\n`;
   assertEquals(
     JSON.stringify(renderRulesJson(parsePolicy(rules))),

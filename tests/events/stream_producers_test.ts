@@ -4,7 +4,7 @@ import { assertEquals } from "../helpers/assert.ts";
 import { call, eventsServerTest, rootSecret, subscribe } from "./stream_helpers.ts";
 
 eventsServerTest(
-  "event stream delivers a node registered after {} as Node/NodeRegistration with §11 defaults",
+  "event stream delivers a node registered after {} as Node/NodeRegistration with its defaults",
   async (srv) => {
     const s = await subscribe(srv.url, "topic=Node&index=-1");
     const r = await call(srv.url, "PUT", "/v1/node/register", {

@@ -1,4 +1,5 @@
-// The event stream over HTTP (spec §3): headers, ordering, index replay, errors, auth, filters, publish, NDJSON.
+// The event stream over HTTP (docs/events.md#streaming-with-curl): headers, ordering, index replay, errors,
+// auth, filters, publish, NDJSON.
 
 import { assert, assertEquals } from "../helpers/assert.ts";
 import {
@@ -16,7 +17,7 @@ import {
 } from "./stream_helpers.ts";
 
 eventsServerTest(
-  "event stream answers 200 with the §3 headers and {} first when the token is management",
+  "event stream answers 200 with the stream headers and {} first when the token is management",
   async (srv) => {
     const s = await openStream(srv.url, "index=-1");
     assertEquals(s.response.status, 200);
@@ -33,7 +34,7 @@ eventsServerTest(
 );
 
 eventsServerTest(
-  "event stream delivers events with keys in §3 order and event Index equal to the frame's",
+  "event stream delivers events with keys in the documented order and event Index equal to the frame's",
   async (srv) => {
     const s = await subscribe(srv.url, "topic=Node");
     const index = await publish(srv.url, [nodeEvent("n1"), nodeEvent("n2", "NodeEvent")]);

@@ -3,6 +3,7 @@
 import type { AppContext } from "../../lib/app.ts";
 import { loadConfig } from "../../lib/config.ts";
 import { createLogger } from "../../lib/log.ts";
+import { HashingQueue } from "../../lib/password_hashing.ts";
 import { DataDir } from "../../lib/store/mod.ts";
 
 /** Runs `fn` with a context whose data dir is removed afterwards; `env` adds WHARF_* settings. */
@@ -18,6 +19,7 @@ export async function withAppContext(
       config: loadConfig(["--port", "0", "--data-dir", dir], env),
       data,
       logger: createLogger("error"),
+      passwordHashing: new HashingQueue(),
       shutdownSignal: shutdown.signal,
       announce: () => {},
     });

@@ -2,7 +2,7 @@
 
 import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
 import { startTestServer } from "../helpers/server.ts";
-import { type CliIo, runRegistryCli } from "../../routes/registry/cli.ts";
+import { type CliIo, runRegistryCli } from "../../cli/registry/mod.ts";
 import { ADMIN_PASSWORD, Client, registryTest } from "./helpers.ts";
 
 function io(env: Record<string, string>, stdin = "") {

@@ -3,7 +3,7 @@
 
 import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
 import type { Fixture } from "./helpers.ts";
-import { runRegistryCli } from "../../routes/registry/cli.ts";
+import { runRegistryCli } from "../../cli/registry/mod.ts";
 import { message } from "../../cli/import/sync.ts";
 import { mayCarryToken } from "../../cli/import/http.ts";
 import {

@@ -2,7 +2,7 @@
 // may do (act as a member of its organization), and revocation with the principal or the organization.
 
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
-import { type CliIo, runRegistryCli } from "../../routes/registry/cli.ts";
+import { type CliIo, runRegistryCli } from "../../cli/registry/mod.ts";
 import {
   ADMIN_PASSWORD,
   Client,

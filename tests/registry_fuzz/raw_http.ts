@@ -17,12 +17,12 @@ export async function rawRequest(
   baseUrl: string,
   method: string,
   target: string,
-  options: { headers?: Record<string, string>; body?: Uint8Array } = {},
+  options: { headers?: Record<string, string>; body?: Uint8Array; host?: string } = {},
 ): Promise<RawResponse> {
   const url = new URL(baseUrl);
   const conn = await Deno.connect({ hostname: url.hostname, port: Number(url.port) });
   try {
-    const lines = [`${method} ${target} HTTP/1.1`, `Host: ${url.host}`, "Connection: close"];
+    const lines = [`${method} ${target} HTTP/1.1`, `Host: ${options.host ?? url.host}`, "Connection: close"];
     for (const [name, value] of Object.entries(options.headers ?? {})) lines.push(`${name}: ${value}`);
     if (options.body) lines.push(`Content-Length: ${options.body.length}`);
     const head = encoder.encode(lines.join("\r\n") + "\r\n\r\n");

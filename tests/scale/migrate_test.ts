@@ -8,7 +8,7 @@ import { startSwift, swiftSkipReason } from "../fixtures/swift.ts";
 import { Client as RegistryClient } from "../registry/helpers.ts";
 import { adminPassword, Client as AuthClient, fastEnv, login } from "../authmethods/helpers.ts";
 import { nodeEvent, publish, rootSecret } from "../events/stream_helpers.ts";
-import { runStorageCli } from "../../lib/store/migrate_cli.ts";
+import { runStorageCli } from "../../cli/storage/mod.ts";
 
 const skip = postgresSkipReason ?? swiftSkipReason;
 if (skip) console.warn(`storage migrate tests skipped: ${skip}`);

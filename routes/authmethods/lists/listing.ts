@@ -1,5 +1,6 @@
-// The list engine shared by every resource of the family (spec §4): created_time-desc initial phase,
-// updated_time-desc refresh phases with removed_ids, MAC'd opaque list tokens, filters, est_item_count.
+// The list engine shared by every resource of the family (docs/auth-methods.md#pagination): created_time-desc
+// initial phase, updated_time-desc refresh phases with removed_ids, MAC'd opaque list tokens, filters,
+// est_item_count.
 
 import { constantTimeEqual, sha256Hex } from "../../../lib/crypto.ts";
 import type { Keyring } from "../../../lib/crypto.ts";

@@ -1,20 +1,16 @@
-// OIDC login flow (spec §7.3-7.5): start/login creates a durable attempt (oidc_attempts.ts) and the auth URL;
-// the callback (GET routes or POST command) exchanges the code and makes a pending token; `token` collects it once.
+// OIDC login flow (docs/auth-methods.md#oidc): start/login creates a durable attempt (oidc_attempts.ts) and
+// the auth URL; the callback (GET routes or POST command) exchanges the code and makes a pending token;
+// `token` collects it once.
 
 import { createHash } from "node:crypto";
 import { ApiError } from "../../../lib/errors.ts";
 import { json, type RequestContext } from "../../../lib/http.ts";
 import { randomSecret } from "../../../lib/ids.ts";
 import { callbackUrl } from "../methods/attrs_oidc.ts";
-import type { AuthRequest } from "./authenticate.ts";
-import {
-  deliverToken,
-  identityLocks,
-  loginCommit,
-  loginParentLocks,
-  recordFailure,
-  upsertExternalAccount,
-} from "./authenticate.ts";
+import { identityLocks, upsertExternalAccount } from "./external_accounts.ts";
+import type { AuthRequest } from "./login_request.ts";
+import { recordFailure } from "./login_failures.ts";
+import { deliverToken, loginCommit, loginParentLocks } from "./token_delivery.ts";
 import { assertIdFormat, collections, isObject } from "../common.ts";
 import { failedPrecondition, fieldError, forbidden, notFound } from "../errors.ts";
 import { AttemptExpiredError, type RedeemedAttempt } from "../oidc_attempts.ts";

@@ -1,5 +1,6 @@
-// LDAP login with Boundary's semantics (spec §7.2): connect, find the bind DN (direct or discover_dn), bind
-// as the user, read the entry's attributes and the groups. Returns a result, never throws for directory faults.
+// LDAP login with Boundary's semantics (docs/auth-methods.md#ldap): connect, find the bind DN (direct or
+// discover_dn), bind as the user, read the entry's attributes and the groups. Returns a result, never throws
+// for directory faults.
 
 import { type Client, type Entry, PresenceFilter, ResultCodeError } from "ldapts";
 import type { DerefAliases, LdapTlsSettings } from "../ldap_connect.ts";

@@ -1,17 +1,12 @@
-// The LDAP login (spec §7.2) behind POST /v1/auth-methods/{id}:authenticate: one throttle key per name as
-// the directory matches it, and one account per directory entry, keyed by the entry's DN.
+// The LDAP login (docs/auth-methods.md#ldap) behind POST /v1/auth-methods/{id}:authenticate: one throttle key
+// per name as the directory matches it, and one account per directory entry, keyed by the entry's DN.
 
 import type { RequestContext } from "../../../lib/http.ts";
 import type { StoredDoc } from "../../../lib/store/mod.ts";
-import {
-  type AuthRequest,
-  beginAttempt,
-  identityLocks,
-  issueAndDeliver,
-  recordFailure,
-  unableToAuthenticate,
-  upsertExternalAccount,
-} from "./authenticate.ts";
+import { identityLocks, upsertExternalAccount } from "./external_accounts.ts";
+import { type AuthRequest, unableToAuthenticate } from "./login_request.ts";
+import { beginAttempt, recordFailure } from "./login_failures.ts";
+import { issueAndDeliver } from "./token_delivery.ts";
 import { ldapAuthenticate, type LdapMethodAttributes } from "./ldap_client.ts";
 import { derefAliasesOf, ldapLoginKey } from "./ldap_escape.ts";
 import { mapLdapAttributes } from "./ldap_profile.ts";

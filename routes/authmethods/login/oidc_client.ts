@@ -1,4 +1,4 @@
-// The OIDC relying-party side of an auth method (spec §6, §7.3, §7.4): discovery validation for
+// The OIDC relying-party side of an auth method (docs/auth-methods.md#oidc): discovery validation for
 // change-state/PATCH, the authorization URL for `start`, and the code exchange for the callback.
 
 import {
@@ -21,9 +21,9 @@ function describe(err: unknown): string {
 }
 
 /**
- * Spec §6 discovery validation: (1) the discovery document, (2) its issuer equals ours, (3) every configured
- * signing algorithm is supported, (4) the JWKS answers with keys, (5) the authorization (GET) and token
- * (POST) endpoints answer at all. Returns every reason found; [] means valid.
+ * Discovery validation (docs/auth-methods.md#oidc): (1) the discovery document, (2) its issuer equals ours,
+ * (3) every configured signing algorithm is supported, (4) the JWKS answers with keys, (5) the authorization
+ * (GET) and token (POST) endpoints answer at all. Returns every reason found; [] means valid.
  */
 export async function validateDiscoveredConfig(
   input: OidcAttributesInput,
@@ -91,7 +91,7 @@ export interface AuthUrlParams {
   timeoutMs?: number;
 }
 
-/** The provider's authorization URL for a new attempt (spec §7.3). Throws when discovery fails. */
+/** The provider's authorization URL for a new attempt. Throws when discovery fails. */
 export async function buildAuthUrl(input: OidcAttributesInput, params: AuthUrlParams): Promise<string> {
   const attrs = toOidcAttributes(input);
   const http = providerHttp(attrs, params.timeoutMs ?? defaultTimeoutMs);

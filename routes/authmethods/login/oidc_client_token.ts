@@ -1,4 +1,4 @@
-// The OIDC callback's code exchange (spec §7.4): token endpoint with PKCE and client authentication, ID token
+// The OIDC callback's code exchange: token endpoint with PKCE and client authentication, ID token
 // validation with jose (JWKS signature, alg, iss, aud/azp, exp/iat, nonce, auth_time vs max_age), userinfo.
 
 import {
@@ -33,7 +33,7 @@ export interface ExchangeParams {
   timeoutMs?: number;
 }
 
-/** Clock skew allowed on exp, iat, nbf and auth_time (spec: 60 s). */
+/** Clock skew allowed on exp, iat, nbf and auth_time (docs/auth-methods.md#oidc). */
 const leewaySeconds = 60;
 
 class ValidationFailure extends Error {}

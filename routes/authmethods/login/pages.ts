@@ -1,4 +1,5 @@
-// The small HTML pages a browser lands on after an OIDC login (spec §7.4), so it never sees a bare 404.
+// The small HTML pages a browser lands on after an OIDC login (docs/auth-methods.md#oidc), so it never sees a
+// bare 404.
 
 function page(title: string, body: string, status = 200): Response {
   const html = `<!doctype html><html><head><meta charset="utf-8"><title>${title}</title></head>` +

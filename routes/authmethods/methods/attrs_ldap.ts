@@ -1,4 +1,4 @@
-// Attributes of an LDAP auth method: validation, clearing rules and rendering (spec §2.4).
+// Attributes of an LDAP auth method: validation, clearing rules and rendering (docs/auth-methods.md#ldap).
 
 import { createPrivateKey, X509Certificate } from "node:crypto";
 import {

@@ -1,5 +1,7 @@
-// Attributes of an OIDC auth method: validation, clearing rules, completeness and rendering (spec §2.3).
+// Attributes of an OIDC auth method: validation, clearing rules, completeness and rendering
+// (docs/auth-methods.md#oidc).
 
+import { canonicalHttpUrl, hasControlOrSpace } from "../../../lib/urls.ts";
 import {
   type AttrInput,
   type AttrOutcome,
@@ -75,15 +77,10 @@ export function applyOidcAttributes(a: AttrInput): AttrOutcome {
       const s = v === null ? "" : readString(v, key, errors);
       if (s === undefined) continue;
       if (s === "") errors.add(path(key), "This field should not be set to empty.");
-      else if (/[\u0000-\u0020\u007f]/.test(s)) {
-        // The callback answers a 302 whose Location starts with this prefix: a control character there ends
-        // the process (Deno refuses to write the header), so it is refused here, and stored canonical below.
-        errors.add(path(key), "Must not contain spaces or control characters.");
-      } else {
-        const url = parseHttpUrl(s);
-        if (!url) errors.add(path(key), "Must be an http or https URL with a host.");
-        else out.api_url_prefix = url.href.replace(/\/+$/, "");
-      }
+      else if (hasControlOrSpace(s)) errors.add(path(key), "Must not contain control characters or spaces.");
+      else if (!parseHttpUrl(s)) errors.add(path(key), "Must be an http or https URL with a host.");
+      // Canonical: the login's last redirect (a Location header) starts with it (docs/security.md).
+      else out.api_url_prefix = canonicalHttpUrl(s)!.replace(/\/+$/, "");
     } else if (v === null) {
       delete out[key];
     } else if (key === "issuer") {

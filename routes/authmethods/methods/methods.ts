@@ -1,4 +1,4 @@
-// Handlers for auth-method create, read, delete and list (spec §3, §4).
+// Handlers for auth-method create, read, delete and list (docs/auth-methods.md#managing-auth-methods).
 
 import { prefixedId } from "../../../lib/ids.ts";
 import { json, type RequestContext } from "../../../lib/http.ts";

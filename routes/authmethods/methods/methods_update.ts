@@ -1,5 +1,5 @@
-// PATCH of an auth method (spec §5) and OIDC change-state (spec §6): field masks, optimistic versions,
-// completeness and discovered-configuration validation.
+// PATCH of an auth method and OIDC change-state (docs/auth-methods.md#managing-auth-methods): field masks,
+// optimistic versions, completeness and discovered-configuration validation.
 
 import { ApiError } from "../../../lib/errors.ts";
 import { json, type RequestContext } from "../../../lib/http.ts";

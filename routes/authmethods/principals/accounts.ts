@@ -6,7 +6,7 @@ import { respondWithChildList } from "../lists/list_route.ts";
 import { json, type RequestContext } from "../../../lib/http.ts";
 import type { CommitPlan, DocWrite, StoredDoc } from "../../../lib/store/mod.ts";
 import { passwordDefaults } from "../methods/attrs_password.ts";
-import { recordFailure } from "../login/authenticate.ts";
+import { recordFailure } from "../login/login_failures.ts";
 import { assertAdminsRemain, deleteAccounts, emptyPlan, transactRevoking } from "../cascade.ts";
 import { assertIdFormat, collections, isObject, lockKeys, nowIso, parentLocks } from "../common.ts";
 import {
@@ -332,27 +332,38 @@ export async function setPassword(svc: AuthService, ctx: RequestContext): Promis
   // A stale version is refused before hashing (409 at once, not a 503 when the hashing queue is full);
   // commitAccount compares again under the lock.
   if (stored.version !== version) throw versionMismatch(version, stored.version);
-  const hash = pw === undefined ? undefined : await svc.hasher.hash(pw);
-  await commitAccount(
-    svc,
-    id,
-    version,
-    (cur) => {
-      const { password_hash: _old, ...rest } = cur.doc;
-      const doc: AccountDoc = { ...rest, ...(hash ? { password_hash: hash } : {}), updated_time: nowIso() };
-      const revoked = svc.state.revokeTokens(
-        svc.state.tokensOfUser(cur.doc.user_id),
-        "password_set",
-        doc.updated_time,
-      );
-      return {
-        writes: [{ collection: collections.accounts, id, doc, ifVersion: version }, ...revoked.writes],
-        events: revoked.events,
-      };
-    },
-    { revokes: stored.doc.user_id, sharedLocks: parentLocks([stored.doc]) },
-  );
+  await svc.passwordTurns.run(id, async () => {
+    // Earlier calls on this account have committed: one on this version has made it stale.
+    checkCurrentVersion(svc, id, version);
+    const hash = pw === undefined ? undefined : await svc.hasher.hash(pw);
+    await commitAccount(
+      svc,
+      id,
+      version,
+      (cur) => {
+        const { password_hash: _old, ...rest } = cur.doc;
+        const doc: AccountDoc = { ...rest, ...(hash ? { password_hash: hash } : {}), updated_time: nowIso() };
+        const revoked = svc.state.revokeTokens(
+          svc.state.tokensOfUser(cur.doc.user_id),
+          "password_set",
+          doc.updated_time,
+        );
+        return {
+          writes: [{ collection: collections.accounts, id, doc, ifVersion: version }, ...revoked.writes],
+          events: revoked.events,
+        };
+      },
+      { revokes: stored.doc.user_id, sharedLocks: parentLocks([stored.doc]) },
+    );
+  });
   return json(renderAccount(svc.state, svc.state.get<AccountDoc>(collections.accounts, id)!, caller));
+}
+
+/** 404 when the account is gone, 409 when its version is no longer `version`. */
+function checkCurrentVersion(svc: AuthService, id: string, version: number): void {
+  const current = svc.state.get<AccountDoc>(collections.accounts, id);
+  if (!current) throw notFound();
+  if (current.version !== version) throw versionMismatch(version, current.version);
 }
 
 export async function changePassword(svc: AuthService, ctx: RequestContext): Promise<Response> {
@@ -368,30 +379,33 @@ export async function changePassword(svc: AuthService, ctx: RequestContext): Pro
   }
   errors.throwIfAny();
   if (stored.version !== version) throw versionMismatch(version, stored.version);
-  const attempt = await svc.throttle.begin(stored.doc.auth_method_id, stored.doc.key, ctx.clientIp);
-  if (
-    !await attempt.check(() => svc.hasher.verify(stored.doc.password_hash, body.current_password as string))
-  ) {
-    await recordFailure(svc, ctx, stored.doc.auth_method_id, stored.doc.key, "invalid_credentials");
-    throw new ApiError(403, "Failed to change password.");
-  }
-  const hash = await svc.hasher.hash(next!);
-  await commitAccount(
-    svc,
-    id,
-    version,
-    (cur) => {
-      const doc: AccountDoc = { ...cur.doc, password_hash: hash, updated_time: nowIso() };
-      const others = svc.state.tokensOfUser(cur.doc.user_id).filter((t) =>
-        t.id !== (caller as ActorCaller & { kind: "user" }).tokenId
-      );
-      const revoked = svc.state.revokeTokens(others, "password_changed", doc.updated_time);
-      return {
-        writes: [{ collection: collections.accounts, id, doc, ifVersion: version }, ...revoked.writes],
-        events: revoked.events,
-      };
-    },
-    { revokes: stored.doc.user_id, sharedLocks: parentLocks([stored.doc]) },
-  );
+  await svc.passwordTurns.run(id, async () => {
+    checkCurrentVersion(svc, id, version);
+    const attempt = await svc.throttle.begin(stored.doc.auth_method_id, stored.doc.key, ctx.clientIp);
+    if (
+      !await attempt.check(() => svc.hasher.verify(stored.doc.password_hash, body.current_password as string))
+    ) {
+      await recordFailure(svc, ctx, stored.doc.auth_method_id, stored.doc.key, "invalid_credentials");
+      throw new ApiError(403, "Failed to change password.");
+    }
+    const hash = await svc.hasher.hash(next!);
+    await commitAccount(
+      svc,
+      id,
+      version,
+      (cur) => {
+        const doc: AccountDoc = { ...cur.doc, password_hash: hash, updated_time: nowIso() };
+        const others = svc.state.tokensOfUser(cur.doc.user_id).filter((t) =>
+          t.id !== (caller as ActorCaller & { kind: "user" }).tokenId
+        );
+        const revoked = svc.state.revokeTokens(others, "password_changed", doc.updated_time);
+        return {
+          writes: [{ collection: collections.accounts, id, doc, ifVersion: version }, ...revoked.writes],
+          events: revoked.events,
+        };
+      },
+      { revokes: stored.doc.user_id, sharedLocks: parentLocks([stored.doc]) },
+    );
+  });
   return json(renderAccount(svc.state, svc.state.get<AccountDoc>(collections.accounts, id)!, caller));
 }

@@ -1,9 +1,9 @@
-// `wharf storage migrate --data-dir DIR`: the command line of migrate.ts, configured by the same settings a node
-// uses (WHARF_DATABASE_URL, WHARF_BLOB_STORE and the S3 settings).
+// `wharf storage migrate --data-dir DIR`: the command line of lib/store/migrate.ts, configured by the same
+// settings a node uses (WHARF_DATABASE_URL, WHARF_BLOB_STORE and the S3 settings).
 
-import { ConfigError } from "../errors.ts";
-import { migrateDataDir } from "./migrate.ts";
-import { s3Settings } from "./s3/settings.ts";
+import { ConfigError } from "../../lib/errors.ts";
+import { migrateDataDir } from "../../lib/store/migrate.ts";
+import { s3Settings } from "../../lib/store/s3/settings.ts";
 
 const usage = "usage: wharf storage migrate --data-dir DIR (target: WHARF_DATABASE_URL, WHARF_BLOB_STORE)";
 

@@ -1,0 +1,17 @@
+// What every login type receives from the :authenticate dispatcher (authenticate.ts), and the one answer a
+// failed login gets whatever failed.
+
+import { ApiError } from "../../../lib/errors.ts";
+import type { MethodDoc } from "../state.ts";
+
+export interface AuthRequest {
+  id: string;
+  method: MethodDoc;
+  command: string | undefined;
+  /** "token" or "cookie" (lowercased); `typeEcho` is what to echo back when the client sent one. */
+  delivery: "token" | "cookie";
+  typeEcho: string | undefined;
+  attributes: Record<string, unknown>;
+}
+
+export const unableToAuthenticate = () => new ApiError(401, "Unable to authenticate.");

@@ -1,0 +1,49 @@
+// The password login behind POST /v1/auth-methods/{id}:authenticate: throttled per login name, the hash
+// upgraded in the login's commit when its parameters are outdated.
+
+import type { RequestContext } from "../../../lib/http.ts";
+import type { DocWrite } from "../../../lib/store/mod.ts";
+import { collections } from "../common.ts";
+import type { AuthService } from "../service.ts";
+import type { AccountDoc } from "../state.ts";
+import { identityLock } from "./external_accounts.ts";
+import { type AuthRequest, unableToAuthenticate } from "./login_request.ts";
+import { beginAttempt, recordFailure } from "./login_failures.ts";
+import { issueAndDeliver } from "./token_delivery.ts";
+
+export async function passwordLogin(
+  svc: AuthService,
+  ctx: RequestContext,
+  req: AuthRequest,
+  loginName: string,
+  password: string,
+): Promise<Response> {
+  const attempt = await beginAttempt(svc, ctx, req.id, loginName, loginName);
+  const account = svc.state.accountByKey(req.id, loginName);
+  const ok = await attempt.check(() => svc.hasher.verify(account?.doc.password_hash, password));
+  if (!ok || !account) {
+    await recordFailure(svc, ctx, req.id, loginName, "invalid_credentials");
+    throw unableToAuthenticate();
+  }
+  const verifiedHash = account.doc.password_hash;
+  const rehashed = verifiedHash && svc.hasher.needsRehash(verifiedHash)
+    ? await svc.hasher.hash(password)
+    : undefined;
+  // The account's own lock orders this login with set-/change-password and deletes of the account.
+  const locks = [identityLock(req.id, loginName), `${collections.accounts}/${account.id}`];
+  return await issueAndDeliver(svc, ctx, req, locks, () => {
+    // The account may have been deleted, or its password replaced (revoking every token), while the
+    // password was being checked: a token minted now would outlive that revocation.
+    const cur = svc.state.get<AccountDoc>(collections.accounts, account.id);
+    if (!cur || cur.doc.password_hash !== verifiedHash) throw unableToAuthenticate();
+    const writes: DocWrite[] = rehashed
+      ? [{
+        collection: collections.accounts,
+        id: cur.id,
+        doc: { ...cur.doc, password_hash: rehashed },
+        ifVersion: cur.version,
+      }]
+      : [];
+    return { userId: cur.doc.user_id, accountId: cur.id, writes };
+  });
+}
