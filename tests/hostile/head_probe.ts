@@ -61,6 +61,7 @@ export async function probe(
     const body = buffer.slice(end + 4, wanted > 0 ? wanted : end + 4);
     return {
       status: Number(/^HTTP\/1\.[01] (\d{3})/.exec(statusLine)?.[1] ?? "0"),
+      head: buffer.slice(0, end),
       headers: parsed,
       body,
       text: decoder.decode(body),

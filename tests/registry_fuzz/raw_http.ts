@@ -3,6 +3,8 @@
 
 export interface RawResponse {
   status: number;
+  /** The status line and header lines exactly as received (for byte-level checks of header values). */
+  head: Uint8Array;
   headers: Headers;
   body: Uint8Array;
   text: string;
@@ -91,7 +93,7 @@ function parseResponse(raw: Uint8Array, isHead: boolean): RawResponse {
   }
   let body = isHead ? new Uint8Array(0) : raw.subarray(end + 4);
   if (!isHead && headers.get("transfer-encoding")?.toLowerCase().includes("chunked")) body = unchunk(body);
-  return { status, headers, body, text: decoder.decode(body) };
+  return { status, head: raw.slice(0, end), headers, body, text: decoder.decode(body) };
 }
 
 function unchunk(data: Uint8Array): Uint8Array {
