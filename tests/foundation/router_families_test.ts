@@ -1,0 +1,99 @@
+// Which family owns a path, from what the families in routes/ declare: the same owner as the regex table the
+// router used before families declared their paths; and an open route is never tried under another family's paths.
+
+import fc from "fast-check";
+import { assertEquals } from "../helpers/assert.ts";
+import { type ApiFamily, Router } from "../../lib/router.ts";
+import { FamilyTable } from "../../lib/router/families.ts";
+import { familiesOf } from "../../lib/router/legacy_families.ts";
+import { createLogger } from "../../lib/log.ts";
+import { json } from "../../lib/http.ts";
+import { registryFamily, renderRegistryError } from "../../routes/registry/errors.ts";
+import { authFamily, renderAuthError } from "../../routes/authmethods/errors.ts";
+import { eventsFamily, renderEventsError } from "../../routes/events/errors.ts";
+import { renderServerError, serverFamily } from "../../routes/server/errors.ts";
+
+/** The table the router had before (lib/router.ts `familyForPath`, until this change), as the reference. */
+function formerOwner(path: string): string {
+  if (path.startsWith("/api/v1/") || path === "/api/v1") return "registry";
+  if (/^\/v1\/(auth-methods|scopes|accounts|users|auth-tokens)(\/|:|$)/.test(path)) return "auth";
+  if (path.startsWith("/v1/") || path === "/v1") return "events";
+  if (path === "/health" || path === "/authentication-complete" || path === "/authentication-error") {
+    return "server";
+  }
+  return "registry";
+}
+
+const words = [
+  "api",
+  "v1",
+  "v2",
+  "auth-methods",
+  "scopes",
+  "accounts",
+  "users",
+  "auth-tokens",
+  "auth-methods:authenticate",
+  "v1:x",
+  "health",
+  "authentication-complete",
+  "authentication-error",
+  "alice",
+  "",
+];
+const paths = fc.array(fc.constantFrom(...words), { minLength: 0, maxLength: 4 }).map((s) =>
+  `/${s.join("/")}`
+);
+
+Deno.test("every path has the owner the former regex table gave it, from the families' own declarations", () => {
+  const declared = new FamilyTable([serverFamily, eventsFamily, authFamily, registryFamily]);
+  const legacy = new FamilyTable(familiesOf({
+    registry: renderRegistryError,
+    auth: renderAuthError,
+    events: renderEventsError,
+    server: renderServerError,
+  }));
+  fc.assert(
+    fc.property(paths, (path) => {
+      assertEquals(declared.ownerOf(path), formerOwner(path), path);
+      assertEquals(legacy.ownerOf(path), formerOwner(path), path);
+    }),
+    { numRuns: 2000 },
+  );
+});
+
+Deno.test("an open route is never tried for a path its family owns nothing of; it still answers its own", async () => {
+  const tried: string[] = [];
+  const page = (name: string) => (ctx: { params: Record<string, string> }) => {
+    tried.push(name);
+    return json({ page: name, ...ctx.params });
+  };
+  const consoleGroup = {
+    family: registryFamily,
+    routes: [
+      { method: "GET", path: "/:user", handler: page("user") },
+      { method: "GET", path: "/:user/:box", handler: page("box") },
+      { method: "GET", path: "/:user/boxes/:box", handler: page("boxes") },
+    ],
+  };
+  const events: { family: ApiFamily; routes: [] } = { family: eventsFamily, routes: [] };
+  const router = Router.forGroups([events, consoleGroup], {
+    logger: createLogger("error"),
+    maxBodyBytes: 64,
+    trustProxy: false,
+  });
+  const get = async (path: string) => {
+    const res = await router.handle(new Request(`http://127.0.0.1${path}`), "127.0.0.1");
+    return [res.status, await res.text()];
+  };
+  for (const path of ["/v1", "/v1/jobs", "/v1/boxes/x", "/v1/a/b/c/d/e/f"]) {
+    assertEquals(await get(path), [404, "404 page not found"], path);
+  }
+  assertEquals(tried, []);
+  assertEquals(await get("/alice/boxes/b"), [
+    200,
+    JSON.stringify({ page: "boxes", user: "alice", box: "b" }),
+  ]);
+  assertEquals(await get("/api/v1"), [200, JSON.stringify({ page: "box", user: "api", box: "v1" })]);
+  assertEquals(tried, ["boxes", "box"]);
+});
