@@ -3,7 +3,7 @@
 
 import fc from "fast-check";
 import { assertEquals } from "../helpers/assert.ts";
-import { type ApiFamily, Router } from "../../lib/router.ts";
+import { type ApiFamily, Router, type RouteStep } from "../../lib/router.ts";
 import { FamilyTable } from "../../lib/router/families.ts";
 import { familiesOf } from "../../lib/router/legacy_families.ts";
 import { createLogger } from "../../lib/log.ts";
@@ -96,4 +96,39 @@ Deno.test("an open route is never tried for a path its family owns nothing of; i
   ]);
   assertEquals(await get("/api/v1"), [200, JSON.stringify({ page: "box", user: "api", box: "v1" })]);
   assertEquals(tried, ["boxes", "box"]);
+});
+
+Deno.test("a group's steps are composed once per route at startup and run around that group's handlers only", async () => {
+  let composed = 0;
+  const stamp: RouteStep = (_route, next) => {
+    composed++;
+    return (ctx) => {
+      const answer = next(ctx) as Response;
+      answer.headers.set("X-Step", "stamped");
+      return answer;
+    };
+  };
+  const router = Router.forGroups([
+    { family: eventsFamily, routes: [{ method: "GET", path: "/v1/plain", handler: () => json({}) }] },
+    {
+      family: registryFamily,
+      steps: [stamp],
+      routes: [
+        { method: "GET", path: "/api/v1/a/:x", handler: () => json({}) },
+        { method: "GET", path: "/api/v1/b", handler: () => json({}) },
+      ],
+    },
+  ], { logger: createLogger("error"), maxBodyBytes: 64, trustProxy: false });
+  assertEquals(composed, 2);
+  const step = async (path: string) => {
+    const res = await router.handle(new Request(`http://127.0.0.1${path}`), "127.0.0.1");
+    await res.body?.cancel();
+    return res.headers.get("X-Step");
+  };
+  assertEquals([await step("/api/v1/a/1"), await step("/api/v1/b"), await step("/v1/plain")], [
+    "stamped",
+    "stamped",
+    null,
+  ]);
+  assertEquals(composed, 2);
 });
