@@ -2,21 +2,7 @@
 
 import { ApiError } from "../../lib/errors.ts";
 import { json } from "../../lib/http.ts";
-import type { ApiFamily } from "../../lib/router.ts";
 import { VersionConflictError } from "../../lib/store/mod.ts";
-
-/** The collections the auth methods serve under /v1 (the rest of /v1 is the event stream's). */
-const collections = ["auth-methods", "scopes", "accounts", "users", "auth-tokens"];
-
-/** The auth methods' family: its collections and their custom verbs (`/v1/auth-methods:list`). */
-export const authFamily: ApiFamily = {
-  name: "auth",
-  render: renderAuthError,
-  owns: {
-    paths: collections.map((c) => `/v1/${c}`),
-    prefixes: collections.flatMap((c) => [`/v1/${c}/`, `/v1/${c}:`]),
-  },
-};
 
 /** Kinds outside lib/errors' vocabulary (Boundary's list-token kind) travel in details.kindOverride. */
 export function renderAuthError(error: ApiError, requestId: string): Response {

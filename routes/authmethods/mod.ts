@@ -3,7 +3,7 @@
 import type { ApiModule, AppContext } from "../../lib/app.ts";
 import type { Handler, RequestContext } from "../../lib/http.ts";
 import type { Route } from "../../lib/router.ts";
-import { authFamily } from "./errors.ts";
+import { authFamily } from "./family.ts";
 import {
   changePassword,
   createAccount,

@@ -2,14 +2,6 @@
 
 import type { ApiError } from "../../lib/errors.ts";
 import { text } from "../../lib/http.ts";
-import type { ApiFamily } from "../../lib/router.ts";
-
-/** The Nomad-shaped family: all of /v1 but the auth methods' collections (routes/authmethods/errors.ts). */
-export const eventsFamily: ApiFamily = {
-  name: "events",
-  render: renderEventsError,
-  owns: { paths: ["/v1"], prefixes: ["/v1/"] },
-};
 
 export function renderEventsError(error: ApiError, requestId: string): Response {
   let message = error.message;

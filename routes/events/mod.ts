@@ -2,7 +2,7 @@
 
 import type { ApiModule, AppContext } from "../../lib/app.ts";
 import { jsonText } from "../../lib/http.ts";
-import { eventsFamily } from "./errors.ts";
+import { eventsFamily } from "./family.ts";
 import { AclState } from "./acl_state.ts";
 import { compileAcl, type ParsedPolicy, parsePolicy, renderRulesJson } from "./policy.ts";
 import { createAclTokenRoutes } from "./acl_tokens.ts";

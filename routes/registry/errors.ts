@@ -3,19 +3,8 @@
 
 import { ApiError } from "../../lib/errors.ts";
 import { json } from "../../lib/http.ts";
-import type { ApiFamily } from "../../lib/router.ts";
 
 export const NOT_FOUND = "Resource not found!";
-
-/**
- * The registry's family: every path no other family claims — /api/v1, /api/v2 and the root paths it shares with
- * the web console (/:user/:box) — answers its failures in the registry's shape (ARCHITECTURE.md).
- */
-export const registryFamily: ApiFamily = {
-  name: "registry",
-  render: renderRegistryError,
-  owns: { prefixes: ["/"] },
-};
 
 export function renderRegistryError(error: ApiError, requestId: string): Response {
   const messages = Array.isArray(error.details?.errors)

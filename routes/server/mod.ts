@@ -5,7 +5,7 @@
 import type { ApiModule, AppContext } from "../../lib/app.ts";
 import { jsonText } from "../../lib/http.ts";
 import type { StorageHealth } from "../../lib/store/mod.ts";
-import { serverFamily } from "./errors.ts";
+import { serverFamily } from "./family.ts";
 
 export function createServerApi(ctx: AppContext): ApiModule {
   // The body is serialized again only when the indexes it reports have moved since the last answer.

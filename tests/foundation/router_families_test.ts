@@ -8,10 +8,10 @@ import { FamilyTable } from "../../lib/router/families.ts";
 import { familiesOf } from "../../lib/router/legacy_families.ts";
 import { createLogger } from "../../lib/log.ts";
 import { json } from "../../lib/http.ts";
-import { registryFamily, renderRegistryError } from "../../routes/registry/errors.ts";
-import { authFamily, renderAuthError } from "../../routes/authmethods/errors.ts";
-import { eventsFamily, renderEventsError } from "../../routes/events/errors.ts";
-import { renderServerError, serverFamily } from "../../routes/server/errors.ts";
+import { registryFamily } from "../../routes/registry/family.ts";
+import { authFamily } from "../../routes/authmethods/family.ts";
+import { eventsFamily } from "../../routes/events/family.ts";
+import { serverFamily } from "../../routes/server/family.ts";
 
 /** The table the router had before (lib/router.ts `familyForPath`, until this change), as the reference. */
 function formerOwner(path: string): string {
@@ -48,10 +48,10 @@ const paths = fc.array(fc.constantFrom(...words), { minLength: 0, maxLength: 4 }
 Deno.test("every path has the owner the former regex table gave it, from the families' own declarations", () => {
   const declared = new FamilyTable([serverFamily, eventsFamily, authFamily, registryFamily]);
   const legacy = new FamilyTable(familiesOf({
-    registry: renderRegistryError,
-    auth: renderAuthError,
-    events: renderEventsError,
-    server: renderServerError,
+    registry: registryFamily.render,
+    auth: authFamily.render,
+    events: eventsFamily.render,
+    server: serverFamily.render,
   }));
   fc.assert(
     fc.property(paths, (path) => {
