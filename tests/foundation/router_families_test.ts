@@ -8,6 +8,7 @@ import { FamilyTable } from "../../lib/router/families.ts";
 import { familiesOf } from "../../lib/router/legacy_families.ts";
 import { createLogger } from "../../lib/log.ts";
 import { json } from "../../lib/http.ts";
+import { startTestServer } from "../helpers/server.ts";
 import { registryFamily } from "../../routes/registry/family.ts";
 import { authFamily } from "../../routes/authmethods/family.ts";
 import { eventsFamily } from "../../routes/events/family.ts";
@@ -131,4 +132,22 @@ Deno.test("a group's steps are composed once per route at startup and run around
     null,
   ]);
   assertEquals(composed, 2);
+});
+
+Deno.test("a real server answers a wrong method on an auth collection 405, no longer a root route's 404", async () => {
+  const srv = await startTestServer();
+  try {
+    for (const path of ["/v1/auth-methods", "/v1/accounts"]) {
+      const res = await fetch(`${srv.url}${path}`, { method: "DELETE" });
+      assertEquals([res.status, res.headers.get("Allow"), await res.json()], [405, "GET, POST", {
+        kind: "Unimplemented",
+        message: "Method not allowed.",
+      }]);
+    }
+    // A path of the events family no route has: its own 404, without the console's or registry's root routes.
+    const res = await fetch(`${srv.url}/v1/nothing`, { method: "DELETE" });
+    assertEquals([res.status, await res.text()], [404, "404 page not found"]);
+  } finally {
+    await srv.stop();
+  }
 });
