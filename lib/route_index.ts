@@ -105,9 +105,9 @@ export class RouteIndex<R extends IndexableRoute> {
     for (const route of routes) {
       const shape = route.segments;
       if (!shape) {
-        const end = route.prefix.indexOf("/", 1);
-        if (end < 0) variable.open.push(route);
-        else push(variable.literal, route.prefix.slice(1, end), route);
+        const first = literalFirstSegment(route);
+        if (first === undefined) variable.open.push(route);
+        else push(variable.literal, first, route);
         continue;
       }
       const level = fixed.get(shape.length) ?? { literal: new Map<string, R[]>(), open: [] as R[] };
@@ -145,6 +145,18 @@ export class RouteIndex<R extends IndexableRoute> {
     const first = path.slice(1, count > 1 ? slashes[1] : path.length);
     return level.bySegment.get(first) ?? level.open;
   }
+}
+
+/**
+ * The first segment every path a variable route matches has, when its pattern fixes it: the text before a second
+ * "/" of its literal head, or its whole head when all that follows is one group starting with "/" (`/ui{/*}?`).
+ */
+function literalFirstSegment(route: IndexableRoute): string | undefined {
+  const end = route.prefix.indexOf("/", 1);
+  if (end >= 0) return route.prefix.slice(1, end);
+  const rest = route.path.slice(route.prefix.length);
+  if (route.prefix.length > 1 && /^\{\/[^{}]*\}[?*+]?$/.test(rest)) return route.prefix.slice(1);
+  return undefined;
 }
 
 /** A fixed-shape route's literal segments after the first (the first is the lookup key), to check per request. */

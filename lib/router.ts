@@ -1,6 +1,7 @@
 // The router: finds a request's route (lib/router/match.ts) and runs it through the steps every request takes —
-// request id, Host check, context, the route's own steps (body limit, cluster catch-up, HEAD; composed once per
-// route), failures rendered in the shape of the family owning the path, the response-header guard, the access log.
+// request id, Host check, context, body limit, the route's own steps (cluster catch-up, its module's, HEAD; composed
+// once per route), failures rendered in the shape of the family owning the path, the response-header guard, the
+// access log.
 
 import { ApiError } from "./errors.ts";
 import type { Family } from "./http.ts";
@@ -15,7 +16,7 @@ import { RouteTable } from "./router/match.ts";
 import { rawPath, requestPath } from "./router/request_path.ts";
 import type { Route, RouteStep } from "./router/route.ts";
 import { AccessLog } from "./router/steps/access_log.ts";
-import { bodyLimit } from "./router/steps/body_limit.ts";
+import { checkBodyLimit } from "./router/steps/body_limit.ts";
 import { catchUpWith, type ClusterView } from "./router/steps/cluster.ts";
 import { HeaderGuard } from "./router/steps/header_guard.ts";
 import { HostCheck } from "./router/steps/host_check.ts";
@@ -78,8 +79,8 @@ export class Router {
     this.#families = families;
     this.#headerGuard = new HeaderGuard(options.logger, families);
     this.#settings = { trustProxy: options.trustProxy, ownerOf: (path) => families.ownerOf(path) };
-    // Outermost first: the body limit before a cluster's catch-up, then the group's own steps, then the handler.
-    const routerSteps: RouteStep[] = [bodyLimit, ...options.cluster ? [catchUpWith(options.cluster)] : []];
+    // Outermost first: a cluster's catch-up, then the group's own steps (which see `ctx.retry`), then the handler.
+    const routerSteps: RouteStep[] = options.cluster ? [catchUpWith(options.cluster)] : [];
     const familyOf = (route: Route) => groups?.groupOf.get(route)?.family?.name;
     this.#table = new RouteTable(routes, {
       familyOf,
@@ -125,6 +126,7 @@ export class Router {
       if (!route) ({ route, params } = this.#table.match(path, method));
       const maxBodyBytes = route.maxBodyBytes ?? this.#options.maxBodyBytes;
       const ctx = new Context(request, url, params, sequence, path, maxBodyBytes, remoteAddr, this.#settings);
+      checkBodyLimit(method, request, maxBodyBytes);
       const answer = method === "HEAD" ? route.runHead(ctx) : route.run(ctx);
       if (answer instanceof Promise) {
         return answer.then(
