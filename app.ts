@@ -17,10 +17,6 @@ import { createEventsApi } from "./routes/events/mod.ts";
 import { createServerApi } from "./routes/server/mod.ts";
 import { createConsoleApi } from "./routes/console/mod.ts";
 import { createTestingApi } from "./routes/testing/mod.ts";
-import { renderRegistryError } from "./routes/registry/errors.ts";
-import { renderAuthError } from "./routes/authmethods/errors.ts";
-import { renderEventsError } from "./routes/events/errors.ts";
-import { renderServerError } from "./routes/server/errors.ts";
 
 /**
  * Collections checkpointed as packs (docs/storage.md) rather than a file per document. Tokens: one new document
@@ -102,13 +98,8 @@ export async function startServer(
     throw err;
   }
   const routes = modules.flatMap((m) => m.routes);
-  const router = new Router(routes, {
-    renderers: {
-      registry: renderRegistryError,
-      auth: renderAuthError,
-      events: renderEventsError,
-      server: renderServerError,
-    },
+  // Each module brings its family (error shape, owned paths) and steps with its routes (lib/router.ts RouteGroup).
+  const router = Router.forGroups(modules, {
     logger,
     maxBodyBytes: config.maxBodyBytes,
     trustProxy: config.trustProxy,

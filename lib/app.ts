@@ -3,7 +3,7 @@
 import type { Config } from "./config.ts";
 import type { Logger } from "./log.ts";
 import type { HashingQueue } from "./password_hashing.ts";
-import type { Route } from "./router.ts";
+import type { ApiFamily, Route, RouteStep } from "./router.ts";
 import type { DataDir } from "./store/mod.ts";
 
 /** What every API family receives when it is created. */
@@ -19,8 +19,15 @@ export interface AppContext {
   announce(line: string): void;
 }
 
-/** One API family: its routes, and what to do at shutdown. */
+/** One API family: its routes, what it answers for, and what to do at shutdown (lib/router.ts RouteGroup). */
 export interface ApiModule {
   routes: Route[];
+  /**
+   * Its error renderer and the paths it owns. Its routes whose first segment is a parameter (`/:user`) answer
+   * only paths of this family: the router never tries them for a path under a first segment it owns nothing of.
+   */
+  family?: ApiFamily;
+  /** Steps around each of its routes' handlers (lib/router/route.ts RouteStep), outermost first. */
+  steps?: readonly RouteStep[];
   close?(): Promise<void> | void;
 }

@@ -17,7 +17,7 @@ export interface RequestContext {
   maxBodyBytes: number;
   /**
    * True when the router answers this request a second time (a GET that missed on a cluster node whose view
-   * then caught up: lib/router.ts): what the first answer counted, such as a rate limit, is not counted again.
+   * then caught up: lib/router/steps/cluster.ts): what the first answer counted, such as a rate limit, is not counted again.
    */
   readonly retry?: boolean;
 }

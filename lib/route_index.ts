@@ -1,5 +1,6 @@
 // Which routes can match a request path, looked up by its segment count and first segment: a route whose
-// literal segments differ from the path's is never tried, and the candidates keep table order (first match wins).
+// literal segments differ from the path's is never tried, and the candidates keep the order of the table where it
+// matters (first match wins): a route moves ahead only of routes that can never match the same path.
 
 /** What the index needs of a route. */
 export interface IndexableRoute {
@@ -81,21 +82,32 @@ interface Level<R> {
  */
 let slashes = new Int32Array(64);
 
+/** What narrows an index beyond the routes' own literal segments. */
+export interface IndexOptions<R> {
+  /** First segments that get their own candidate list at every level (those API families claim paths under). */
+  territories?: readonly string[];
+  /**
+   * Whether a route whose first segment is a parameter may answer a path whose first segment is `segment`: one
+   * that may not (a console page under `/:user` for a `/v1/…` path) is left out of that segment's list.
+   */
+  fits?(route: R, segment: string): boolean;
+}
+
 export class RouteIndex<R extends IndexableRoute> {
   /** Per segment count, for routes with a fixed one. */
   #byCount = new Map<number, Level<R>>();
   /** For counts no fixed-shape route has: only the routes whose segment count varies. */
   #variable: Level<R>;
 
-  constructor(routes: readonly R[]) {
+  constructor(routes: readonly R[], options: IndexOptions<R> = {}) {
     const fixed = new Map<number, { literal: Map<string, R[]>; open: R[] }>();
     const variable = { literal: new Map<string, R[]>(), open: [] as R[] };
     for (const route of routes) {
       const shape = route.segments;
       if (!shape) {
-        const end = route.prefix.indexOf("/", 1);
-        if (end < 0) variable.open.push(route);
-        else push(variable.literal, route.prefix.slice(1, end), route);
+        const first = literalFirstSegment(route);
+        if (first === undefined) variable.open.push(route);
+        else push(variable.literal, first, route);
         continue;
       }
       const level = fixed.get(shape.length) ?? { literal: new Map<string, R[]>(), open: [] as R[] };
@@ -104,8 +116,8 @@ export class RouteIndex<R extends IndexableRoute> {
       if (first === undefined) level.open.push(route);
       else push(level.literal, first, route);
     }
-    this.#variable = merge([variable]);
-    for (const [count, level] of fixed) this.#byCount.set(count, merge([level, variable]));
+    this.#variable = merge([variable], options);
+    for (const [count, level] of fixed) this.#byCount.set(count, merge([level, variable], options));
   }
 
   /**
@@ -135,6 +147,18 @@ export class RouteIndex<R extends IndexableRoute> {
   }
 }
 
+/**
+ * The first segment every path a variable route matches has, when its pattern fixes it: the text before a second
+ * "/" of its literal head, or its whole head when all that follows is one group starting with "/" (`/ui{/*}?`).
+ */
+function literalFirstSegment(route: IndexableRoute): string | undefined {
+  const end = route.prefix.indexOf("/", 1);
+  if (end >= 0) return route.prefix.slice(1, end);
+  const rest = route.path.slice(route.prefix.length);
+  if (route.prefix.length > 1 && /^\{\/[^{}]*\}[?*+]?$/.test(rest)) return route.prefix.slice(1);
+  return undefined;
+}
+
 /** A fixed-shape route's literal segments after the first (the first is the lookup key), to check per request. */
 export function laterLiterals(
   segments: readonly (string | undefined)[] | undefined,
@@ -162,15 +186,52 @@ function push<R>(map: Map<string, R[]>, key: string, route: R): void {
   else map.set(key, [route]);
 }
 
-/** One lookup level from groups of routes: each literal first segment gets its routes plus every open one. */
-function merge<R extends IndexableRoute>(groups: { literal: Map<string, R[]>; open: R[] }[]): Level<R> {
+/**
+ * One lookup level from groups of routes: each literal first segment (and each territory) gets its routes plus
+ * every open one that fits it.
+ */
+function merge<R extends IndexableRoute>(
+  groups: { literal: Map<string, R[]>; open: R[] }[],
+  options: IndexOptions<R>,
+): Level<R> {
   const open = groups.flatMap((g) => g.open).sort(byOrder);
-  const keys = new Set(groups.flatMap((g) => [...g.literal.keys()]));
+  const keys = new Set([...groups.flatMap((g) => [...g.literal.keys()]), ...options.territories ?? []]);
   const bySegment = new Map<string, R[]>();
   for (const key of keys) {
-    bySegment.set(key, [...groups.flatMap((g) => g.literal.get(key) ?? []), ...open].sort(byOrder));
+    const fitting = options.fits ? open.filter((r) => options.fits!(r, key)) : open;
+    const list = [...groups.flatMap((g) => g.literal.get(key) ?? []), ...fitting].sort(byOrder);
+    bySegment.set(key, literalFirst(list));
   }
   return { bySegment, open };
+}
+
+/**
+ * The routes of one list (in table order) with each route whose first segment is literal moved ahead of the open
+ * routes before it that can never match the same path (a literal segment differs): the first route to match any
+ * path is the same, and an API path finds its route without first trying the console's pages under `/:user`.
+ */
+function literalFirst<R extends IndexableRoute>(list: readonly R[]): R[] {
+  const out: R[] = [];
+  for (const route of list) {
+    let at = out.length;
+    if (route.segments?.[0] !== undefined) {
+      while (at > 0 && out[at - 1]!.segments?.[0] === undefined && disjoint(out[at - 1]!, route)) at--;
+    }
+    out.splice(at, 0, route);
+  }
+  return out;
+}
+
+/** Whether two fixed-shape routes can never match the same path: at some segment both are literal and differ. */
+function disjoint(a: IndexableRoute, b: IndexableRoute): boolean {
+  const x = a.segments;
+  const y = b.segments;
+  if (!x || !y) return false;
+  if (x.length !== y.length) return true;
+  for (let i = 0; i < x.length; i++) {
+    if (x[i] !== undefined && y[i] !== undefined && x[i] !== y[i]) return true;
+  }
+  return false;
 }
 
 function byOrder(a: IndexableRoute, b: IndexableRoute): number {

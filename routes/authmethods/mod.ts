@@ -3,6 +3,7 @@
 import type { ApiModule, AppContext } from "../../lib/app.ts";
 import type { Handler, RequestContext } from "../../lib/http.ts";
 import type { Route } from "../../lib/router.ts";
+import { authFamily } from "./family.ts";
 import {
   changePassword,
   createAccount,
@@ -83,6 +84,7 @@ export async function createAuthMethodsApi(ctx: AppContext): Promise<ApiModule> 
   ];
   return {
     routes,
+    family: authFamily,
     close: async () => {
       // What the current window of failed logins counted is written while the store is still open.
       await svc.failureEvents.close().catch(() => {});

@@ -8,6 +8,7 @@ import { ApiError } from "../../lib/errors.ts";
 import type { Handler, RequestContext } from "../../lib/http.ts";
 import type { Route } from "../../lib/router.ts";
 import type { RegistryModule } from "../registry/mod.ts";
+import { registryFamily } from "../registry/family.ts";
 import { type ConsoleEnv, type ConsoleReq, consoleReq, sessionViewer } from "./context.ts";
 import { html } from "./html.ts";
 import { page, seeOther } from "./layout.ts";
@@ -211,6 +212,8 @@ export function createConsoleApi(ctx: AppContext, registry: RegistryModule): Con
 
   return {
     routes,
+    // The console's pages share the registry's paths (/:user/…) and answer its failures in the registry's shape.
+    family: registryFamily,
     metadataRoute(handler: Handler): Handler {
       return (rc) => {
         const method = rc.request.method;

@@ -2,6 +2,7 @@
 
 import type { ApiModule, AppContext } from "../../lib/app.ts";
 import { jsonText } from "../../lib/http.ts";
+import { eventsFamily } from "./family.ts";
 import { AclState } from "./acl_state.ts";
 import { compileAcl, type ParsedPolicy, parsePolicy, renderRulesJson } from "./policy.ts";
 import { createAclTokenRoutes } from "./acl_tokens.ts";
@@ -31,6 +32,7 @@ export async function createEventsApi(ctx: AppContext): Promise<ApiModule> {
   const nodes = nodeRoutes(ctx, resolveCaller);
   const jobs = jobRoutes(ctx, resolveCaller);
   return {
+    family: eventsFamily,
     routes: [
       {
         method: "GET",

@@ -7,6 +7,7 @@ import { baseUrl, type Handler, type RequestContext } from "../../lib/http.ts";
 import type { Route } from "../../lib/router.ts";
 import { type Req, resolveCaller } from "./auth.ts";
 import { notFound } from "./errors.ts";
+import { registryFamily } from "./family.ts";
 import { loadRegistrySettings } from "./settings.ts";
 import { Registry } from "./state.ts";
 import { RateLimiter } from "./ratelimit.ts";
@@ -333,6 +334,7 @@ export async function createRegistryApi(ctx: AppContext): Promise<RegistryModule
 
   return {
     routes,
+    family: registryFamily,
     reg,
     uploads,
     limiter,

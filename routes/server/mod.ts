@@ -5,6 +5,7 @@
 import type { ApiModule, AppContext } from "../../lib/app.ts";
 import { jsonText } from "../../lib/http.ts";
 import type { StorageHealth } from "../../lib/store/mod.ts";
+import { serverFamily } from "./family.ts";
 
 export function createServerApi(ctx: AppContext): ApiModule {
   // The body is serialized again only when the indexes it reports have moved since the last answer.
@@ -12,6 +13,7 @@ export function createServerApi(ctx: AppContext): ApiModule {
   let checkpointIndex = -1;
   let body = "";
   return {
+    family: serverFamily,
     routes: [{
       method: "GET",
       path: "/health",
