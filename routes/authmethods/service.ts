@@ -1,6 +1,7 @@
 // Everything a handler of the auth family needs: the state, settings, hasher, throttle, caller resolution
 // and the permission checks (docs/auth-methods.md#managing-auth-methods).
 
+import { RateLimiter } from "../../lib/rate_limiter.ts";
 import type { AppContext } from "../../lib/app.ts";
 import { envDurationMs, envInt } from "../../lib/config.ts";
 import { ApiError } from "../../lib/errors.ts";
@@ -68,6 +69,8 @@ export class AuthService {
   readonly callers: CallerResolver;
   readonly oidc: OidcProtocol;
   readonly oidcAttempts: OidcAttempts;
+  /** OIDC logins started per client address: each start is a durable write (docs/security.md). */
+  readonly oidcStarts: RateLimiter;
   /** Idle LDAP connections per method, reused across logins (each login still binds as the user). */
   readonly ldapPool = new LdapConnectionPool({ maxIdlePerMethod: 16, idleMs: 30_000 });
   #unwatchMethods: () => void;
@@ -94,6 +97,8 @@ export class AuthService {
     this.failureEvents = new FailureEvents(app.data.store, app.logger, readFailureEventSettings(env));
     this.callers = new CallerResolver(this.state, this.settings.tokens);
     this.oidcAttempts = new OidcAttempts(app, envDurationMs(env, "WHARF_OIDC_ATTEMPT_TTL", 5 * 60_000));
+    const startsPerMinute = envInt(env, "WHARF_OIDC_STARTS_PER_MINUTE", 30, 0);
+    this.oidcStarts = new RateLimiter(startsPerMinute / 60, startsPerMinute);
     this.#sweeper = setInterval(() => this.callers.sweep().catch(() => {}), tokenSweepMs);
     // A changed or deleted method retires its connections (the pool also compares connection settings).
     this.#unwatchMethods = app.data.store.watch(collections.methods, (c) => this.ldapPool.invalidate(c.id));

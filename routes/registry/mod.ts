@@ -10,7 +10,7 @@ import { notFound } from "./errors.ts";
 import { registryFamily } from "./family.ts";
 import { loadRegistrySettings } from "./settings.ts";
 import { Registry } from "./state.ts";
-import { RateLimiter } from "./ratelimit.ts";
+import { RateLimiter } from "../../lib/rate_limiter.ts";
 import { TwoFactor } from "./twofactor.ts";
 import { outboxSender, webhookSender } from "./sms.ts";
 import { bootstrapAdmin } from "./bootstrap.ts";

@@ -1,10 +1,12 @@
 // Strangers cannot flood the durable event log through failed logins (wharf issue #22, item 4): once an address
 // is locked, thousands of concurrent logins each with a new name write a bounded number of events on every login
-// path (auth methods, registry, console, /oauth2/token), and an event written before the flood stays readable.
+// path (auth methods, registry, console, /oauth2/token), and an event written before the flood stays readable;
+// OIDC logins started (each one a durable write) are bounded per address.
 
 import { assert, assertEquals } from "../helpers/assert.ts";
 import type { TestServer } from "../helpers/server.ts";
-import { fastEnv } from "../authmethods/helpers.ts";
+import { adminPassword, Client, fastEnv, login } from "../authmethods/helpers.ts";
+import { type OidcProviderFixture, startOidcProvider } from "../fixtures/oidc_provider.ts";
 import { nodeEvent, publish, startEventsServer, subscribe } from "../events/stream_helpers.ts";
 
 /** As in the report: many requests at once, every one with a login name never seen before. */
@@ -277,6 +279,69 @@ Deno.test("what a window counted is written at shutdown", async () => {
     const { full, counted } = accounted(await authTokenEvents(server));
     assertEquals(full + counted, 103);
   } finally {
+    await server.stop();
+  }
+});
+
+Deno.test("OIDC logins started by strangers write a bounded number of log batches per address", async () => {
+  const server = await startServer({ WHARF_TRUST_PROXY: "1" });
+  let op: OidcProviderFixture | undefined;
+  try {
+    const anon = new Client(server.url);
+    const methods = (await anon.call("GET", "/v1/auth-methods?scope_id=global")).body;
+    const primary = methods.items.find((m: { is_primary?: boolean }) => m.is_primary).id as string;
+    const admin = new Client(server.url, await login(anon, primary, "admin", adminPassword));
+    op = await startOidcProvider({
+      redirectUris: [`${server.url}/v1/auth-methods/oidc:authenticate:callback`],
+    });
+    const created = await admin.post("/v1/auth-methods", {
+      scope_id: "global",
+      type: "oidc",
+      attributes: {
+        issuer: op.issuer,
+        client_id: op.clientId,
+        client_secret: op.clientSecret,
+        signing_algorithms: [op.signingAlg],
+        api_url_prefix: server.url,
+      },
+    });
+    assertEquals(created.status, 200, JSON.stringify(created.body));
+    const id = created.body.id as string;
+    const activated = await admin.post(`/v1/auth-methods/${id}:change-state`, {
+      version: created.body.version,
+      attributes: { state: "active-public" },
+    });
+    assertEquals(activated.status, 200, JSON.stringify(activated.body));
+    const start = (address: string) =>
+      post(
+        `${server.url}/v1/auth-methods/${id}:authenticate`,
+        "application/json",
+        JSON.stringify({ command: "start" }),
+        { "X-Forwarded-For": address },
+      );
+    const before = await publish(server.url, [nodeEvent("before-flood")]);
+    const statuses: Record<number, number> = {};
+    let retryAfter: string | null = null;
+    for (let sent = 0; sent < 600; sent += 50) {
+      await Promise.all(Array.from({ length: 50 }, async () => {
+        const r = await start("203.0.113.7");
+        await r.body?.cancel();
+        statuses[r.status] = (statuses[r.status] ?? 0) + 1;
+        if (r.status === 429) retryAfter = r.headers.get("Retry-After");
+      }));
+    }
+    const after = await publish(server.url, [nodeEvent("after-flood")]);
+    // 30 a minute by default, as a burst: what one address started is what it wrote.
+    assertEquals(statuses[200], 30, JSON.stringify(statuses));
+    assertEquals(statuses[429], 570, JSON.stringify(statuses));
+    assert(Number(retryAfter) >= 1, `Retry-After ${retryAfter}`);
+    assert(after - before - 1 <= 30, `600 starts wrote ${after - before - 1} batches`);
+    await assertStillReadable(server, before, "before-flood");
+    // Another address is not held back by the first one's flood.
+    const other = await start("198.51.100.9");
+    assertEquals(other.status, 200, await other.text());
+  } finally {
+    await op?.stop();
     await server.stop();
   }
 });

@@ -53,6 +53,13 @@ async function start(
       });
     }
   }
+  // Each start is a durable write: a stranger's starts are bounded per address (docs/security.md).
+  const wait = svc.oidcStarts.take(ctx.clientIp);
+  if (wait > 0) {
+    throw new ApiError(429, `Too many OIDC logins started from this address; try again in ${wait} seconds.`, {
+      headers: { "Retry-After": String(wait) },
+    });
+  }
   svc.oidcAttempts.assertRoom();
   const state = randomSecret(32);
   const nonce = randomSecret(32);

@@ -1,4 +1,4 @@
-// Token buckets per valid token (else per client IP) for every registry request (§10), in memory.
+// Token buckets per key (a token, a client address) in memory, bounded in the keys they remember.
 
 export class RateLimiter {
   readonly #rps: number;
