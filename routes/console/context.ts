@@ -4,10 +4,11 @@
 
 import { ApiError } from "../../lib/errors.ts";
 import { baseUrl, type RequestContext } from "../../lib/http.ts";
-import type { Caller, Req } from "../registry/auth.ts";
-import type { Registry } from "../registry/state.ts";
-import type { Uploads } from "../registry/uploads.ts";
-import type { UserDoc } from "../registry/model.ts";
+import type { Req } from "../registry/api/auth.ts";
+import type { Caller } from "../registry/core/caller.ts";
+import type { Actor, Registry } from "../registry/core/registry.ts";
+import type { Uploads } from "../registry/api/uploads.ts";
+import type { UserDoc } from "../registry/core/model.ts";
 import { readCookie, type Session, SESSION_COOKIE, type Sessions } from "./session.ts";
 
 export interface ConsoleEnv {
@@ -97,6 +98,12 @@ export async function callRegistry(
   const response = await handler(registryReq(c, call));
   if (response.status === 204) return null;
   return await response.json();
+}
+
+/** The viewer as the caller of a registry service (503 during maintenance unless an admin, as the API). */
+export function actor(c: ConsoleReq): Actor {
+  if (c.reg.maintenanceEnabled() && !c.user?.admin) throw maintenance();
+  return c;
 }
 
 export function maintenance(): ApiError {

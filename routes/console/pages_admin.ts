@@ -2,8 +2,8 @@
 // (create with a first owner, delinquent) and maintenance mode, each through the admin API's handler.
 
 import { ApiError } from "../../lib/errors.ts";
-import * as adminUsers from "../registry/admin_users.ts";
-import * as adminOrgs from "../registry/admin_orgs.ts";
+import * as adminUsers from "../registry/api/admin_users.ts";
+import * as adminOrgs from "../registry/api/admin_orgs.ts";
 import { callRegistry, type ConsoleReq, errorMessages, type RegistryCall } from "./context.ts";
 import { checked, field, signedInForm } from "./forms.ts";
 import { html, seg } from "./html.ts";

@@ -5,7 +5,7 @@
 import { ApiError } from "../../lib/errors.ts";
 import { randomSecret } from "../../lib/ids.ts";
 import { hasControlOrSpace } from "../../lib/urls.ts";
-import { requestCode, verifyLogin } from "../registry/tokens.ts";
+import { requestCode, verifyLogin } from "../registry/api/tokens.ts";
 import { type ConsoleReq, errorMessages, registryReq } from "./context.ts";
 import { field, loginForm, refuseCrossSite, signedInForm } from "./forms.ts";
 import { html } from "./html.ts";

@@ -3,7 +3,7 @@
 
 import { ApiError } from "../../lib/errors.ts";
 import { json } from "../../lib/http.ts";
-import { createProvider, deleteProvider } from "../registry/providers.ts";
+import { createProvider, deleteProvider } from "../registry/api/providers.ts";
 import { callRegistry, type ConsoleReq, errorMessages } from "./context.ts";
 import { checked, field, signedInForm } from "./forms.ts";
 import { html } from "./html.ts";

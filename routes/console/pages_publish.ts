@@ -3,14 +3,14 @@
 // signed-in user; destructive steps go through a confirmation page first.
 
 import { ApiError } from "../../lib/errors.ts";
-import { createBox, deleteBox, updateBox, visibleBox } from "../registry/boxes.ts";
+import { createBox, deleteBox, updateBox, visibleBox } from "../registry/api/boxes.ts";
 import {
   createVersion,
   deleteVersion,
   releaseVersion,
   revokeVersion,
   updateVersion,
-} from "../registry/versions.ts";
+} from "../registry/api/versions.ts";
 import { callRegistry, type ConsoleReq, errorMessages, type RegistryCall, registryReq } from "./context.ts";
 import { checked, field, type Form, signedInForm } from "./forms.ts";
 import { html, seg } from "./html.ts";

@@ -10,9 +10,9 @@ import {
   enrolTotpFor,
   removeTotpFor,
   tokensOf,
-} from "../registry/admin_users.ts";
-import type { UserDoc } from "../registry/model.ts";
-import { issueToken } from "../registry/tokens.ts";
+} from "../registry/api/admin_users.ts";
+import type { UserDoc } from "../registry/core/model.ts";
+import { issueToken } from "../registry/api/tokens.ts";
 import { type ConsoleReq, errorMessages, maintenance } from "./context.ts";
 import { field, signedInForm } from "./forms.ts";
 import { html, timeTag, trusted } from "./html.ts";

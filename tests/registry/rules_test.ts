@@ -6,8 +6,8 @@ import {
   isValidBoxName,
   isValidVersion,
   namespacePattern,
-} from "../../routes/registry/rules.ts";
-import { RateLimiter } from "../../routes/registry/ratelimit.ts";
+} from "../../routes/registry/core/rules.ts";
+import { RateLimiter } from "../../routes/registry/core/ratelimit.ts";
 
 Deno.test("version syntax accepts RubyGems versions and refuses others", () => {
   for (const v of ["1", "1.0.0", "1.0.0-rc.1", "2026.03.04", "1.0.a", "0.1.0-beta-2"]) {
