@@ -27,6 +27,8 @@ export interface ConsoleReq {
   session: Session | undefined;
   user: UserDoc | undefined;
   caller: Caller;
+  /** Pages link and publish with API v2's URLs. */
+  api: 2;
 }
 
 const ANONYMOUS: Caller = Object.freeze({
@@ -51,7 +53,7 @@ export function sessionViewer(env: ConsoleEnv, ctx: RequestContext): { session?:
 export function consoleReq(env: ConsoleEnv, ctx: RequestContext): ConsoleReq {
   const { session, caller } = sessionViewer(env, ctx);
   const origin = baseUrl(ctx, env.reg.settings.publicUrl, env.reg.settings.trustProxy);
-  return { ctx, env, reg: env.reg, origin, session, user: caller.user, caller };
+  return { ctx, env, reg: env.reg, origin, session, user: caller.user, caller, api: 2 };
 }
 
 export interface RegistryCall {

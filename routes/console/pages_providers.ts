@@ -3,12 +3,20 @@
 
 import { ApiError } from "../../lib/errors.ts";
 import { json } from "../../lib/http.ts";
-import { createProvider, deleteProvider } from "../registry/api/providers.ts";
-import { callRegistry, type ConsoleReq, errorMessages } from "./context.ts";
+import { createProvider, deleteProvider } from "../registry/services/providers.ts";
+import { actor, callRegistry, type ConsoleReq, errorMessages } from "./context.ts";
 import { checked, field, signedInForm } from "./forms.ts";
 import { html } from "./html.ts";
 import { page } from "./layout.ts";
-import { confirmPage, type Handler, params, requireSignedIn, versionHref, write } from "./pages_publish.ts";
+import {
+  confirmPage,
+  type Handler,
+  params,
+  requireSignedIn,
+  versionHref,
+  versionPath,
+  write,
+} from "./pages_publish.ts";
 
 export async function createProviderPost(c: ConsoleReq): Promise<Response> {
   const form = await signedInForm(c);
@@ -24,8 +32,7 @@ export async function createProviderPost(c: ConsoleReq): Promise<Response> {
   }
   return await write(
     c,
-    createProvider,
-    { params: params(c), body: { provider } },
+    () => createProvider(actor(c), versionPath(c), provider),
     () => versionHref(c),
     "Provider added: upload its file below.",
     versionHref(c),
@@ -49,8 +56,12 @@ export async function deleteProviderPost(c: ConsoleReq): Promise<Response> {
   await signedInForm(c);
   return await write(
     c,
-    deleteProvider,
-    { params: params(c), method: "DELETE" },
+    () =>
+      deleteProvider(actor(c), {
+        ...versionPath(c),
+        provider: c.ctx.params.provider ?? "",
+        architecture: c.ctx.params.arch ?? "",
+      }),
     () => versionHref(c),
     "Provider deleted.",
     versionHref(c),

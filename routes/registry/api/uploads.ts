@@ -20,8 +20,9 @@ import {
 import { boxPath, renderProvider } from "../core/render.ts";
 import { ownerView, writableBox } from "./boxes.ts";
 import { currentBox } from "../services/boxes.ts";
-import { findVersion } from "./versions.ts";
-import { hashBlob, pathProvider } from "./providers.ts";
+import { findVersion } from "../services/versions.ts";
+import { pathProvider } from "./providers.ts";
+import { hashBlob } from "../services/providers.ts";
 import { defaultProvider, providerIn } from "../core/architectures.ts";
 import type { Registry } from "../core/registry.ts";
 import { registryLock } from "../core/locks.ts";
@@ -388,7 +389,7 @@ export function uploadCallback(uploads: Uploads) {
     const type = provider.checksum_type as DigestName | null;
     if (type && staged.digests[type] === undefined) {
       // A checksum type set after the PUT: hash the staged file once.
-      staged.digests[type] = await hashBlob(req, staged.sha256, type);
+      staged.digests[type] = await hashBlob(req.reg, staged.sha256, type);
     }
     return json(await commitUpload(req, session, staged, user.username));
   };

@@ -5,6 +5,7 @@ import type { AppContext } from "../../../lib/app.ts";
 import type { Counters } from "../../../lib/store/mod.ts";
 import type { Acting } from "./caller.ts";
 import { Principals } from "./principals.ts";
+import type { ApiVersion } from "./render.ts";
 import type { RegistrySettings } from "./settings.ts";
 import type { SmsSender } from "./sms.ts";
 import { RegistryState } from "./state.ts";
@@ -39,4 +40,8 @@ export class Registry extends RegistryState {
 /** The caller of a registry service: an API request is one, and so is a web console page. */
 export interface Actor extends Acting {
   reg: Registry;
+  /** scheme://host[:port] the caller reached the registry at: the absolute URLs of records and events. */
+  origin: string;
+  /** The API the caller's answers take their URLs from (spec v2 §2). */
+  api: ApiVersion;
 }
