@@ -1,6 +1,7 @@
 // What every console handler gets (the registry, the viewer, the session) and the bridge to the registry: the
-// console calls the registry's own handlers with the signed-in user as caller, so every permission, visibility
-// and validation rule is the API's.
+// console calls the registry's services with the signed-in user as caller (`actor`), so every permission,
+// visibility and validation rule is the API's; the pages not moved to services yet call the API's handlers
+// (`callRegistry`).
 
 import { ApiError } from "../../lib/errors.ts";
 import { baseUrl, type RequestContext } from "../../lib/http.ts";
@@ -65,7 +66,7 @@ export interface RegistryCall {
 }
 
 /** A registry request as the API would see it, made by the console's viewer (API v2 shapes). */
-export function registryReq(c: ConsoleReq, call: RegistryCall = {}): Req {
+function registryReq(c: ConsoleReq, call: RegistryCall = {}): Req {
   const url = new URL(`${c.origin}/api/v2/console${call.search ?? ""}`);
   const request = new Request(url, {
     method: call.method ?? (call.body === undefined ? "GET" : "POST"),

@@ -1,12 +1,12 @@
 // An organization's page for its members: members and roles (owners and admins add, change and remove them) and
-// service principals (create with the secret shown once, delete) through the registry's admin-API handlers,
-// which allow admins and the organization's owners.
+// service principals (create with the secret shown once, delete) through the registry's services, which allow
+// admins and the organization's owners.
 
 import { ApiError } from "../../lib/errors.ts";
 import { orgRole } from "../registry/core/caller.ts";
-import { deleteMember, putMember } from "../registry/api/admin_orgs.ts";
+import { deleteMember, putMember } from "../registry/services/orgs.ts";
 import { createPrincipal, deletePrincipal, listPrincipals } from "../registry/services/principals.ts";
-import { actor, callRegistry, type ConsoleReq, errorMessages } from "./context.ts";
+import { actor, type ConsoleReq, errorMessages } from "./context.ts";
 import { field, signedInForm } from "./forms.ts";
 import { html, seg, timeTag } from "./html.ts";
 import { csrfField, page, seeOther } from "./layout.ts";
@@ -160,27 +160,23 @@ async function orgWrite(c: ConsoleReq, write: () => Promise<unknown>, notice: st
 
 export async function addMemberPost(c: ConsoleReq): Promise<Response> {
   const form = await signedInForm(c);
-  const params = { name: c.ctx.params.org ?? "", username: field(form, "username") };
-  if (!params.username) return seeOther(c, orgHref(c), undefined, {}, ["Username can't be blank"]);
-  const call = { params, body: { member: { role: field(form, "role") } }, method: "PUT" };
-  return await orgWrite(c, () => callRegistry(c, putMember, call), "Member saved.");
+  const [org, username] = [c.ctx.params.org ?? "", field(form, "username")];
+  if (!username) return seeOther(c, orgHref(c), undefined, {}, ["Username can't be blank"]);
+  const input = { role: field(form, "role") };
+  return await orgWrite(c, () => putMember(actor(c), org, username, input), "Member saved.");
 }
 
 export async function setMemberPost(c: ConsoleReq): Promise<Response> {
   const form = await signedInForm(c);
-  const params = { name: c.ctx.params.org ?? "", username: c.ctx.params.member ?? "" };
-  const call = { params, body: { member: { role: field(form, "role") } }, method: "PUT" };
-  return await orgWrite(c, () => callRegistry(c, putMember, call), "Role saved.");
+  const [org, username] = [c.ctx.params.org ?? "", c.ctx.params.member ?? ""];
+  const input = { role: field(form, "role") };
+  return await orgWrite(c, () => putMember(actor(c), org, username, input), "Role saved.");
 }
 
 export async function removeMemberPost(c: ConsoleReq): Promise<Response> {
   await signedInForm(c);
-  const params = { name: c.ctx.params.org ?? "", username: c.ctx.params.member ?? "" };
-  return await orgWrite(
-    c,
-    () => callRegistry(c, deleteMember, { params, method: "DELETE" }),
-    "Member removed.",
-  );
+  const [org, username] = [c.ctx.params.org ?? "", c.ctx.params.member ?? ""];
+  return await orgWrite(c, () => deleteMember(actor(c), org, username), "Member removed.");
 }
 
 export async function createPrincipalPost(c: ConsoleReq): Promise<Response> {

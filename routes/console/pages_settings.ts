@@ -12,7 +12,7 @@ import {
   tokensOf,
 } from "../registry/api/admin_users.ts";
 import type { UserDoc } from "../registry/core/model.ts";
-import { issueToken } from "../registry/api/tokens.ts";
+import { issueToken } from "../registry/services/tokens.ts";
 import { type ConsoleReq, errorMessages, maintenance } from "./context.ts";
 import { field, signedInForm } from "./forms.ts";
 import { html, timeTag, trusted } from "./html.ts";

@@ -2,13 +2,14 @@
 
 import { json } from "../../../lib/http.ts";
 import type { Req } from "./auth.ts";
-import { existingOrg as coreExistingOrg, requireAdmin, requireOrgManager } from "../core/caller.ts";
+import { existingOrg as coreExistingOrg, requireAdmin } from "../core/caller.ts";
 import { readPayload } from "./body.ts";
 import { FieldErrors, type Payload } from "../core/fields.ts";
-import { notFound, unprocessable } from "../core/errors.ts";
+import { unprocessable } from "../core/errors.ts";
 import { now, type OrgDoc, type OrgMember, ORGS, SETTINGS } from "../core/model.ts";
 import { LONG_TEXT_MAX, namespacePattern, reservedNames } from "../core/rules.ts";
 import { deleteNamespaceBoxes, renderOrg } from "../services/accounts.ts";
+import * as members from "../services/orgs.ts";
 
 function existingOrg(req: Req) {
   return coreExistingOrg(req.reg, req.ctx.params.name ?? "");
@@ -126,40 +127,13 @@ export async function deleteOrg(req: Req): Promise<Response> {
 
 export async function putMember(req: Req): Promise<Response> {
   const body = await readPayload(req, "member");
-  requireOrgManager(req, req.ctx.params.name ?? "");
-  const errors = new FieldErrors();
-  const role = errors.text(body, "role", "Role", 16) ?? "member";
-  if (role !== "owner" && role !== "member") errors.add("Role must be owner or member");
-  const user = req.reg.user(req.ctx.params.username ?? "");
-  if (!user) throw notFound();
-  errors.throwIfAny();
-  const doc = await req.reg.write(() => {
-    const current = existingOrg(req);
-    const members = current.doc.members.filter((m) => m.username.toLowerCase() !== user.id);
-    members.push({ username: user.doc.username, role: role as OrgMember["role"] });
-    const next = { ...current.doc, members, updated_at: now() };
-    return {
-      writes: [{ collection: ORGS, id: current.id, doc: next, ifVersion: current.version }],
-      result: next,
-    };
-  });
-  return json(renderOrg(doc));
+  const { name = "", username = "" } = req.ctx.params;
+  return json(renderOrg(await members.putMember(req, name, username, body)));
 }
 
 export async function deleteMember(req: Req): Promise<Response> {
-  requireOrgManager(req, req.ctx.params.name ?? "");
-  const key = (req.ctx.params.username ?? "").toLowerCase();
-  const doc = await req.reg.write(() => {
-    const current = existingOrg(req);
-    const members = current.doc.members.filter((m) => m.username.toLowerCase() !== key);
-    if (members.length === current.doc.members.length) throw notFound();
-    const next = { ...current.doc, members, updated_at: now() };
-    return {
-      writes: [{ collection: ORGS, id: current.id, doc: next, ifVersion: current.version }],
-      result: next,
-    };
-  });
-  return json(renderOrg(doc));
+  const { name = "", username = "" } = req.ctx.params;
+  return json(renderOrg(await members.deleteMember(req, name, username)));
 }
 
 export function getMaintenance(req: Req): Response {

@@ -3,7 +3,6 @@
 
 import * as OTPAuth from "otpauth";
 import { ApiError } from "../../../lib/errors.ts";
-import { json } from "../../../lib/http.ts";
 import { constantTimeEqual } from "../../../lib/crypto.ts";
 import { smsFailureMessage } from "./errors.ts";
 import { SMS_CODES, type SmsCodeDoc, type UserDoc } from "./model.ts";
@@ -147,8 +146,11 @@ export class TwoFactor {
     return undefined;
   }
 
-  /** Sends a fresh SMS code (replacing any previous one); the caller has checked credentials. */
-  async requestSmsCode(userKey: string, user: UserDoc): Promise<Response> {
+  /**
+   * Sends a fresh SMS code (replacing any previous one); the caller has checked credentials. The masked
+   * destination: "SMS number ending in …".
+   */
+  async requestSmsCode(userKey: string, user: UserDoc): Promise<string> {
     if (!user.two_factor_enabled || !user.mobile) {
       throw new ApiError(422, "Two-factor authentication by SMS is not enabled for this user");
     }
@@ -168,7 +170,7 @@ export class TwoFactor {
       await this.#writeCode(userKey, () => null).catch(() => {});
       throw new ApiError(500, smsFailureMessage);
     }
-    return json({ two_factor: { obfuscated_destination: `SMS number ending in ${user.mobile.slice(-4)}` } });
+    return `SMS number ending in ${user.mobile.slice(-4)}`;
   }
 
   /** Whether `text` is the user's SMS code in flight; if so it is used up (once, whichever node is asked). */
