@@ -1,6 +1,7 @@
 // Shared pieces of the admin API: renderings of users and organizations, and cascade deletion.
 
-import type { DocWrite, EventInput } from "../../../lib/store/mod.ts";
+import type { DocWrite, EventInput, StoredDoc } from "../../../lib/store/mod.ts";
+import { notFound } from "../core/errors.ts";
 import {
   BOXES,
   type OrgDoc,
@@ -89,4 +90,11 @@ export function adminCount(reg: Registry): number {
   let n = 0;
   for (const u of reg.store.list<UserDoc>(USERS)) if (u.doc.admin) n++;
   return n;
+}
+
+/** The user `name` (404 when absent). */
+export function existingUserOf(reg: Registry, name: string): StoredDoc<UserDoc> {
+  const user = reg.user(name);
+  if (!user) throw notFound();
+  return user;
 }
