@@ -8,7 +8,7 @@ import { baseUrl, type RequestContext } from "../../lib/http.ts";
 import type { Req } from "../registry/api/auth.ts";
 import type { Caller } from "../registry/core/caller.ts";
 import type { Actor, Registry } from "../registry/core/registry.ts";
-import type { Uploads } from "../registry/api/uploads.ts";
+import type { Uploads } from "../registry/services/uploads.ts";
 import type { UserDoc } from "../registry/core/model.ts";
 import { readCookie, type Session, SESSION_COOKIE, type Sessions } from "./session.ts";
 

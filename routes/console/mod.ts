@@ -20,7 +20,6 @@ import * as settings from "./pages_settings.ts";
 import * as orgs from "./pages_orgs.ts";
 import * as publish from "./pages_publish.ts";
 import * as providers from "./pages_providers.ts";
-import { prepareUpload } from "../registry/api/uploads.ts";
 import * as admin from "./pages_admin.ts";
 
 type ConsoleHandler = (c: ConsoleReq) => Response | Promise<Response>;
@@ -176,7 +175,7 @@ export function createConsoleApi(ctx: AppContext, registry: RegistryCore): Brows
     [["POST"], `${V}/providers`, providers.createProviderPost],
     [["GET"], `${P}/delete`, providers.deleteProviderConfirm],
     [["POST"], `${P}/delete`, providers.deleteProviderPost],
-    [["POST"], `${P}/upload`, providers.prepareUploadPost(prepareUpload(registry.uploads, "standard"))],
+    [["POST"], `${P}/upload`, providers.prepareUploadPost(registry.uploads)],
     [["GET"], "/ui/admin", admin.adminPage],
     [["POST"], "/ui/admin/users", admin.createUserPost],
     [["POST"], "/ui/admin/users/:name/delinquent", admin.userDelinquentPost],

@@ -12,27 +12,21 @@ import {
   updateVersion,
   type VersionPath,
 } from "../registry/services/versions.ts";
-import { actor, callRegistry, type ConsoleReq, errorMessages } from "./context.ts";
+import type { ProviderPath } from "../registry/services/providers.ts";
+import { actor, type ConsoleReq, errorMessages } from "./context.ts";
 import { checked, field, type Form, signedInForm } from "./forms.ts";
 import { html, seg } from "./html.ts";
 import { csrfField, page, seeOther } from "./layout.ts";
-
-export type Handler = Parameters<typeof callRegistry>[1];
-
-/** The registry's path parameters of a /ui/boxes/:user/:box/... path. */
-export function params(c: ConsoleReq): Record<string, string> {
-  const p = c.ctx.params;
-  const out: Record<string, string> = { username: p.user ?? "", name: p.box ?? "" };
-  if (p.version !== undefined) out.version = p.version;
-  if (p.provider !== undefined) out.provider = p.provider;
-  if (p.arch !== undefined) out.architecture = p.arch;
-  return out;
-}
 
 /** The version a /ui/boxes/:user/:box/versions/:version path names. */
 export function versionPath(c: ConsoleReq): VersionPath {
   const p = c.ctx.params;
   return { owner: p.user ?? "", box: p.box ?? "", version: p.version ?? "" };
+}
+
+/** The provider a /ui/boxes/:user/:box/versions/:version/providers/:provider/:arch path names. */
+export function providerPath(c: ConsoleReq): ProviderPath {
+  return { ...versionPath(c), provider: c.ctx.params.provider ?? "", architecture: c.ctx.params.arch ?? "" };
 }
 
 export function boxHref(c: ConsoleReq, name = c.ctx.params.box ?? ""): string {

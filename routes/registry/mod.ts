@@ -29,7 +29,8 @@ import {
   updateVersion,
 } from "./api/versions.ts";
 import { createProvider, deleteProvider, getProvider, updateProvider } from "./api/providers.ts";
-import { prepareUpload, receiveUpload, uploadCallback, Uploads } from "./api/uploads.ts";
+import { prepareUpload, receiveUpload, uploadCallback } from "./api/uploads.ts";
+import { Uploads } from "./services/uploads.ts";
 import { boxMetadata, downloadProvider } from "./api/downloads.ts";
 import * as principals from "./api/principals.ts";
 import { OAUTH_TOKEN_PATH, oauthToken, withOAuthErrors } from "./api/oauth2.ts";

@@ -3,209 +3,28 @@
 
 import { ApiError } from "../../../lib/errors.ts";
 import { json } from "../../../lib/http.ts";
-import { randomSecret } from "../../../lib/ids.ts";
-import type { DigestName, DocWrite, StoredBlob, StoredDoc } from "../../../lib/store/mod.ts";
+import type { DigestName, StoredBlob } from "../../../lib/store/mod.ts";
 import { type Req } from "./auth.ts";
 import { requireSolvent, requireUser } from "../core/caller.ts";
 import { notFound } from "../core/errors.ts";
 import { providerEvent } from "../core/events.ts";
-import {
-  type BoxDoc,
-  BOXES,
-  type HostedFile,
-  now,
-  type ProviderDoc,
-  type VersionDoc,
-} from "../core/model.ts";
-import { boxPath, renderProvider } from "../core/render.ts";
+import { type BoxDoc, BOXES, type HostedFile, now } from "../core/model.ts";
+import { renderProvider } from "../core/render.ts";
 import { ownerView, writableBox } from "./boxes.ts";
 import { currentBox } from "../services/boxes.ts";
 import { findVersion } from "../services/versions.ts";
-import { pathProvider } from "./providers.ts";
+import { pathProvider, providerPath } from "./providers.ts";
+import * as upload from "../services/uploads.ts";
+import {
+  type Mode,
+  sessionProvider,
+  sessionProviderOrNone,
+  UPLOADS,
+  Uploads,
+  type UploadSession,
+} from "../services/uploads.ts";
 import { hashBlob } from "../services/providers.ts";
-import { defaultProvider, providerIn } from "../core/architectures.ts";
-import type { Registry } from "../core/registry.ts";
 import { registryLock } from "../core/locks.ts";
-
-/*
- * Design. Each prepared upload is one document in `registry/uploads`, committed before the prepare answers,
- * so a restart between prepare and PUT (or between a direct PUT and its callback) loses nothing. The upload
- * id in the URL is a secret: the document id is HMAC(id) and the id itself is never stored or logged.
- * Session commits carry no events. A direct upload's staged blob is recorded in its document; the blob is
- * held (spared by orphan collection) exactly while a stored session names it, mirrored from the store.
- * Consuming an upload deletes its session in the same commit that points the provider at the blob, so a
- * crash leaves either the session (retry the PUT or callback) or the provider (done), never neither.
- * Expired sessions are deleted at start, periodically, and when looked up. Only "a PUT is streaming" lives
- * in memory: a restart ends any PUT anyway.
- */
-export const UPLOADS = "registry/uploads";
-const hmacPurpose = "registry.upload-url";
-
-type Mode = "standard" | "direct";
-
-export interface UploadDoc {
-  [k: string]: unknown;
-  box_id: string;
-  tag: string;
-  version: string;
-  provider: string;
-  /** The provider's architecture (absent in sessions prepared before architectures: the name's default). */
-  architecture?: string;
-  mode: Mode;
-  /** Who prepared the upload: the actor of its event. */
-  actor: string;
-  /** Epoch ms until which the PUT may start (or, once staged, the callback may come). */
-  expires_at: number;
-  /** A direct upload's file once PUT, until its callback. */
-  staged?: StoredBlob;
-}
-
-/** The provider a session uploads to, if it still exists under the same name and architecture. */
-function sessionProviderOrNone(version: VersionDoc, s: UploadDoc): ProviderDoc | undefined {
-  return s.architecture === undefined
-    ? defaultProvider(version, s.provider)
-    : providerIn(version, s.provider, s.architecture);
-}
-
-function sessionProvider(version: VersionDoc, s: UploadDoc): ProviderDoc {
-  const p = sessionProviderOrNone(version, s);
-  if (!p) throw notFound();
-  return p;
-}
-
-export interface UploadSession {
-  hash: string;
-  doc: UploadDoc;
-}
-
-export class Uploads {
-  /** Hashes of sessions whose PUT is streaming right now. */
-  readonly #streaming = new Set<string>();
-  readonly #reg: Registry;
-  readonly #timer: ReturnType<typeof setInterval>;
-  readonly #unwatch: () => void;
-  #sweeping: Promise<void> | undefined;
-
-  constructor(reg: Registry) {
-    this.#reg = reg;
-    const store = reg.ctx.data.store;
-    // Hold staged blobs before the first orphan collection runs (the caller schedules it right after).
-    for (const s of store.list<UploadDoc>(UPLOADS)) if (s.doc.staged) reg.holdBlob(s.doc.staged.sha256);
-    this.#unwatch = store.watch(UPLOADS, (change) => {
-      const before = (change.previous as StoredDoc<UploadDoc> | undefined)?.doc.staged?.sha256;
-      const after = (change.current as StoredDoc<UploadDoc> | undefined)?.doc.staged?.sha256;
-      if (after) reg.holdBlob(after);
-      // Released after the whole commit is applied: a callback's commit adds the provider's reference to the
-      // same blob in another watcher, and an orphan sweep must not start in between.
-      if (before) queueMicrotask(() => reg.releaseBlob(before));
-    });
-    this.#timer = setInterval(() => this.sweep(), 15_000);
-    Deno.unrefTimer(this.#timer);
-    this.sweep();
-  }
-
-  /** Stops the sweeps and waits for one in flight: it writes to the store, which closes next. */
-  async close(): Promise<void> {
-    clearInterval(this.#timer);
-    await this.#sweeping;
-    this.#unwatch();
-  }
-
-  get size(): number {
-    return this.#reg.ctx.data.store.count(UPLOADS);
-  }
-
-  /** Durably deletes expired sessions that are not streaming (their staged files are then released). */
-  sweep(at = Date.now()): Promise<void> {
-    this.#sweeping ??= this.#sweepExpired(at)
-      .catch((err) => this.#reg.ctx.logger.warn("registry: upload sweep failed", { error: String(err) }))
-      .finally(() => (this.#sweeping = undefined));
-    return this.#sweeping;
-  }
-
-  async #sweepExpired(at: number): Promise<void> {
-    const store = this.#reg.ctx.data.store;
-    const expired = () =>
-      [...store.list<UploadDoc>(UPLOADS)].filter((s) => !this.#streaming.has(s.id) && s.doc.expires_at <= at);
-    if (expired().length === 0) return;
-    // Global: it reads every session, whatever its namespace.
-    await this.#reg.write(() => ({
-      writes: expired().map((s): DocWrite => ({ collection: UPLOADS, id: s.id, doc: null })),
-    }));
-  }
-
-  /** Deletes one session durably if it is still stored. */
-  async #drop(hash: string): Promise<void> {
-    await this.#reg.writeIn([registryLock.upload(hash)], () => ({
-      writes: this.#reg.ctx.data.store.get(UPLOADS, hash)
-        ? [{ collection: UPLOADS, id: hash, doc: null }]
-        : [],
-    }));
-  }
-
-  /** Stores a new session durably and returns its secret id. */
-  async create(
-    session: Pick<UploadDoc, "box_id" | "tag" | "version" | "provider" | "architecture" | "mode" | "actor">,
-  ): Promise<string> {
-    const id = randomSecret(32);
-    const doc: UploadDoc = { ...session, expires_at: Date.now() + this.#reg.settings.uploadUrlTtlMs };
-    const hash = this.#hash(id);
-    await this.#reg.writeIn(
-      [registryLock.upload(hash)],
-      () => ({ writes: [{ collection: UPLOADS, id: hash, doc }] }),
-    );
-    return id;
-  }
-
-  #hash(id: string): string {
-    return this.#reg.ctx.data.keys.hmac(hmacPurpose, id);
-  }
-
-  isStreaming(hash: string): boolean {
-    return this.#streaming.has(hash);
-  }
-
-  setStreaming(hash: string, on: boolean): void {
-    if (on) this.#streaming.add(hash);
-    else this.#streaming.delete(hash);
-  }
-
-  /** The live session of `id` whose target still exists unchanged; 404 otherwise (dead ones are deleted). */
-  async lookup(id: string): Promise<UploadSession> {
-    const hash = this.#hash(id);
-    const stored = this.#reg.ctx.data.store.get<UploadDoc>(UPLOADS, hash);
-    if (!stored) throw notFound();
-    const s = stored.doc;
-    const streaming = this.#streaming.has(hash);
-    if (!streaming && s.expires_at <= Date.now()) {
-      await this.#drop(hash);
-      throw notFound();
-    }
-    const box = this.#reg.store.get<BoxDoc>(BOXES, s.box_id)?.doc;
-    const version = box?.versions.find((v) => v.version === s.version);
-    const live = box && boxPath(this.#reg, box) === s.tag && version && version.status !== "revoked" &&
-      sessionProviderOrNone(version, s) !== undefined;
-    if (!live) {
-      if (!streaming) await this.#drop(hash);
-      throw notFound();
-    }
-    return { hash, doc: s };
-  }
-
-  /** Records a direct upload's file in its session durably and restarts its expiry. */
-  async stage(hash: string, blob: StoredBlob): Promise<void> {
-    await this.#reg.writeIn([registryLock.upload(hash)], () => {
-      const current = this.#reg.ctx.data.store.get<UploadDoc>(UPLOADS, hash);
-      if (!current) throw notFound();
-      const doc: UploadDoc = {
-        ...current.doc,
-        staged: structuredClone(blob),
-        expires_at: Date.now() + this.#reg.settings.uploadUrlTtlMs,
-      };
-      return { writes: [{ collection: UPLOADS, id: hash, doc }] };
-    });
-  }
-}
 
 function hostedFile(blob: StoredBlob): HostedFile {
   return { sha256: blob.sha256, size: blob.size, digests: { ...blob.digests }, uploaded_at: now() };
@@ -265,28 +84,7 @@ async function commitUpload(req: Req, session: UploadSession, blob: StoredBlob, 
 
 export function prepareUpload(uploads: Uploads, mode: Mode) {
   return async (req: Req): Promise<Response> => {
-    const user = requireUser(req);
-    const box = writableBox(req);
-    const version = findVersion(box.doc, req.ctx.params.version ?? "");
-    const provider = pathProvider(req, version);
-    if (version.status === "revoked") throw new ApiError(422, `Version ${version.version} is revoked`);
-    const tag = boxPath(req.reg, box.doc);
-    const id = await uploads.create({
-      box_id: box.id,
-      tag,
-      version: version.version,
-      provider: provider.name,
-      architecture: provider.architecture,
-      mode,
-      actor: user.username,
-    });
-    const api = `${req.origin}/api/v${req.api}`;
-    const uploadPath = `${api}/uploads/${id}`;
-    if (mode === "standard") return json({ upload_path: uploadPath });
-    const providerPath = req.api === 2 ? `${provider.name}/${provider.architecture}` : provider.name;
-    const callback =
-      `${api}/box/${tag}/version/${version.version}/provider/${providerPath}/upload/direct/${id}`;
-    return json({ upload_path: uploadPath, callback });
+    return json(await upload.prepareUpload(req, uploads, providerPath(req), mode));
   };
 }
 
