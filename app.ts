@@ -77,12 +77,10 @@ export async function startServer(
   };
   let modules: ApiModule[];
   try {
-    const registry = await createRegistryApi(ctx);
-    const webConsole = createConsoleApi(ctx, registry);
-    // A browser asking /:user/:box for HTML is sent to the box page; Vagrant (Accept: application/json) is not.
-    for (const r of registry.routes) {
-      if (r.path === "/:username/:name") r.handler = webConsole.metadataRoute(r.handler);
-    }
+    // The web console is built on the registry's state; the registry's /:user/:box route sends a browser asking
+    // for HTML to its box page (Vagrant, asking for JSON, is not), and its downloads accept the console's session.
+    const registry = await createRegistryApi(ctx, (core) => createConsoleApi(ctx, core));
+    const webConsole = registry.front;
     modules = [
       await createServerApi(ctx),
       ...(config.testRoutes ? [await createTestingApi(ctx)] : []),

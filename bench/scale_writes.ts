@@ -1,5 +1,5 @@
 // Durable writes per second on PostgreSQL (fsync on, PostgreSQL's defaults): concurrent commits through wharf's
-// store (event publishes; registry writes with the lock keys routes/registry/locks.ts gives a box write, spread
+// store (event publishes; registry writes with the lock keys routes/registry/core/locks.ts gives a box write, spread
 // over many namespaces; and the same writes under the old single registry key) against a raw INSERT + COMMIT
 // loop on the same database with the same number of concurrent clients, and the lag of a second node's view
 // after the writer's answer (p50/p99).
@@ -12,7 +12,7 @@
 import postgres from "postgres";
 import { DataDir } from "../lib/store/mod.ts";
 import { startPostgres } from "../tests/fixtures/postgres.ts";
-import { registryLock, registryLockSet } from "../routes/registry/locks.ts";
+import { registryLock, registryLockSet } from "../routes/registry/core/locks.ts";
 
 const commits = Number(Deno.env.get("BENCH_COMMITS") ?? 1000);
 const widths = (Deno.env.get("BENCH_CONCURRENCY") ?? "1,16,64").split(",").map(Number);

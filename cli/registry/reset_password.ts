@@ -3,8 +3,8 @@
 
 import { DataDir } from "../../lib/store/mod.ts";
 import { storageSettings } from "../../lib/store/storage_settings.ts";
-import { type UserDoc, USERS } from "../../routes/registry/model.ts";
-import { registryHasher } from "../../routes/registry/passwords.ts";
+import { type UserDoc, USERS } from "../../routes/registry/core/model.ts";
+import { registryHasher } from "../../routes/registry/core/passwords.ts";
 import { HashingQueue } from "../../lib/password_hashing.ts";
 import { flag, need, type Parsed, readPassword, UsageError } from "./args.ts";
 import type { CliIo } from "./io.ts";

@@ -1,13 +1,15 @@
 // What every console handler gets (the registry, the viewer, the session) and the bridge to the registry: the
-// console calls the registry's own handlers with the signed-in user as caller, so every permission, visibility
-// and validation rule is the API's.
+// console calls the registry's services with the signed-in user as caller (`actor`), so every permission,
+// visibility and validation rule is the API's; the pages not moved to services yet call the API's handlers
+// (`callRegistry`).
 
 import { ApiError } from "../../lib/errors.ts";
 import { baseUrl, type RequestContext } from "../../lib/http.ts";
-import type { Caller, Req } from "../registry/auth.ts";
-import type { Registry } from "../registry/state.ts";
-import type { Uploads } from "../registry/uploads.ts";
-import type { UserDoc } from "../registry/model.ts";
+import type { Req } from "../registry/api/auth.ts";
+import type { Caller } from "../registry/core/caller.ts";
+import type { Actor, Registry } from "../registry/core/registry.ts";
+import type { Uploads } from "../registry/services/uploads.ts";
+import type { UserDoc } from "../registry/core/model.ts";
 import { readCookie, type Session, SESSION_COOKIE, type Sessions } from "./session.ts";
 
 export interface ConsoleEnv {
@@ -26,6 +28,8 @@ export interface ConsoleReq {
   session: Session | undefined;
   user: UserDoc | undefined;
   caller: Caller;
+  /** Pages link and publish with API v2's URLs. */
+  api: 2;
 }
 
 const ANONYMOUS: Caller = Object.freeze({
@@ -50,7 +54,7 @@ export function sessionViewer(env: ConsoleEnv, ctx: RequestContext): { session?:
 export function consoleReq(env: ConsoleEnv, ctx: RequestContext): ConsoleReq {
   const { session, caller } = sessionViewer(env, ctx);
   const origin = baseUrl(ctx, env.reg.settings.publicUrl, env.reg.settings.trustProxy);
-  return { ctx, env, reg: env.reg, origin, session, user: caller.user, caller };
+  return { ctx, env, reg: env.reg, origin, session, user: caller.user, caller, api: 2 };
 }
 
 export interface RegistryCall {
@@ -62,7 +66,7 @@ export interface RegistryCall {
 }
 
 /** A registry request as the API would see it, made by the console's viewer (API v2 shapes). */
-export function registryReq(c: ConsoleReq, call: RegistryCall = {}): Req {
+function registryReq(c: ConsoleReq, call: RegistryCall = {}): Req {
   const url = new URL(`${c.origin}/api/v2/console${call.search ?? ""}`);
   const request = new Request(url, {
     method: call.method ?? (call.body === undefined ? "GET" : "POST"),
@@ -97,6 +101,12 @@ export async function callRegistry(
   const response = await handler(registryReq(c, call));
   if (response.status === 204) return null;
   return await response.json();
+}
+
+/** The viewer as the caller of a registry service (503 during maintenance unless an admin, as the API). */
+export function actor(c: ConsoleReq): Actor {
+  if (c.reg.maintenanceEnabled() && !c.user?.admin) throw maintenance();
+  return c;
 }
 
 export function maintenance(): ApiError {

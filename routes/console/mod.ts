@@ -2,12 +2,12 @@
 // settings, organizations, publishing and admin pages. Mounted by app.ts before the registry's root routes.
 // Every page runs behind one guard that resolves the session and renders failures as HTML pages.
 
-import type { ApiModule, AppContext } from "../../lib/app.ts";
+import type { AppContext } from "../../lib/app.ts";
 import { envDurationMs, envInt } from "../../lib/config.ts";
 import { ApiError } from "../../lib/errors.ts";
 import type { Handler, RequestContext } from "../../lib/http.ts";
 import type { Route } from "../../lib/router.ts";
-import type { RegistryModule } from "../registry/mod.ts";
+import type { BrowserFront, RegistryCore } from "../registry/mod.ts";
 import { registryFamily } from "../registry/family.ts";
 import { type ConsoleEnv, type ConsoleReq, consoleReq, sessionViewer } from "./context.ts";
 import { html } from "./html.ts";
@@ -21,7 +21,6 @@ import * as settings from "./pages_settings.ts";
 import * as orgs from "./pages_orgs.ts";
 import * as publish from "./pages_publish.ts";
 import * as providers from "./pages_providers.ts";
-import { prepareUpload } from "../registry/uploads.ts";
 import * as admin from "./pages_admin.ts";
 
 type ConsoleHandler = (c: ConsoleReq) => Response | Promise<Response>;
@@ -80,12 +79,8 @@ function varyOnAccept(response: Response): Response {
   return response;
 }
 
-export interface ConsoleModule extends ApiModule {
-  /** Wraps the registry's /:user/:box metadata route: a browser gets redirected to the box page. */
-  metadataRoute(handler: Handler): Handler;
-}
-
-export function createConsoleApi(ctx: AppContext, registry: RegistryModule): ConsoleModule {
+/** Built by the registry with its state (createRegistryApi's front), before the registry declares its routes. */
+export function createConsoleApi(ctx: AppContext, registry: RegistryCore): BrowserFront {
   const env = ctx.config.env;
   const sessions = new Sessions(ctx.data.store, ctx.data.keys, {
     idleMs: envDurationMs(env, "WHARF_CONSOLE_SESSION_IDLE", 2 * 3_600_000),
@@ -97,11 +92,6 @@ export function createConsoleApi(ctx: AppContext, registry: RegistryModule): Con
     uploads: registry.uploads,
     sessions,
     secureCookies: publicUrl.startsWith("https://"),
-  };
-  // Downloads and metadata opened from a page carry the session cookie instead of a token.
-  registry.reg.browserCaller = (rc: RequestContext) => {
-    const viewer = sessionViewer(consoleEnv, rc);
-    return viewer.session ? viewer.caller : undefined;
   };
   const sweep = setInterval(() => {
     sessions.sweep().catch((err) => ctx.logger.warn("console: session sweep failed", { error: String(err) }));
@@ -186,7 +176,7 @@ export function createConsoleApi(ctx: AppContext, registry: RegistryModule): Con
     [["POST"], `${V}/providers`, providers.createProviderPost],
     [["GET"], `${P}/delete`, providers.deleteProviderConfirm],
     [["POST"], `${P}/delete`, providers.deleteProviderPost],
-    [["POST"], `${P}/upload`, providers.prepareUploadPost(prepareUpload(registry.uploads, "standard"))],
+    [["POST"], `${P}/upload`, providers.prepareUploadPost(registry.uploads)],
     [["GET"], "/ui/admin", admin.adminPage],
     [["POST"], "/ui/admin/users", admin.createUserPost],
     [["POST"], "/ui/admin/users/:name/delinquent", admin.userDelinquentPost],
@@ -214,6 +204,11 @@ export function createConsoleApi(ctx: AppContext, registry: RegistryModule): Con
     routes,
     // The console's pages share the registry's paths (/:user/…) and answer its failures in the registry's shape.
     family: registryFamily,
+    // Downloads and metadata opened from a page carry the session cookie instead of a token.
+    browserCaller(rc: RequestContext) {
+      const viewer = sessionViewer(consoleEnv, rc);
+      return viewer.session ? viewer.caller : undefined;
+    },
     metadataRoute(handler: Handler): Handler {
       return (rc) => {
         const method = rc.request.method;

@@ -1,28 +1,29 @@
 // Admin pages (admins only, as the admin API): users (create, delinquent, reset two-factor), organizations
-// (create with a first owner, delinquent) and maintenance mode, each through the admin API's handler.
+// (create with a first owner, delinquent) and maintenance mode, each through the registry service the admin
+// API calls.
 
 import { ApiError } from "../../lib/errors.ts";
-import * as adminUsers from "../registry/admin_users.ts";
-import * as adminOrgs from "../registry/admin_orgs.ts";
-import { callRegistry, type ConsoleReq, errorMessages, type RegistryCall } from "./context.ts";
+import { existingUserOf, renderAdminUser, renderOrg } from "../registry/services/accounts.ts";
+import { getMaintenance, putMaintenance } from "../registry/services/maintenance.ts";
+import { createOrg, listOrgs, updateOrg } from "../registry/services/orgs.ts";
+import { removeTotpFor } from "../registry/services/twofactor.ts";
+import { createUser, listUsers, updateUser } from "../registry/services/users_admin.ts";
+import { actor, type ConsoleReq, errorMessages } from "./context.ts";
 import { checked, field, signedInForm } from "./forms.ts";
 import { html, seg } from "./html.ts";
 import { csrfField, page, seeOther } from "./layout.ts";
-
-type Handler = Parameters<typeof callRegistry>[1];
-// deno-lint-ignore no-explicit-any
-type Json = any;
 
 function requireAdminViewer(c: ConsoleReq): void {
   if (!c.user) throw new ApiError(401, "Sign in first.");
   if (!c.user.admin) throw new ApiError(403, "Admin privileges required!");
 }
 
-export async function adminPage(c: ConsoleReq): Promise<Response> {
+export function adminPage(c: ConsoleReq): Response {
   requireAdminViewer(c);
-  const users: Json[] = (await callRegistry(c, adminUsers.listUsers)).users;
-  const orgs: Json[] = (await callRegistry(c, adminOrgs.listOrgs)).organizations;
-  const maintenance: Json = await callRegistry(c, adminOrgs.getMaintenance);
+  const who = actor(c);
+  const users = listUsers(who).map((u) => renderAdminUser(c.reg, u));
+  const orgs = listOrgs(who).map(renderOrg);
+  const maintenance = getMaintenance(who);
   users.sort((a, b) => a.username.localeCompare(b.username));
   orgs.sort((a, b) => a.name.localeCompare(b.name));
   const toggle = (action: string, label: string, on: boolean, what: string) =>
@@ -124,10 +125,10 @@ export async function adminPage(c: ConsoleReq): Promise<Response> {
   return page(c, { title: "Administration", body });
 }
 
-async function adminWrite(c: ConsoleReq, handler: Handler, call: RegistryCall, notice: string) {
+async function adminWrite(c: ConsoleReq, write: () => Promise<unknown>, notice: string) {
   requireAdminViewer(c);
   try {
-    await callRegistry(c, handler, call);
+    await write();
     return seeOther(c, "/ui/admin", notice);
   } catch (err) {
     if (err instanceof ApiError && [404, 409, 422].includes(err.status)) {
@@ -145,17 +146,14 @@ export async function createUserPost(c: ConsoleReq): Promise<Response> {
     password: form.get("password") ?? "",
     admin: checked(form, "admin"),
   };
-  return await adminWrite(c, adminUsers.createUser, { body: { user } }, `User ${user.username} created.`);
+  return await adminWrite(c, () => createUser(actor(c), user), `User ${user.username} created.`);
 }
 
 export async function userDelinquentPost(c: ConsoleReq): Promise<Response> {
   const form = await signedInForm(c);
   const name = c.ctx.params.name ?? "";
-  return await adminWrite(c, adminUsers.updateUser, {
-    params: { name },
-    body: { user: { delinquent: field(form, "value") === "true" } },
-    method: "PUT",
-  }, `Billing state of ${name} saved.`);
+  const input = { delinquent: field(form, "value") === "true" };
+  return await adminWrite(c, () => updateUser(actor(c), name, input), `Billing state of ${name} saved.`);
 }
 
 export async function resetTwoFactorPost(c: ConsoleReq): Promise<Response> {
@@ -163,12 +161,9 @@ export async function resetTwoFactorPost(c: ConsoleReq): Promise<Response> {
   requireAdminViewer(c);
   const name = c.ctx.params.name ?? "";
   try {
-    await callRegistry(c, adminUsers.removeTotp, { params: { name }, method: "DELETE" });
-    await callRegistry(c, adminUsers.updateUser, {
-      params: { name },
-      body: { user: { two_factor_enabled: false } },
-      method: "PUT",
-    });
+    const who = actor(c);
+    await removeTotpFor(c.reg, existingUserOf(c.reg, name).id, { admin: c.user!.username });
+    await updateUser(who, name, { two_factor_enabled: false });
   } catch (err) {
     if (err instanceof ApiError && [404, 422].includes(err.status)) {
       return seeOther(c, "/ui/admin", undefined, {}, errorMessages(err));
@@ -185,8 +180,7 @@ export async function createOrgPost(c: ConsoleReq): Promise<Response> {
   if (owner) organization.members = [{ username: owner, role: "owner" }];
   return await adminWrite(
     c,
-    adminOrgs.createOrg,
-    { body: { organization } },
+    () => createOrg(actor(c), organization),
     `Organization ${field(form, "name")} created.`,
   );
 }
@@ -194,17 +188,12 @@ export async function createOrgPost(c: ConsoleReq): Promise<Response> {
 export async function orgDelinquentPost(c: ConsoleReq): Promise<Response> {
   const form = await signedInForm(c);
   const name = c.ctx.params.name ?? "";
-  return await adminWrite(c, adminOrgs.updateOrg, {
-    params: { name },
-    body: { organization: { delinquent: field(form, "value") === "true" } },
-    method: "PUT",
-  }, `Billing state of ${name} saved.`);
+  const input = { delinquent: field(form, "value") === "true" };
+  return await adminWrite(c, () => updateOrg(actor(c), name, input), `Billing state of ${name} saved.`);
 }
 
 export async function maintenancePost(c: ConsoleReq): Promise<Response> {
   const form = await signedInForm(c);
-  return await adminWrite(c, adminOrgs.putMaintenance, {
-    body: { maintenance: { enabled: field(form, "value") === "true" } },
-    method: "PUT",
-  }, "Maintenance mode saved.");
+  const input = { enabled: field(form, "value") === "true" };
+  return await adminWrite(c, () => putMaintenance(actor(c), input), "Maintenance mode saved.");
 }

@@ -2,84 +2,15 @@
 // the viewer may see (visibility as GET /api/v2/box: the registry's visibleBox), providers per architecture with
 // size, checksum and download link; for writers, links to the publishing actions.
 
-import type { StoredDoc } from "../../lib/store/mod.ts";
-import { visibleBox } from "../registry/boxes.ts";
-import { isInsider } from "../registry/auth.ts";
-import { type BoxDoc, type ProviderDoc, providerIsValid, type VersionDoc } from "../registry/model.ts";
-import { currentVersion, downloadUrl, markdownHtml, sortedVersions, type View } from "../registry/render.ts";
-import { notFound } from "../registry/errors.ts";
-import { type ConsoleReq, registryReq } from "./context.ts";
-import { formatBytes, type Html, html, seg, timeTag, trusted } from "./html.ts";
+import { isInsider } from "../registry/core/caller.ts";
+import { type VersionDoc } from "../registry/core/model.ts";
+import { currentVersion, markdownHtml, sortedVersions } from "../registry/core/render.ts";
+import { notFound } from "../registry/core/errors.ts";
+import { type ConsoleReq } from "./context.ts";
+import { type Html, html, seg, timeTag, trusted } from "./html.ts";
 import { page } from "./layout.ts";
 import { versionManagement } from "./pages_versions.ts";
-
-export interface ShownBox {
-  box: StoredDoc<BoxDoc>;
-  insider: boolean;
-  owner: string;
-  view: View;
-  /** /:owner/boxes/:name */
-  base: string;
-}
-
-/** The box named by the path when the viewer may see it (the registry's rule; 404 otherwise). */
-export function shownBox(c: ConsoleReq): ShownBox {
-  const params = { username: c.ctx.params.user ?? "", name: c.ctx.params.box ?? "" };
-  const { box, insider } = visibleBox(registryReq(c, { params }));
-  const owner = c.reg.namespaceName(box.doc.owner) ?? box.doc.owner;
-  return {
-    box,
-    insider,
-    owner,
-    view: { reg: c.reg, origin: c.origin, insider, api: 2 },
-    base: `/${seg(owner)}/boxes/${seg(box.doc.name)}`,
-  };
-}
-
-function checksumOf(p: ProviderDoc): { type: string; value: string } | undefined {
-  if (p.checksum && p.checksum_type) return { type: p.checksum_type, value: p.checksum };
-  if (p.blob) return { type: "sha256", value: p.blob.sha256 };
-  return undefined;
-}
-
-export function providerTable(s: ShownBox, v: VersionDoc, actions?: (p: ProviderDoc) => Html): Html {
-  if (v.providers.length === 0) return html`<p class="muted">No providers yet.</p>`;
-  const rows = [...v.providers].sort((a, b) =>
-    a.name === b.name ? a.architecture.localeCompare(b.architecture) : a.name.localeCompare(b.name)
-  ).map((p) => {
-    const sum = checksumOf(p);
-    const valid = providerIsValid(p);
-    return html`<tr><td>${p.name}</td><td>${p.architecture}${
-      p.default_architecture
-        ? html`
-          <span class="tag">default</span>
-        `
-        : ""
-    }</td>
-      <td>${p.blob ? formatBytes(p.blob.size) : p.url ? "external" : "—"}</td>
-      <td class="hash">${sum ? html`${sum.type}: ${sum.value}` : "—"}</td>
-      <td>${
-      valid
-        ? html`<a href="${
-          downloadUrl(s.view, s.box.doc, v, p)
-        }" download>Download<span class="skip"> ${p.name} ${p.architecture}</span></a>`
-        : html`<span class="muted">no file yet</span>`
-    }</td>${actions ? html`<td>${actions(p)}</td>` : ""}</tr>`;
-  });
-  return html`
-    <div class="table-wrap" tabindex="0" role="region" aria-label="Scrollable table">
-      <table>
-        <thead>
-          <tr><th scope="col">Provider</th><th scope="col">Architecture</th>
-        <th scope="col">Size</th><th scope="col">Checksum</th><th scope="col">File</th>${actions
-          ? html`<th scope="col">Manage</th>`
-          : ""}</tr>
-        </thead>
-        <tbody>${rows}</tbody>
-      </table>
-    </div>
-  `;
-}
+import { providerTable, type ShownBox, shownBox } from "./box_view.ts";
 
 function statusTag(v: VersionDoc): Html {
   return html`<span class="tag status-${v.status}">${v.status}</span>`;

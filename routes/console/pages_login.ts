@@ -5,8 +5,8 @@
 import { ApiError } from "../../lib/errors.ts";
 import { randomSecret } from "../../lib/ids.ts";
 import { hasControlOrSpace } from "../../lib/urls.ts";
-import { requestCode, verifyLogin } from "../registry/tokens.ts";
-import { type ConsoleReq, errorMessages, registryReq } from "./context.ts";
+import { type Credentials, requestCode, verifyLogin } from "../registry/services/tokens.ts";
+import { type ConsoleReq, errorMessages } from "./context.ts";
 import { field, loginForm, refuseCrossSite, signedInForm } from "./forms.ts";
 import { html } from "./html.ts";
 import { page, seeOther } from "./layout.ts";
@@ -89,12 +89,11 @@ export async function loginPost(c: ConsoleReq): Promise<Response> {
   const login = field(form, "login");
   const next = safeNext(form.get("next"));
   const code = field(form, "code");
-  const body: Record<string, unknown> = { user: { login, password: form.get("password") ?? "" } };
-  if (code) body.two_factor = { code };
-  if (form.get("send_sms")) return await sendSmsCode(c, body, login, next);
+  const credentials = { login, password: form.get("password") ?? "" };
+  if (form.get("send_sms")) return await sendSmsCode(c, credentials, login, next);
   let found;
   try {
-    found = await verifyLogin(registryReq(c), body);
+    found = await verifyLogin(c.reg, c.ctx, credentials, code ? code : undefined);
   } catch (err) {
     if (!(err instanceof ApiError) || ![401, 406, 422, 429, 503].includes(err.status)) throw err;
     const needCode = err.status === 406;
@@ -115,12 +114,9 @@ export async function loginPost(c: ConsoleReq): Promise<Response> {
 }
 
 /** Requests an SMS code as POST /api/v1/two-factor/request-code does (credentials checked and throttled). */
-async function sendSmsCode(c: ConsoleReq, body: Record<string, unknown>, login: string, next: string) {
+async function sendSmsCode(c: ConsoleReq, credentials: Credentials, login: string, next: string) {
   try {
-    const answer = await requestCode(
-      registryReq(c, { body: { ...body, two_factor: { delivery_method: "sms" } } }),
-    );
-    const sent = (await answer.json()).two_factor.obfuscated_destination as string;
+    const sent = await requestCode(c.reg, c.ctx, credentials, "sms");
     return loginPage(c, {
       login,
       next,

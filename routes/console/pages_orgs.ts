@@ -1,17 +1,15 @@
 // An organization's page for its members: members and roles (owners and admins add, change and remove them) and
-// service principals (create with the secret shown once, delete) through the registry's admin-API handlers,
-// which allow admins and the organization's owners.
+// service principals (create with the secret shown once, delete) through the registry's services, which allow
+// admins and the organization's owners.
 
 import { ApiError } from "../../lib/errors.ts";
-import { orgRole } from "../registry/auth.ts";
-import { deleteMember, putMember } from "../registry/admin_orgs.ts";
-import { createPrincipal, deletePrincipal, listPrincipals } from "../registry/principals.ts";
-import { callRegistry, type ConsoleReq, errorMessages, type RegistryCall } from "./context.ts";
+import { orgRole } from "../registry/core/caller.ts";
+import { deleteMember, putMember } from "../registry/services/orgs.ts";
+import { createPrincipal, deletePrincipal, listPrincipals } from "../registry/services/principals.ts";
+import { actor, type ConsoleReq, errorMessages } from "./context.ts";
 import { field, signedInForm } from "./forms.ts";
 import { html, seg, timeTag } from "./html.ts";
 import { csrfField, page, seeOther } from "./layout.ts";
-
-type Handler = Parameters<typeof callRegistry>[1];
 
 function orgOf(c: ConsoleReq) {
   if (!c.user || !c.caller.userKey) throw new ApiError(401, "Sign in first.");
@@ -26,17 +24,12 @@ function orgHref(c: ConsoleReq): string {
   return `/ui/orgs/${seg(c.ctx.params.org ?? "")}`;
 }
 
-export async function orgPage(c: ConsoleReq): Promise<Response> {
+export function orgPage(c: ConsoleReq): Response {
   const { org, manager } = orgOf(c);
   const name = org.doc.name;
   const shown = c.session?.shownOnce?.label === "sp" ? c.session.shownOnce : undefined;
   if (shown) c.session!.shownOnce = undefined;
-  const principals = manager
-    ? (await callRegistry(c, listPrincipals, { params: { name } })).service_principals as Record<
-      string,
-      string
-    >[]
-    : [];
+  const principals = manager ? listPrincipals(actor(c), name) : [];
   const members = [...org.doc.members].sort((a, b) => a.username.localeCompare(b.username));
   const roleSelect = (id: string, role: string) =>
     html`<select id="${id}" name="role">${
@@ -153,9 +146,9 @@ export async function orgPage(c: ConsoleReq): Promise<Response> {
   return page(c, { title: name, body });
 }
 
-async function orgWrite(c: ConsoleReq, handler: Handler, call: RegistryCall, notice: string) {
+async function orgWrite(c: ConsoleReq, write: () => Promise<unknown>, notice: string) {
   try {
-    await callRegistry(c, handler, call);
+    await write();
     return seeOther(c, orgHref(c), notice);
   } catch (err) {
     if (err instanceof ApiError && [403, 404, 409, 422].includes(err.status)) {
@@ -167,38 +160,29 @@ async function orgWrite(c: ConsoleReq, handler: Handler, call: RegistryCall, not
 
 export async function addMemberPost(c: ConsoleReq): Promise<Response> {
   const form = await signedInForm(c);
-  const params = { name: c.ctx.params.org ?? "", username: field(form, "username") };
-  if (!params.username) return seeOther(c, orgHref(c), undefined, {}, ["Username can't be blank"]);
-  return await orgWrite(c, putMember, {
-    params,
-    body: { member: { role: field(form, "role") } },
-    method: "PUT",
-  }, "Member saved.");
+  const [org, username] = [c.ctx.params.org ?? "", field(form, "username")];
+  if (!username) return seeOther(c, orgHref(c), undefined, {}, ["Username can't be blank"]);
+  const input = { role: field(form, "role") };
+  return await orgWrite(c, () => putMember(actor(c), org, username, input), "Member saved.");
 }
 
 export async function setMemberPost(c: ConsoleReq): Promise<Response> {
   const form = await signedInForm(c);
-  const params = { name: c.ctx.params.org ?? "", username: c.ctx.params.member ?? "" };
-  return await orgWrite(c, putMember, {
-    params,
-    body: { member: { role: field(form, "role") } },
-    method: "PUT",
-  }, "Role saved.");
+  const [org, username] = [c.ctx.params.org ?? "", c.ctx.params.member ?? ""];
+  const input = { role: field(form, "role") };
+  return await orgWrite(c, () => putMember(actor(c), org, username, input), "Role saved.");
 }
 
 export async function removeMemberPost(c: ConsoleReq): Promise<Response> {
   await signedInForm(c);
-  const params = { name: c.ctx.params.org ?? "", username: c.ctx.params.member ?? "" };
-  return await orgWrite(c, deleteMember, { params, method: "DELETE" }, "Member removed.");
+  const [org, username] = [c.ctx.params.org ?? "", c.ctx.params.member ?? ""];
+  return await orgWrite(c, () => deleteMember(actor(c), org, username), "Member removed.");
 }
 
 export async function createPrincipalPost(c: ConsoleReq): Promise<Response> {
   const form = await signedInForm(c);
   try {
-    const created = await callRegistry(c, createPrincipal, {
-      params: { name: c.ctx.params.org ?? "" },
-      body: { service_principal: { name: field(form, "name") } },
-    });
+    const created = await createPrincipal(actor(c), c.ctx.params.org ?? "", { name: field(form, "name") });
     c.session!.shownOnce = {
       label: "sp",
       value: created.client_secret,
@@ -215,6 +199,6 @@ export async function createPrincipalPost(c: ConsoleReq): Promise<Response> {
 
 export async function deletePrincipalPost(c: ConsoleReq): Promise<Response> {
   await signedInForm(c);
-  const params = { name: c.ctx.params.org ?? "", client_id: c.ctx.params.client_id ?? "" };
-  return await orgWrite(c, deletePrincipal, { params, method: "DELETE" }, "Service principal deleted.");
+  const [org, clientId] = [c.ctx.params.org ?? "", c.ctx.params.client_id ?? ""];
+  return await orgWrite(c, () => deletePrincipal(actor(c), org, clientId), "Service principal deleted.");
 }

@@ -3,12 +3,20 @@
 
 import { ApiError } from "../../lib/errors.ts";
 import { json } from "../../lib/http.ts";
-import { createProvider, deleteProvider } from "../registry/providers.ts";
-import { callRegistry, type ConsoleReq, errorMessages } from "./context.ts";
+import { createProvider, deleteProvider } from "../registry/services/providers.ts";
+import { actor, type ConsoleReq, errorMessages } from "./context.ts";
+import { type PreparedUpload, prepareUpload, type Uploads } from "../registry/services/uploads.ts";
 import { checked, field, signedInForm } from "./forms.ts";
 import { html } from "./html.ts";
 import { page } from "./layout.ts";
-import { confirmPage, type Handler, params, requireSignedIn, versionHref, write } from "./pages_publish.ts";
+import {
+  confirmPage,
+  providerPath,
+  requireSignedIn,
+  versionHref,
+  versionPath,
+  write,
+} from "./pages_publish.ts";
 
 export async function createProviderPost(c: ConsoleReq): Promise<Response> {
   const form = await signedInForm(c);
@@ -24,8 +32,7 @@ export async function createProviderPost(c: ConsoleReq): Promise<Response> {
   }
   return await write(
     c,
-    createProvider,
-    { params: params(c), body: { provider } },
+    () => createProvider(actor(c), versionPath(c), provider),
     () => versionHref(c),
     "Provider added: upload its file below.",
     versionHref(c),
@@ -49,8 +56,7 @@ export async function deleteProviderPost(c: ConsoleReq): Promise<Response> {
   await signedInForm(c);
   return await write(
     c,
-    deleteProvider,
-    { params: params(c), method: "DELETE" },
+    () => deleteProvider(actor(c), providerPath(c)),
     () => versionHref(c),
     "Provider deleted.",
     versionHref(c),
@@ -61,13 +67,13 @@ export async function deleteProviderPost(c: ConsoleReq): Promise<Response> {
  * Prepares an upload exactly as GET …/provider/:p/:arch/upload does. The page's script asks for JSON and PUTs
  * the file to `upload_path` with a progress bar; without JavaScript the page shows the URL and a curl command.
  */
-export function prepareUploadPost(prepare: Handler) {
+export function prepareUploadPost(uploads: Uploads) {
   return async (c: ConsoleReq): Promise<Response> => {
     await signedInForm(c);
     const wantsJson = (c.ctx.request.headers.get("accept") ?? "").includes("application/json");
-    let prepared: { upload_path: string };
+    let prepared: PreparedUpload;
     try {
-      prepared = await callRegistry(c, prepare, { params: params(c) });
+      prepared = await prepareUpload(actor(c), uploads, providerPath(c), "standard");
     } catch (err) {
       if (!(err instanceof ApiError) || !wantsJson) throw err;
       return json({ errors: errorMessages(err), success: false }, err.status);

@@ -2,10 +2,10 @@
 // (GET /api/v2/search, same parameters and errors) and a user's or organization's page.
 
 import { ApiError } from "../../lib/errors.ts";
-import { getNamespace } from "../registry/users.ts";
-import { isInsider } from "../registry/auth.ts";
-import { search } from "../registry/search.ts";
-import { ARCHITECTURES } from "../registry/architectures.ts";
+import { getNamespace } from "../registry/api/users.ts";
+import { isInsider } from "../registry/core/caller.ts";
+import { search } from "../registry/api/search.ts";
+import { ARCHITECTURES } from "../registry/core/architectures.ts";
 import { callRegistry, type ConsoleReq, errorMessages } from "./context.ts";
 import { type Html, html, seg, trusted } from "./html.ts";
 import { page } from "./layout.ts";

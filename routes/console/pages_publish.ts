@@ -1,33 +1,32 @@
 // Publishing from the browser: create and edit a box, create a version, edit, release, revoke and delete it
-// (providers and uploads: pages_providers.ts). Each calls the registry handler the API route calls, as the
+// (providers and uploads: pages_providers.ts). Each calls the registry service the API route calls, as the
 // signed-in user; destructive steps go through a confirmation page first.
 
 import { ApiError } from "../../lib/errors.ts";
-import { createBox, deleteBox, updateBox, visibleBox } from "../registry/boxes.ts";
+import { createBox, deleteBox, updateBox, visibleBox } from "../registry/services/boxes.ts";
 import {
   createVersion,
   deleteVersion,
   releaseVersion,
   revokeVersion,
   updateVersion,
-} from "../registry/versions.ts";
-import { callRegistry, type ConsoleReq, errorMessages, type RegistryCall, registryReq } from "./context.ts";
+  type VersionPath,
+} from "../registry/services/versions.ts";
+import type { ProviderPath } from "../registry/services/providers.ts";
+import { actor, type ConsoleReq, errorMessages } from "./context.ts";
 import { checked, field, type Form, signedInForm } from "./forms.ts";
 import { html, seg } from "./html.ts";
 import { csrfField, page, seeOther } from "./layout.ts";
 
-export type Handler = Parameters<typeof callRegistry>[1];
-// deno-lint-ignore no-explicit-any
-type Json = any;
-
-/** The registry's path parameters of a /ui/boxes/:user/:box/... path. */
-export function params(c: ConsoleReq): Record<string, string> {
+/** The version a /ui/boxes/:user/:box/versions/:version path names. */
+export function versionPath(c: ConsoleReq): VersionPath {
   const p = c.ctx.params;
-  const out: Record<string, string> = { username: p.user ?? "", name: p.box ?? "" };
-  if (p.version !== undefined) out.version = p.version;
-  if (p.provider !== undefined) out.provider = p.provider;
-  if (p.arch !== undefined) out.architecture = p.arch;
-  return out;
+  return { owner: p.user ?? "", box: p.box ?? "", version: p.version ?? "" };
+}
+
+/** The provider a /ui/boxes/:user/:box/versions/:version/providers/:provider/:arch path names. */
+export function providerPath(c: ConsoleReq): ProviderPath {
+  return { ...versionPath(c), provider: c.ctx.params.provider ?? "", architecture: c.ctx.params.arch ?? "" };
 }
 
 export function boxHref(c: ConsoleReq, name = c.ctx.params.box ?? ""): string {
@@ -46,16 +45,15 @@ export function requireSignedIn(c: ConsoleReq): void {
  * Runs a registry write for a form post; 303 to `done` with a notice, or back to `back` with the registry's
  * messages when it refused (422, 402, 403, 409).
  */
-export async function write(
+export async function write<T>(
   c: ConsoleReq,
-  handler: Handler,
-  call: RegistryCall,
-  done: (answer: unknown) => string,
+  run: () => Promise<T>,
+  done: (answer: T) => string,
   notice: string,
   back: string,
 ): Promise<Response> {
   try {
-    const answer = await callRegistry(c, handler, call);
+    const answer = await run();
     return seeOther(c, done(answer), notice);
   } catch (err) {
     if (err instanceof ApiError && [402, 403, 409, 422].includes(err.status)) {
@@ -109,12 +107,11 @@ export function newBoxPage(c: ConsoleReq): Response {
 export async function createBoxPost(c: ConsoleReq): Promise<Response> {
   const form = await signedInForm(c);
   const owner = field(form, "owner") || c.user!.username;
-  const body = { box: { username: owner, name: field(form, "name"), ...boxFields(form) } };
+  const input = { username: owner, name: field(form, "name"), ...boxFields(form) };
   return await write(
     c,
-    createBox,
-    { body },
-    (b: Json) => `/${seg(b.username)}/boxes/${seg(b.name)}`,
+    () => createBox(actor(c), input),
+    (b) => `/${seg(c.reg.namespaceName(b.doc.owner) ?? b.doc.owner)}/boxes/${seg(b.doc.name)}`,
     "Box created.",
     `/ui/boxes/new?owner=${encodeURIComponent(owner)}`,
   );
@@ -123,7 +120,7 @@ export async function createBoxPost(c: ConsoleReq): Promise<Response> {
 export function editBoxPage(c: ConsoleReq): Response {
   requireSignedIn(c);
   // Visibility as GET /api/v2/box; only insiders get the form (the registry checks writes again on save).
-  const { box, insider } = visibleBox(registryReq(c, { params: params(c) }));
+  const { box, insider } = visibleBox(c, c.ctx.params.user ?? "", c.ctx.params.box ?? "");
   if (!insider) throw new ApiError(403, "You are not allowed to modify this box.");
   const d = box.doc;
   const body = html`
@@ -152,12 +149,12 @@ export function editBoxPage(c: ConsoleReq): Response {
 
 export async function editBoxPost(c: ConsoleReq): Promise<Response> {
   const form = await signedInForm(c);
-  const body = { box: { name: field(form, "name"), ...boxFields(form) } };
+  const input = { name: field(form, "name"), ...boxFields(form) };
+  const [owner, name] = [c.ctx.params.user ?? "", c.ctx.params.box ?? ""];
   return await write(
     c,
-    updateBox,
-    { params: params(c), body, method: "PUT" },
-    (b: Json) => boxHref(c, b.name),
+    () => updateBox(actor(c), owner, name, input),
+    (b) => boxHref(c, b.doc.name),
     "Box saved.",
     `${c.ctx.url.pathname}`,
   );
@@ -198,8 +195,7 @@ export async function deleteBoxPost(c: ConsoleReq): Promise<Response> {
   await signedInForm(c);
   return await write(
     c,
-    deleteBox,
-    { params: params(c), method: "DELETE" },
+    () => deleteBox(actor(c), c.ctx.params.user ?? "", c.ctx.params.box ?? "", () => undefined),
     () => `/${seg(c.ctx.params.user ?? "")}`,
     "Box deleted.",
     boxHref(c),
@@ -223,12 +219,12 @@ export function newVersionPage(c: ConsoleReq): Response {
 
 export async function createVersionPost(c: ConsoleReq): Promise<Response> {
   const form = await signedInForm(c);
-  const body = { version: { version: field(form, "version"), description: form.get("description") ?? "" } };
+  const input = { version: field(form, "version"), description: form.get("description") ?? "" };
+  const [owner, name] = [c.ctx.params.user ?? "", c.ctx.params.box ?? ""];
   return await write(
     c,
-    createVersion,
-    { params: params(c), body },
-    (v: Json) => versionHref(c, v.version),
+    () => createVersion(actor(c), owner, name, input),
+    (r) => versionHref(c, r.version.version),
     "Version created: add providers, upload their files, then release it.",
     c.ctx.url.pathname,
   );
@@ -236,11 +232,10 @@ export async function createVersionPost(c: ConsoleReq): Promise<Response> {
 
 export async function editVersionPost(c: ConsoleReq): Promise<Response> {
   const form = await signedInForm(c);
-  const body = { version: { description: form.get("description") ?? "" } };
+  const input = { description: form.get("description") ?? "" };
   return await write(
     c,
-    updateVersion,
-    { params: params(c), body, method: "PUT" },
+    () => updateVersion(actor(c), versionPath(c), input),
     () => versionHref(c),
     "Description saved.",
     versionHref(c),
@@ -251,8 +246,7 @@ export async function releasePost(c: ConsoleReq): Promise<Response> {
   await signedInForm(c);
   return await write(
     c,
-    releaseVersion,
-    { params: params(c), method: "PUT" },
+    () => releaseVersion(actor(c), versionPath(c)),
     () => versionHref(c),
     "Version released.",
     versionHref(c),
@@ -275,8 +269,7 @@ export async function revokePost(c: ConsoleReq): Promise<Response> {
   await signedInForm(c);
   return await write(
     c,
-    revokeVersion,
-    { params: params(c), method: "PUT" },
+    () => revokeVersion(actor(c), versionPath(c)),
     () => versionHref(c),
     "Version revoked.",
     versionHref(c),
@@ -299,8 +292,7 @@ export async function deleteVersionPost(c: ConsoleReq): Promise<Response> {
   await signedInForm(c);
   return await write(
     c,
-    deleteVersion,
-    { params: params(c), method: "DELETE" },
+    () => deleteVersion(actor(c), versionPath(c)),
     () => boxHref(c),
     "Version deleted.",
     versionHref(c),

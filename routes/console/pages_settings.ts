@@ -4,15 +4,10 @@
 
 import { renderSVG } from "uqr";
 import { ApiError } from "../../lib/errors.ts";
-import {
-  confirmTotpFor,
-  deleteTokenOf,
-  enrolTotpFor,
-  removeTotpFor,
-  tokensOf,
-} from "../registry/admin_users.ts";
-import type { UserDoc } from "../registry/model.ts";
-import { issueToken } from "../registry/tokens.ts";
+import { deleteTokenOf, tokensOf } from "../registry/services/user_tokens.ts";
+import { confirmTotpFor, enrolTotpFor, removeTotpFor } from "../registry/services/twofactor.ts";
+import type { UserDoc } from "../registry/core/model.ts";
+import { issueToken } from "../registry/services/tokens.ts";
 import { type ConsoleReq, errorMessages, maintenance } from "./context.ts";
 import { field, signedInForm } from "./forms.ts";
 import { html, timeTag, trusted } from "./html.ts";

@@ -2,12 +2,12 @@
 // provider with an architecture, upload a provider's file (progress bar with JavaScript; without it, the upload
 // URL and a curl command), delete a provider (confirmed).
 
-import { ARCHITECTURES } from "../registry/architectures.ts";
-import type { ProviderDoc, VersionDoc } from "../registry/model.ts";
+import { ARCHITECTURES } from "../registry/core/architectures.ts";
+import type { ProviderDoc, VersionDoc } from "../registry/core/model.ts";
 import type { ConsoleReq } from "./context.ts";
 import { type Html, html, seg } from "./html.ts";
 import { csrfField } from "./layout.ts";
-import { providerTable, type ShownBox } from "./pages_box.ts";
+import { providerTable, type ShownBox } from "./box_view.ts";
 
 /** /ui/boxes/:owner/:box/versions/:version */
 export function versionUiBase(s: ShownBox, v: VersionDoc): string {

@@ -5,21 +5,22 @@ import type { ApiModule, AppContext } from "../../lib/app.ts";
 import { ApiError } from "../../lib/errors.ts";
 import { baseUrl, type Handler, type RequestContext } from "../../lib/http.ts";
 import type { Route } from "../../lib/router.ts";
-import { type Req, resolveCaller } from "./auth.ts";
-import { notFound } from "./errors.ts";
+import { type Req, resolveCaller } from "./api/auth.ts";
+import type { Caller } from "./core/caller.ts";
+import { notFound } from "./core/errors.ts";
 import { registryFamily } from "./family.ts";
-import { loadRegistrySettings } from "./settings.ts";
-import { Registry } from "./state.ts";
+import { loadRegistrySettings } from "./core/settings.ts";
+import { Registry } from "./core/registry.ts";
 import { RateLimiter } from "../../lib/rate_limiter.ts";
-import { TwoFactor } from "./twofactor.ts";
-import { outboxSender, webhookSender } from "./sms.ts";
-import { bootstrapAdmin } from "./bootstrap.ts";
-import { createToken, deleteToken, maintenanceError, requestCode, validateToken } from "./tokens.ts";
-import * as adminUsers from "./admin_users.ts";
-import * as adminOrgs from "./admin_orgs.ts";
-import { getNamespace } from "./users.ts";
-import { search } from "./search.ts";
-import { createBox, deleteBox, getBox, updateBox } from "./boxes.ts";
+import { outboxSender, webhookSender } from "./core/sms.ts";
+import { bootstrapAdmin } from "./services/bootstrap.ts";
+import { createToken, deleteToken, requestCode, validateToken } from "./api/tokens.ts";
+import { maintenanceError } from "./services/tokens.ts";
+import * as adminUsers from "./api/admin_users.ts";
+import * as adminOrgs from "./api/admin_orgs.ts";
+import { getNamespace } from "./api/users.ts";
+import { search } from "./api/search.ts";
+import { createBox, deleteBox, getBox, updateBox } from "./api/boxes.ts";
 import {
   createVersion,
   deleteVersion,
@@ -27,14 +28,15 @@ import {
   releaseVersion,
   revokeVersion,
   updateVersion,
-} from "./versions.ts";
-import { createProvider, deleteProvider, getProvider, updateProvider } from "./providers.ts";
-import { prepareUpload, receiveUpload, uploadCallback, Uploads } from "./uploads.ts";
-import { boxMetadata, downloadProvider } from "./downloads.ts";
-import * as principals from "./principals.ts";
-import { OAUTH_TOKEN_PATH, oauthToken, withOAuthErrors } from "./oauth2.ts";
-import { apiOfPath, underApiV2 } from "./api_v2.ts";
-import { getHistory, putHistory } from "./box_history.ts";
+} from "./api/versions.ts";
+import { createProvider, deleteProvider, getProvider, updateProvider } from "./api/providers.ts";
+import { prepareUpload, receiveUpload, uploadCallback } from "./api/uploads.ts";
+import { Uploads } from "./services/uploads.ts";
+import { boxMetadata, downloadProvider } from "./api/downloads.ts";
+import * as principals from "./api/principals.ts";
+import { OAUTH_TOKEN_PATH, oauthToken, withOAuthErrors } from "./api/oauth2.ts";
+import { apiOfPath, underApiV2 } from "./api/api_v2.ts";
+import { getHistory, putHistory } from "./api/box_history.ts";
 
 type RegistryHandler = (req: Req) => Response | Promise<Response>;
 
@@ -89,6 +91,8 @@ interface RouteSpec {
   maxBodyBytes?: number;
   /** A GET that writes: on a cluster it catches up with other nodes first, as writes do (lib/router.ts). */
   catchUpFirst?: boolean;
+  /** The guarded handler, wrapped once more as the route is declared (a front's page, RFC 6749 errors). */
+  wrap?: (handler: Handler) => Handler;
 }
 
 /** An admin collection's routes, in this order: list and create at `base`, read, update and delete at `base/:name`. */
@@ -112,25 +116,40 @@ const P = `${V}/provider/:provider`;
 const ROOT_USER = ":username";
 const SP = "/api/v1/admin/organizations/:name/service-principals";
 
-/** The registry's routes, and its state for the web console (which calls the same functions). */
-export interface RegistryModule extends ApiModule {
+/** The registry's state, for a front built on it (the web console calls the same services). */
+export interface RegistryCore {
   reg: Registry;
   uploads: Uploads;
   /** The registry's request rate limit (per token or client IP), which web console pages share. */
   limiter: RateLimiter;
 }
 
-export async function createRegistryApi(ctx: AppContext): Promise<RegistryModule> {
+/** A browser front over the registry (the web console), built with the registry's state before its routes. */
+export interface BrowserFront extends ApiModule {
+  /** The signed-in user of a request without a token, for metadata and downloads followed from a page. */
+  browserCaller(ctx: RequestContext): Caller | undefined;
+  /** Wraps the /:user/:box metadata route: a browser asking for HTML is sent to the box page. */
+  metadataRoute(handler: Handler): Handler;
+}
+
+/** The registry's routes and state, and the front built on it when one was asked for. */
+export interface RegistryModule<F extends BrowserFront | undefined> extends ApiModule, RegistryCore {
+  front: F;
+}
+
+export async function createRegistryApi<F extends BrowserFront | undefined = undefined>(
+  ctx: AppContext,
+  buildFront?: (core: RegistryCore) => F,
+): Promise<RegistryModule<F>> {
   const settings = loadRegistrySettings(ctx.config);
   const reg = new Registry(ctx, settings, {
     downloads: await ctx.data.counters("registry-downloads"),
     tokenUse: await ctx.data.counters("registry-token-last-used"),
+    principalUse: await ctx.data.counters("registry-sp-last-used"),
+    sms: settings.smsWebhook
+      ? webhookSender(settings.smsWebhook, settings.smsWebhookToken, ctx.logger)
+      : outboxSender(ctx.config.dataDir, ctx.logger),
   });
-  const sender = settings.smsWebhook
-    ? webhookSender(settings.smsWebhook, settings.smsWebhookToken, ctx.logger)
-    : outboxSender(ctx.config.dataDir, ctx.logger);
-  reg.twoFactor = new TwoFactor(reg, settings.codeTtlMs, sender, ctx.data.keys);
-  reg.principals = new principals.Principals(reg, await ctx.data.counters("registry-sp-last-used"));
   await bootstrapAdmin(reg);
   const uploads = new Uploads(reg);
   const limiter = new RateLimiter(settings.rateLimitRps, settings.rateLimitBurst);
@@ -143,6 +162,8 @@ export async function createRegistryApi(ctx: AppContext): Promise<RegistryModule
   );
   Deno.unrefTimer(orphanTimer);
   reg.scheduleOrphanCollection({ fullScan: true });
+  const front = buildFront?.({ reg, uploads, limiter }) as F;
+  const browserCaller = front ? (rc: RequestContext) => front.browserCaller(rc) : undefined;
 
   const specs: RouteSpec[] = [
     { method: "POST", path: "/api/v1/authenticate", handler: createToken, login: true },
@@ -221,16 +242,23 @@ export async function createRegistryApi(ctx: AppContext): Promise<RegistryModule
     { method: "GET", path: SP, handler: principals.listPrincipals },
     { method: "POST", path: SP, handler: principals.createPrincipal },
     { method: "DELETE", path: `${SP}/:client_id`, handler: principals.deletePrincipal },
-    // Every method: the endpoint answers 405 itself, in RFC 6749 JSON, and reads at most 16 KiB of body.
+    // Every method: the endpoint answers 405 itself, in RFC 6749 JSON, and reads at most 16 KiB of body; every
+    // failure (maintenance, rate limit, its own) is RFC 6749 JSON.
     {
       method: ALL_METHODS,
       path: OAUTH_TOKEN_PATH,
       handler: oauthToken,
       maxBodyBytes: Number.MAX_SAFE_INTEGER,
+      wrap: withOAuthErrors,
     },
     // What Vagrant 2.4 reads first: one entry per (provider, architecture) (spec v2 §3).
     { method: "GET", path: "/api/v2/vagrant/:username/:name", handler: boxMetadata },
-    { method: ALL_METHODS, path: `/${ROOT_USER}/:name`, handler: rootOnly(boxMetadata) },
+    {
+      method: ALL_METHODS,
+      path: `/${ROOT_USER}/:name`,
+      handler: rootOnly(boxMetadata),
+      ...(front ? { wrap: (h: Handler) => front.metadataRoute(h) } : {}),
+    },
     {
       method: ALL_METHODS,
       path: `/${ROOT_USER}/boxes/:name/versions/:version/providers/:provider([^/]+)\\.box`,
@@ -272,7 +300,7 @@ export async function createRegistryApi(ctx: AppContext): Promise<RegistryModule
       if (rootPath && ctx.family !== "registry") throw new ApiError(404, `Not found: ${ctx.url.pathname}`);
       let caller = resolveCaller(reg, ctx);
       // Metadata and downloads followed from a web console page carry its session cookie, not a token.
-      if (rootPath && !caller.tokenPresent && reg.browserCaller) caller = reg.browserCaller(ctx) ?? caller;
+      if (rootPath && !caller.tokenPresent && browserCaller) caller = browserCaller(ctx) ?? caller;
       if (!login && reg.maintenanceEnabled() && !caller.user?.admin) throw maintenanceError();
       // A request answered again after its view caught up (ctx.retry) was counted the first time.
       if (limiter.enabled && !ctx.retry) {
@@ -317,20 +345,20 @@ export async function createRegistryApi(ctx: AppContext): Promise<RegistryModule
     throw notFound();
   };
 
-  const routes: Route[] = specs.map((s) => ({
-    method: s.method,
-    path: s.path,
-    handler: guard(s.handler, s.login, true, s.path.startsWith(`/${ROOT_USER}/`), apiOfPath(s.path)),
-    ...(s.secretParams ? { secretParams: s.secretParams } : {}),
-    ...(s.maxBodyBytes ? { maxBodyBytes: s.maxBodyBytes } : {}),
-    ...(s.catchUpFirst ? { catchUpFirst: true } : {}),
-  }));
+  const routes: Route[] = specs.map((s) => {
+    const guarded = guard(s.handler, s.login, true, s.path.startsWith(`/${ROOT_USER}/`), apiOfPath(s.path));
+    return {
+      method: s.method,
+      path: s.path,
+      handler: s.wrap ? s.wrap(guarded) : guarded,
+      ...(s.secretParams ? { secretParams: s.secretParams } : {}),
+      ...(s.maxBodyBytes ? { maxBodyBytes: s.maxBodyBytes } : {}),
+      ...(s.catchUpFirst ? { catchUpFirst: true } : {}),
+    };
+  });
   for (const api of ["/api/v1", "/api/v2"]) {
     routes.push({ method: ALL_METHODS, path: `${api}{/*}?`, handler: guard(unmatched, false, false) });
   }
-
-  // The token endpoint answers every failure (maintenance, rate limit, its own) as RFC 6749 JSON.
-  for (const r of routes) if (r.path === OAUTH_TOKEN_PATH) r.handler = withOAuthErrors(r.handler);
 
   return {
     routes,
@@ -338,10 +366,10 @@ export async function createRegistryApi(ctx: AppContext): Promise<RegistryModule
     reg,
     uploads,
     limiter,
+    front,
     async close() {
       clearInterval(orphanTimer);
       await uploads.close();
-      reg.principals.close();
       reg.close();
       await reg.settle();
     },

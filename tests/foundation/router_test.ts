@@ -2,7 +2,7 @@ import { assertEquals, assertMatch } from "../helpers/assert.ts";
 import { Router } from "../../lib/router.ts";
 import { createLogger } from "../../lib/log.ts";
 import { json, readJson } from "../../lib/http.ts";
-import { renderRegistryError } from "../../routes/registry/errors.ts";
+import { renderRegistryError } from "../../routes/registry/core/errors.ts";
 import { renderAuthError } from "../../routes/authmethods/errors.ts";
 import { renderEventsError } from "../../routes/events/errors.ts";
 import { renderServerError } from "../../routes/server/errors.ts";

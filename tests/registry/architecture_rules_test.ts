@@ -9,8 +9,8 @@ import {
   movedDefaults,
   settleDefaults,
   v1Providers,
-} from "../../routes/registry/architectures.ts";
-import type { BoxDoc, ProviderDoc, VersionDoc } from "../../routes/registry/model.ts";
+} from "../../routes/registry/core/architectures.ts";
+import type { BoxDoc, ProviderDoc, VersionDoc } from "../../routes/registry/core/model.ts";
 
 function provider(name: string, architecture: string, isDefault: boolean): ProviderDoc {
   return {

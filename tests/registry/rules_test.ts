@@ -6,7 +6,7 @@ import {
   isValidBoxName,
   isValidVersion,
   namespacePattern,
-} from "../../routes/registry/rules.ts";
+} from "../../routes/registry/core/rules.ts";
 import { RateLimiter } from "../../lib/rate_limiter.ts";
 
 Deno.test("version syntax accepts RubyGems versions and refuses others", () => {

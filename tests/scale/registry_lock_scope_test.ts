@@ -1,10 +1,10 @@
-// The registry's lock sets (routes/registry/locks.ts, what Registry.write and writeIn pass to the store) on one
+// The registry's lock sets (routes/registry/core/locks.ts, what Registry.write and writeIn pass to the store) on one
 // node and on two nodes over PostgreSQL: a scoped write in one namespace commits while a scoped write in another
 // namespace is still planning, and a write on the same namespace or a global write waits for it.
 
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { DataDir } from "../../lib/store/mod.ts";
-import { registryLock, registryLockSet } from "../../routes/registry/locks.ts";
+import { registryLock, registryLockSet } from "../../routes/registry/core/locks.ts";
 import { postgresSkipReason, startPostgres } from "../fixtures/postgres.ts";
 import { testRootKey } from "./helpers.ts";
 

@@ -1,4 +1,4 @@
-// Registry writes that take a namespace's key (routes/registry/locks.ts) raced on two wharf nodes over one
+// Registry writes that take a namespace's key (routes/registry/core/locks.ts) raced on two wharf nodes over one
 // PostgreSQL database: one version number created on both nodes at once is taken once, a box deleted on one node
 // while versions are created in it on the other stays deleted, and a box created in an organization while an
 // admin deletes the organization (a global write) never outlives it.

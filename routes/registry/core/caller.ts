@@ -1,0 +1,106 @@
+// Who is acting on the registry (a token's user, a service principal's organization, the web console's
+// signed-in user, or nobody) and the permission rules of spec §5 over that caller.
+
+import { ApiError } from "../../../lib/errors.ts";
+import { notFound } from "./errors.ts";
+import type { OrgDoc, UserDoc } from "./model.ts";
+import type { RegistryState } from "./state.ts";
+
+export const TOKEN_HMAC_PURPOSE = "registry.token";
+
+export interface Caller {
+  /** A token was presented (valid or not). */
+  tokenPresent: boolean;
+  tokenHash: string | undefined;
+  user: UserDoc | undefined;
+  /** Lowercase username of the caller. */
+  userKey: string | undefined;
+}
+
+/** The caller without a token (shared: callers are never mutated). */
+export const ANONYMOUS: Caller = Object.freeze({
+  tokenPresent: false,
+  tokenHash: undefined,
+  user: undefined,
+  userKey: undefined,
+});
+
+/** A signed-in user acting without a token (the web console's session). */
+export function signedIn(user: UserDoc): Caller {
+  return { tokenPresent: true, tokenHash: undefined, user, userKey: user.username.toLowerCase() };
+}
+
+/** What a permission rule looks at: the registry and the caller (an API request is one, so is a console page). */
+export interface Acting {
+  reg: RegistryState;
+  caller: Caller;
+}
+
+export function tokenHash(reg: RegistryState, token: string): string {
+  return reg.ctx.data.keys.hmac(TOKEN_HMAC_PURPOSE, token);
+}
+
+/** 401 unless a valid token was presented. */
+export function requireUser(who: Acting): UserDoc {
+  if (!who.caller.tokenPresent) throw new ApiError(401, "Authentication required!");
+  if (!who.caller.user) throw new ApiError(401, "Bad access token!");
+  return who.caller.user;
+}
+
+export function requireAdmin(who: Acting): UserDoc {
+  const user = requireUser(who);
+  if (!user.admin) throw new ApiError(403, "Admin privileges required!");
+  return user;
+}
+
+export function orgRole(org: OrgDoc, userKey: string): "owner" | "member" | undefined {
+  return org.members.find((m) => m.username.toLowerCase() === userKey)?.role;
+}
+
+/** The caller is the namespace, a member or owner of it, or an admin: may read private and write. */
+export function isInsider(reg: RegistryState, caller: Caller, ownerKey: string): boolean {
+  if (!caller.user || !caller.userKey) return false;
+  if (caller.user.admin || caller.userKey === ownerKey) return true;
+  const org = reg.org(ownerKey)?.doc;
+  return org !== undefined && orgRole(org, caller.userKey) !== undefined;
+}
+
+/**
+ * Write access to namespace `ownerKey`: 401 without a valid token, 404 for a private box the caller
+ * cannot see, 403 otherwise when not allowed, 402 while the namespace is delinquent (admins exempt).
+ */
+export function requireWrite(who: Acting, ownerKey: string, privateBox = false): UserDoc {
+  const user = requireUser(who);
+  if (!isInsider(who.reg, who.caller, ownerKey)) {
+    if (privateBox) throw notFound();
+    const name = who.reg.namespaceName(ownerKey) ?? ownerKey;
+    throw new ApiError(403, `You are not allowed to modify boxes in namespace '${name}'!`);
+  }
+  requireSolvent(who, ownerKey);
+  return user;
+}
+
+export function requireSolvent(who: Acting, ownerKey: string): void {
+  if (who.caller.user?.admin) return;
+  if (who.reg.namespaceDelinquent(ownerKey)) {
+    const name = who.reg.namespaceName(ownerKey) ?? ownerKey;
+    throw new ApiError(402, `Namespace '${name}' is delinquent on billing; writes are disabled!`);
+  }
+}
+
+/** The organization `name` (404 when absent). */
+export function existingOrg(reg: RegistryState, name: string) {
+  const org = reg.org(name);
+  if (!org) throw notFound();
+  return org;
+}
+
+/** The organization `name`, when the caller is an admin or one of its owners (401, 404, 403 otherwise). */
+export function requireOrgManager(who: Acting, name: string, what = "members") {
+  const user = requireUser(who);
+  const org = existingOrg(who.reg, name);
+  if (!user.admin && orgRole(org.doc, user.username.toLowerCase()) !== "owner") {
+    throw new ApiError(403, `You are not allowed to manage ${what} of '${org.doc.name}'!`);
+  }
+  return org;
+}

@@ -1,0 +1,47 @@
+// The registry: its documents and indexes (state.ts) with the collaborators every service needs, built here at
+// construction: two-factor codes and secrets, and service principals.
+
+import type { AppContext } from "../../../lib/app.ts";
+import type { Counters } from "../../../lib/store/mod.ts";
+import type { Acting } from "./caller.ts";
+import { Principals } from "./principals.ts";
+import type { ApiVersion } from "./render.ts";
+import type { RegistrySettings } from "./settings.ts";
+import type { SmsSender } from "./sms.ts";
+import { RegistryState } from "./state.ts";
+import { TwoFactor } from "./twofactor.ts";
+
+/** What the registry is built from beside its settings: the usage counters and the SMS sender. */
+export interface RegistryParts {
+  downloads: Counters;
+  tokenUse: Counters;
+  /** Service principals' last use. */
+  principalUse: Counters;
+  sms: SmsSender;
+}
+
+export class Registry extends RegistryState {
+  readonly twoFactor: TwoFactor;
+  /** Service principals' tokens and last use (spec v2 §4). */
+  readonly principals: Principals;
+
+  constructor(ctx: AppContext, settings: RegistrySettings, parts: RegistryParts) {
+    super(ctx, settings, parts);
+    this.twoFactor = new TwoFactor(this, settings.codeTtlMs, parts.sms, ctx.data.keys);
+    this.principals = new Principals(this, parts.principalUse);
+  }
+
+  override close(): void {
+    this.principals.close();
+    super.close();
+  }
+}
+
+/** The caller of a registry service: an API request is one, and so is a web console page. */
+export interface Actor extends Acting {
+  reg: Registry;
+  /** scheme://host[:port] the caller reached the registry at: the absolute URLs of records and events. */
+  origin: string;
+  /** The API the caller's answers take their URLs from (spec v2 §2). */
+  api: ApiVersion;
+}

@@ -1,0 +1,243 @@
+// Two-factor authentication (§4): SMS codes (stored sealed, one per user, single-use on any node of a cluster)
+// and TOTP (RFC 6238), the login check with its 406 answers and throttles, and the code-request endpoint.
+
+import * as OTPAuth from "otpauth";
+import { ApiError } from "../../../lib/errors.ts";
+import { constantTimeEqual } from "../../../lib/crypto.ts";
+import { smsFailureMessage } from "./errors.ts";
+import { SMS_CODES, type SmsCodeDoc, type UserDoc } from "./model.ts";
+import type { StoredDoc } from "../../../lib/store/mod.ts";
+import type { RegistryState } from "./state.ts";
+import { registryLock } from "./locks.ts";
+import type { SmsSender } from "./sms.ts";
+import { type Attempt, FailureLimitReached, FailureThrottle } from "../../../lib/failure_throttle.ts";
+import { rateLimited } from "./throttle.ts";
+
+const TOTP_PURPOSE = "registry.totp";
+const SMS_PURPOSE = "registry.sms";
+const MINUTE = 60_000;
+
+export function deliveryMethods(user: UserDoc): ("app" | "sms")[] {
+  const out: ("app" | "sms")[] = [];
+  if (user.totp_secret) out.push("app");
+  if (user.mobile) out.push("sms");
+  return out;
+}
+
+export function twoFactorDetails(user: UserDoc) {
+  const methods = deliveryMethods(user);
+  return { default_delivery_method: methods.includes("app") ? "app" : "sms", delivery_methods: methods };
+}
+
+export class TwoFactor {
+  // Per node. Wrong codes: each check holds a slot while it runs (it commits), so the limit holds however many
+  // arrive at once. Code requests are checked and counted without yielding in between.
+  readonly #wrong = new FailureThrottle({ user: { limit: 10, windowMs: 15 * MINUTE } });
+  readonly #requests = new FailureThrottle({
+    short: { limit: 1, windowMs: 30_000 },
+    hour: { limit: 5, windowMs: 60 * MINUTE },
+  });
+  readonly #codeTtlMs: number;
+  readonly sender: SmsSender;
+  readonly #reg: RegistryState;
+  readonly #keys: {
+    seal(p: string, v: string, a: string): string;
+    open(p: string, v: string, a: string): string;
+  };
+
+  constructor(
+    reg: RegistryState,
+    codeTtlMs: number,
+    sender: SmsSender,
+    keys: { seal(p: string, v: string, a: string): string; open(p: string, v: string, a: string): string },
+  ) {
+    this.#reg = reg;
+    this.#codeTtlMs = codeTtlMs;
+    this.sender = sender;
+    this.#keys = keys;
+  }
+
+  sealSecret(userKey: string, base32: string): string {
+    return this.#keys.seal(TOTP_PURPOSE, base32, `registry/users/${userKey}`);
+  }
+
+  openSecret(userKey: string, sealed: string): string {
+    return this.#keys.open(TOTP_PURPOSE, sealed, `registry/users/${userKey}`);
+  }
+
+  /** The accepted time step of `code` for a sealed secret, if valid and newer than `lastStep`. */
+  totpStep(userKey: string, sealed: string, code: string, lastStep: number): number | undefined {
+    if (!/^[0-9]{6}$/.test(code)) return undefined;
+    const secret = OTPAuth.Secret.fromBase32(this.openSecret(userKey, sealed));
+    const now = Date.now();
+    const current = Math.floor(now / 30_000);
+    for (const delta of [-1, 0, 1]) {
+      const step = current + delta;
+      if (step <= lastStep) continue;
+      const expected = OTPAuth.TOTP.generate({
+        secret,
+        algorithm: "SHA1",
+        digits: 6,
+        period: 30,
+        timestamp: step * 30_000,
+      });
+      if (constantTimeEqual(expected, code)) return step;
+    }
+    return undefined;
+  }
+
+  /**
+   * Checks the login's two-factor code for a user with two-factor on. Returns the TOTP step to record
+   * (or undefined when an SMS code was used: it is gone on every node); throws 406 or 429 otherwise.
+   */
+  async checkLoginCode(userKey: string, user: UserDoc, code: unknown): Promise<{ totpStep?: number }> {
+    const details = { two_factor: twoFactorDetails(user) };
+    if (code === undefined || code === null || code === "") {
+      throw new ApiError(406, "Two-factor authentication code required!", { details });
+    }
+    const text = typeof code === "number"
+      ? String(code).padStart(6, "0")
+      : typeof code === "string"
+      ? code.trim()
+      : "";
+    let attempt: Attempt<"user">;
+    try {
+      attempt = await this.#wrong.begin({ user: userKey });
+    } catch (err) {
+      if (err instanceof FailureLimitReached) throw rateLimited(err.retryAfter);
+      throw err;
+    }
+    const outcome = await attempt.run(() => this.#checkCode(userKey, user, text), (o) => o !== undefined);
+    if (!outcome) throw new ApiError(406, "Invalid or expired two-factor code!", { details });
+    return outcome;
+  }
+
+  /**
+   * Whether `code` is a current code of the user's active second factor (what changing it needs besides a
+   * session): the SMS code in flight (then used up) or a code of the authenticator app. Wrong codes count
+   * against the same per-user throttle as the login's (429 once it is reached); a missing code counts nothing.
+   */
+  async checkCurrentCode(userKey: string, user: UserDoc, code: string): Promise<boolean> {
+    const text = code.trim();
+    if (text === "") return false;
+    let attempt: Attempt<"user">;
+    try {
+      attempt = await this.#wrong.begin({ user: userKey });
+    } catch (err) {
+      if (err instanceof FailureLimitReached) throw rateLimited(err.retryAfter);
+      throw err;
+    }
+    return await attempt.run(async () => {
+      if (user.two_factor_enabled && user.mobile && await this.#useSmsCode(userKey, text)) return true;
+      if (user.totp_secret && this.totpStep(userKey, user.totp_secret, text, 0) !== undefined) return true;
+      await this.#countWrongSmsCode(userKey);
+      return false;
+    }, (ok) => ok);
+  }
+
+  /** The SMS code in flight (used up) or a TOTP code: what to record, or undefined when it is neither. */
+  async #checkCode(userKey: string, user: UserDoc, text: string): Promise<{ totpStep?: number } | undefined> {
+    if (await this.#useSmsCode(userKey, text)) return {};
+    if (user.totp_secret) {
+      const step = this.totpStep(userKey, user.totp_secret, text, user.totp_last_step);
+      if (step !== undefined) return { totpStep: step };
+    }
+    await this.#countWrongSmsCode(userKey);
+    return undefined;
+  }
+
+  /**
+   * Sends a fresh SMS code (replacing any previous one); the caller has checked credentials. The masked
+   * destination: "SMS number ending in …".
+   */
+  async requestSmsCode(userKey: string, user: UserDoc): Promise<string> {
+    if (!user.two_factor_enabled || !user.mobile) {
+      throw new ApiError(422, "Two-factor authentication by SMS is not enabled for this user");
+    }
+    const retry = this.#requests.blockedSeconds({ short: userKey, hour: userKey });
+    if (retry > 0) throw rateLimited(retry);
+    this.#requests.record({ short: userKey, hour: userKey });
+    const code = randomDigits(6);
+    const doc: SmsCodeDoc = {
+      sealed: this.#keys.seal(SMS_PURPOSE, code, `${SMS_CODES}/${userKey}`),
+      expires_at: Date.now() + this.#codeTtlMs,
+      failures: 0,
+    };
+    await this.#writeCode(userKey, () => doc);
+    try {
+      await this.sender.send({ to: user.mobile, code, created_at: new Date().toISOString() });
+    } catch {
+      await this.#writeCode(userKey, () => null).catch(() => {});
+      throw new ApiError(500, smsFailureMessage);
+    }
+    return `SMS number ending in ${user.mobile.slice(-4)}`;
+  }
+
+  /** Whether `text` is the user's SMS code in flight; if so it is used up (once, whichever node is asked). */
+  async #useSmsCode(userKey: string, text: string): Promise<boolean> {
+    if (!this.#matches(userKey, this.#storedCode(userKey), text)) return false;
+    return await this.#reg.writeIn([registryLock.namespace(userKey)], () => {
+      const current = this.#storedCode(userKey);
+      if (!current || !this.#matches(userKey, current, text)) return { writes: [], result: false };
+      return {
+        writes: [{ collection: SMS_CODES, id: userKey, doc: null, ifVersion: current.version }],
+        result: true,
+      };
+    });
+  }
+
+  /** A wrong code while an SMS code is in flight: counted on it, which goes at the fifth or once expired. */
+  async #countWrongSmsCode(userKey: string): Promise<void> {
+    if (!this.#storedCode(userKey)) return;
+    await this.#writeCode(userKey, (current) => {
+      if (!current) return undefined;
+      const failures = current.failures + 1;
+      return failures >= 5 || current.expires_at <= Date.now() ? null : { ...current, failures };
+    });
+  }
+
+  /** Replaces the user's stored code with what `next` makes of it (null deletes, undefined leaves it). */
+  async #writeCode(
+    userKey: string,
+    next: (current: SmsCodeDoc | undefined) => SmsCodeDoc | null | undefined,
+  ): Promise<void> {
+    await this.#reg.writeIn([registryLock.namespace(userKey)], () => {
+      const current = this.#storedCode(userKey);
+      const doc = next(current?.doc);
+      if (doc === undefined || (doc === null && !current)) return { writes: [] };
+      return { writes: [{ collection: SMS_CODES, id: userKey, doc }] };
+    });
+  }
+
+  #storedCode(userKey: string): StoredDoc<SmsCodeDoc> | undefined {
+    return this.#reg.store.get<SmsCodeDoc>(SMS_CODES, userKey);
+  }
+
+  #matches(userKey: string, stored: StoredDoc<SmsCodeDoc> | undefined, text: string): boolean {
+    if (!stored || stored.doc.expires_at <= Date.now()) return false;
+    const code = this.#keys.open(SMS_PURPOSE, stored.doc.sealed, `${SMS_CODES}/${userKey}`);
+    return constantTimeEqual(code, text);
+  }
+}
+
+/** Uniform random decimal digits (rejection sampling, no modulo bias). */
+function randomDigits(n: number): string {
+  let out = "";
+  while (out.length < n) {
+    for (const b of crypto.getRandomValues(new Uint8Array(n * 2))) {
+      if (b < 250 && out.length < n) out += String(b % 10);
+    }
+  }
+  return out;
+}
+
+export function newTotpSecret(): string {
+  return new OTPAuth.Secret({ size: 20 }).base32;
+}
+
+export function otpauthUrl(issuer: string, username: string, base32: string): string {
+  const label = `${encodeURIComponent(issuer)}:${encodeURIComponent(username)}`;
+  return `otpauth://totp/${label}?secret=${base32}&issuer=${
+    encodeURIComponent(issuer)
+  }&algorithm=SHA1&digits=6&period=30`;
+}

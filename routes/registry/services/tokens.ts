@@ -1,0 +1,157 @@
+// Signing in (§3): credentials under the login throttle, maintenance, the two-factor code; tokens issued to a
+// user; SMS codes requested for a login. What POST /api/v1/authenticate and the web console's sign-in share.
+
+import { ApiError } from "../../../lib/errors.ts";
+import { randomSecret } from "../../../lib/ids.ts";
+import type { StoredDoc } from "../../../lib/store/mod.ts";
+import { tokenHash } from "../core/caller.ts";
+import { FieldErrors } from "../core/fields.ts";
+import { registryLock } from "../core/locks.ts";
+import { now, type TokenDoc, TOKENS, type UserDoc, USERS } from "../core/model.ts";
+import type { Registry } from "../core/registry.ts";
+
+function findByLogin(reg: Registry, login: string): StoredDoc<UserDoc> | undefined {
+  const lower = login.trim().toLowerCase();
+  const byName = reg.user(lower);
+  if (byName) return byName;
+  for (const u of reg.store.list<UserDoc>(USERS)) {
+    if (u.doc.email?.toLowerCase() === lower) return u;
+  }
+  return undefined;
+}
+
+/** A login's credentials as a caller sends them, unchecked. */
+export type Credentials = { login?: unknown; password?: unknown };
+
+/** Where a login attempt comes from: the login throttle counts failures per client address too. */
+export interface LoginOrigin {
+  clientIp: string;
+}
+
+/**
+ * Checks `user.login` and `user.password` (with 422 messages collected in `extra` first), applies the login
+ * throttle and verifies: the user, or 422, 429 or 401.
+ */
+export async function checkCredentials(
+  reg: Registry,
+  from: LoginOrigin,
+  user: Credentials,
+  extra?: FieldErrors,
+): Promise<StoredDoc<UserDoc>> {
+  const errors = extra ?? new FieldErrors();
+  const login = errors.required(user, "login", "Login", 1024);
+  const password = errors.required(user, "password", "Password", 1024);
+  errors.throwIfAny();
+  // One throttle key per user, whichever of its names (username or email) the login gives.
+  const named = findByLogin(reg, login!);
+  const key = named ? `user:${named.id}` : `name:${login!.trim().toLowerCase()}`;
+  let found: StoredDoc<UserDoc> | undefined;
+  const verified = () => {
+    // The user as it is once the attempt got its turn.
+    found = named && reg.user(named.id);
+    return reg.passwords.verify(found?.doc.password_hash, password!);
+  };
+  if (!(await reg.loginThrottle.check(key, from.clientIp, verified))) {
+    throw new ApiError(401, "Invalid login or password!");
+  }
+  return found!;
+}
+
+/**
+ * A login as POST /authenticate checks it (also the web console's sign-in): credentials with the login throttle,
+ * maintenance (admins only), then the two-factor code, whose TOTP step is recorded (no reuse). 422/401/406/429/503.
+ */
+export async function verifyLogin(
+  reg: Registry,
+  from: LoginOrigin,
+  user: Credentials,
+  code: unknown,
+  errors = new FieldErrors(),
+): Promise<StoredDoc<UserDoc>> {
+  let found: StoredDoc<UserDoc>;
+  try {
+    found = await checkCredentials(reg, from, user, errors);
+  } catch (err) {
+    // During maintenance only admin credentials get an answer other than 503.
+    if (reg.maintenanceEnabled()) throw maintenanceError();
+    throw err;
+  }
+  if (reg.maintenanceEnabled() && !found.doc.admin) throw maintenanceError();
+  if (!found.doc.two_factor_enabled) return found;
+  const { totpStep } = await reg.twoFactor.checkLoginCode(
+    found.id,
+    found.doc,
+    code,
+  );
+  if (totpStep === undefined) return found;
+  await reg.writeIn([registryLock.namespace(found.id)], () => {
+    const user = reg.user(found.id);
+    if (!user) return { writes: [] };
+    if (user.doc.totp_last_step >= totpStep) throw new ApiError(406, "Invalid or expired two-factor code!");
+    return {
+      writes: [{
+        collection: USERS,
+        id: user.id,
+        doc: { ...user.doc, totp_last_step: totpStep },
+        ifVersion: user.version,
+      }],
+    };
+  });
+  return found;
+}
+
+/**
+ * Creates a token for `username` (its plaintext is only in the answer). `passwordHash`: the hash the login was
+ * checked against; a password changed (or the user replaced) before the token commits refuses it.
+ */
+export async function issueToken(
+  reg: Registry,
+  username: string,
+  description: string,
+  passwordHash?: string,
+) {
+  const token = `wharf_${randomSecret(32)}`;
+  const hash = tokenHash(reg, token);
+  const createdAt = now();
+  const ttl = reg.settings.tokenTtlMs;
+  const doc: TokenDoc = {
+    token_hash: hash,
+    username,
+    description,
+    created_at: createdAt,
+    expires_at: ttl > 0 ? new Date(Date.now() + ttl).toISOString() : null,
+  };
+  // Under the user's key: a user deleted meanwhile (a global write, which removes its tokens) gets none.
+  await reg.writeIn([registryLock.namespace(username)], () => {
+    const user = reg.user(username);
+    if (!user || (passwordHash !== undefined && user.doc.password_hash !== passwordHash)) {
+      throw new ApiError(401, "Invalid login or password!");
+    }
+    return { writes: [{ collection: TOKENS, id: hash, doc, ifVersion: 0 }] };
+  });
+  return { description, token, token_hash: hash, created_at: createdAt };
+}
+
+export function maintenanceError(): ApiError {
+  return new ApiError(503, "wharf is down for maintenance; try again later", {
+    headers: { "Retry-After": "60" },
+  });
+}
+
+/**
+ * Sends an SMS code to the login's user (credentials checked and throttled first, as a login): the masked
+ * destination. `method` must be "sms".
+ */
+export async function requestCode(
+  reg: Registry,
+  from: LoginOrigin,
+  user: Credentials,
+  method: unknown,
+): Promise<string> {
+  const errors = new FieldErrors();
+  const fields = method === undefined ? {} : { delivery_method: method };
+  const delivery = errors.required(fields, "delivery_method", "Delivery method", 64);
+  const found = await checkCredentials(reg, from, user, errors);
+  if (delivery !== "sms") throw new ApiError(422, "Only 'sms' codes can be requested");
+  return await reg.twoFactor.requestSmsCode(found.id, found.doc);
+}

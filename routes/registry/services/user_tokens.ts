@@ -1,0 +1,32 @@
+// A user's own API tokens: list them (without secrets) and revoke one (the admin API and the user's settings).
+
+import { notFound } from "../core/errors.ts";
+import { registryLock } from "../core/locks.ts";
+import { type TokenDoc, TOKENS } from "../core/model.ts";
+import type { Registry } from "../core/registry.ts";
+
+/** A user's tokens (service principals' tokens are not theirs), without secrets. */
+export function tokensOf(reg: Registry, key: string) {
+  return [...reg.store.list<TokenDoc>(TOKENS)]
+    .filter((t) => typeof t.doc.principal !== "string" && t.doc.username.toLowerCase() === key)
+    .map((t) => {
+      const used = reg.tokenUse.get(t.id);
+      return {
+        token_hash: t.id,
+        description: t.doc.description,
+        created_at: t.doc.created_at,
+        expires_at: t.doc.expires_at,
+        last_used_at: used ? new Date(used).toISOString() : null,
+      };
+    });
+}
+
+/** Revokes one of a user's tokens; 404 when it is not theirs. */
+export async function deleteTokenOf(reg: Registry, key: string, hash: string): Promise<void> {
+  await reg.writeIn([registryLock.namespace(key), registryLock.token(hash)], () => {
+    const token = reg.store.get<TokenDoc>(TOKENS, hash);
+    if (!token || token.doc.username.toLowerCase() !== key) throw notFound();
+    return { writes: [{ collection: TOKENS, id: hash, doc: null }] };
+  });
+  reg.tokenUse.delete(hash);
+}
