@@ -52,6 +52,40 @@ registryTest(
   },
 );
 
+registryTest("WHARF_MAX_BODY_BYTES bounds a registry JSON body however it is sent", {
+  WHARF_MAX_BODY_BYTES: "4096",
+}, async (f) => {
+  const alice = await createUser(f, "alice");
+  const body = JSON.stringify({ box: { name: "devbox", description: "d".repeat(8000) } });
+  const stream = (text: string) =>
+    new ReadableStream<Uint8Array>({
+      start(controller) {
+        // Two chunks and no Content-Length: the body arrives chunked.
+        const bytes = new TextEncoder().encode(text);
+        controller.enqueue(bytes.subarray(0, 100));
+        controller.enqueue(bytes.subarray(100));
+        controller.close();
+      },
+    });
+  for (const [label, init] of [["Content-Length", { body }], ["chunked", { body: stream(body) }]] as const) {
+    const r = await fetch(`${f.srv.url}/api/v1/boxes`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${alice}`, "Content-Type": "application/json" },
+      ...init,
+    });
+    const answer = await r.json();
+    assertEquals(
+      [r.status, answer.success],
+      [413, false],
+      `${label}: ${JSON.stringify(answer).slice(0, 200)}`,
+    );
+  }
+  const small = await f.api.post("/api/v1/boxes", { box: { name: "devbox", description: "short" } }, {
+    token: alice,
+  });
+  assertEquals(small.status, 200, small.text);
+});
+
 registryTest("the rate limit answers 429 with Retry-After per token, other tokens unaffected", {
   WHARF_RATE_LIMIT_RPS: "1",
   WHARF_RATE_LIMIT_BURST: "2",

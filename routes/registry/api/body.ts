@@ -6,8 +6,6 @@ import { readJson } from "../../../lib/http.ts";
 import type { Req } from "./auth.ts";
 import type { Payload } from "../core/fields.ts";
 
-const JSON_LIMIT = 1024 * 1024;
-
 function isObject(v: unknown): v is Payload {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
@@ -16,7 +14,8 @@ function isObject(v: unknown): v is Payload {
 export async function readBodyObject(req: Req): Promise<Payload> {
   let parsed: unknown;
   try {
-    parsed = await readJson(req.ctx, JSON_LIMIT);
+    // The route's limit (WHARF_MAX_BODY_BYTES unless the route sets its own), however the body is sent.
+    parsed = await readJson(req.ctx);
   } catch (err) {
     if (err instanceof ApiError && err.status === 400) {
       throw new ApiError(400, "Request body is not valid JSON");
