@@ -4,6 +4,7 @@
 // access log.
 
 import { ApiError } from "./errors.ts";
+import { asApiError } from "./store_http.ts";
 import type { Family } from "./http.ts";
 import { parseRequestUrl } from "./http.ts";
 import type { Logger } from "./log.ts";
@@ -156,7 +157,7 @@ export class Router {
   /** Renders a failure in the shape of the family owning `path` (looked up only here: errors are rare). */
   #fail(err: unknown, path: string, sequence: number, method: string, logPath: string, started: number) {
     const requestId = requestIdOf(sequence);
-    const apiError = err instanceof ApiError ? err : undefined;
+    const apiError = asApiError(err);
     if (!apiError) {
       this.#options.logger.error("unhandled error", {
         request_id: requestId,

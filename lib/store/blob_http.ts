@@ -1,5 +1,6 @@
 // The one answer to a blob download for every blob store (file/blobs.ts, s3/blobs.ts): ETag, If-None-Match → 304,
-// a single byte Range → 206 (or 416 with Content-Range), HEAD without a body. A store supplies only the blob's
+// else If-Modified-Since → 304 against the caller's Last-Modified, a single byte Range → 206 (or 416 with
+// Content-Range), HEAD without a body. A store supplies only the blob's
 // size and, when a body is sent, a stream of the bytes asked for (no copy through here).
 
 /** What a store hands over for one answer. */
@@ -11,7 +12,10 @@ export interface BlobBytes {
   discard(): void;
 }
 
-/** A response for the blob named `sha256` (its ETag), with the caller's `headers` (Content-Type by default binary). */
+/**
+ * A response for the blob named `sha256` (its ETag), with the caller's `headers` (Content-Type by default binary;
+ * a Last-Modified there is what If-Modified-Since is compared with).
+ */
 export async function blobResponse(
   sha256: string,
   request: Request,
@@ -26,7 +30,13 @@ export async function blobResponse(
     bytes.discard();
     return new Response(null, { status, headers: out });
   };
-  if (matchesEtag(request.headers.get("If-None-Match"), sha256)) return bodiless(304);
+  const ifNoneMatch = request.headers.get("If-None-Match");
+  if (matchesEtag(ifNoneMatch, sha256)) return bodiless(304);
+  // If-None-Match, when sent, decides alone; If-Modified-Since applies to GET and HEAD only (docs/storage.md).
+  const readOnly = request.method === "GET" || request.method === "HEAD";
+  if (ifNoneMatch === null && readOnly && notModifiedSince(request.headers.get("If-Modified-Since"), out)) {
+    return bodiless(304);
+  }
   const { size } = bytes;
   const range = parseRange(request.headers.get("Range"), size, request.headers.get("If-Range"), sha256);
   if (range === "unsatisfiable") {
@@ -46,6 +56,28 @@ export async function blobResponse(
 function matchesEtag(ifNoneMatch: string | null, sha256: string): boolean {
   return ifNoneMatch !== null &&
     ifNoneMatch.split(",").some((tag) => tag.trim() === `"${sha256}"` || tag.trim() === "*");
+}
+
+/** Whether the answer's Last-Modified is not later than an If-Modified-Since date (one that cannot be read: no). */
+function notModifiedSince(ifModifiedSince: string | null, headers: Headers): boolean {
+  const since = httpDate(ifModifiedSince);
+  const modified = httpDate(headers.get("Last-Modified"));
+  return since !== undefined && modified !== undefined && modified <= since;
+}
+
+const imfFixdate = /^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$/;
+const rfc850Date = /^[A-Z][a-z]{5,8}, \d{2}-[A-Z][a-z]{2}-\d{2} \d{2}:\d{2}:\d{2} GMT$/;
+const asctimeDate = /^[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \d{4}$/;
+
+/** Milliseconds of an HTTP date in any of its three forms; undefined for anything else. */
+function httpDate(value: string | null): number | undefined {
+  if (value === null) return undefined;
+  const text = value.trim();
+  let ms = NaN;
+  if (imfFixdate.test(text) || rfc850Date.test(text)) ms = Date.parse(text);
+  // asctime carries no zone and means UTC.
+  else if (asctimeDate.test(text)) ms = Date.parse(`${text} GMT`);
+  return Number.isNaN(ms) ? undefined : ms;
 }
 
 /**

@@ -18,9 +18,9 @@ export interface StoredBlob {
 }
 
 export interface IngestOptions {
-  /** Bytes allowed; more fails with BlobTooLargeError (413) and nothing is kept. */
+  /** Bytes allowed; more fails with BlobTooLargeError and nothing is kept. */
   maxBytes: number;
-  /** When given, the body must have this digest (hex, case-insensitive) or it fails with DigestMismatchError (422). */
+  /** When given, the body must have this digest (hex, case-insensitive) or it fails with DigestMismatchError. */
   expect?: { algorithm: DigestName; hex: string };
   /** Message for a checksum mismatch, in the caller's words; a function gets the actual hex digest. */
   mismatchMessage?: string | ((actualHex: string) => string);
@@ -44,8 +44,8 @@ export function ingestDigests(options: IngestOptions): readonly DigestName[] {
 }
 
 /**
- * Reads `reader` batch by batch, failing with 413 past `options.maxBytes`, hands each batch to `write` and then
- * to `hashing` (whose worker takes the batch's buffer over); returns the size read.
+ * Reads `reader` batch by batch, failing with BlobTooLargeError past `options.maxBytes`, hands each batch to
+ * `write` and then to `hashing` (whose worker takes the batch's buffer over); returns the size read.
  */
 export async function pumpBatches(
   reader: BatchReader,
@@ -66,7 +66,7 @@ export async function pumpBatches(
   }
 }
 
-/** Fails with 422, in the caller's words, when the body's digest is not the one `options.expect` names. */
+/** Fails with DigestMismatchError (in the caller's words) when the body's digest is not `options.expect`'s. */
 export function checkExpectedDigest(digests: StoredBlob["digests"], options: IngestOptions): void {
   if (!options.expect || digests[options.expect.algorithm] === options.expect.hex.toLowerCase()) return;
   const actual = digests[options.expect.algorithm]!;

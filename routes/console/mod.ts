@@ -7,6 +7,7 @@ import { envDurationMs, envInt } from "../../lib/config.ts";
 import { ApiError } from "../../lib/errors.ts";
 import type { Handler, RequestContext } from "../../lib/http.ts";
 import type { Route } from "../../lib/router.ts";
+import { httpErrorOf } from "../../lib/store_http.ts";
 import type { BrowserFront, RegistryCore } from "../registry/mod.ts";
 import { registryFamily } from "../registry/core/family.ts";
 import { type ConsoleEnv, type ConsoleReq, consoleReq, sessionViewer } from "./context.ts";
@@ -117,7 +118,8 @@ export function createConsoleApi(ctx: AppContext, registry: RegistryCore): Brows
         });
       }
       response = await handler(c);
-    } catch (err) {
+    } catch (thrown) {
+      const err = httpErrorOf(thrown);
       if (rootPage && err instanceof ApiError && !wantsHtml(rc.request)) throw err;
       response = errorPage(c, err);
     }

@@ -4,6 +4,7 @@
 
 import { ApiError } from "../../lib/errors.ts";
 import { randomSecret } from "../../lib/ids.ts";
+import { httpErrorOf } from "../../lib/store_http.ts";
 import { hasControlOrSpace } from "../../lib/urls.ts";
 import { type Credentials, requestCode, verifyLogin } from "../registry/services/tokens.ts";
 import { type ConsoleReq, errorMessages } from "./context.ts";
@@ -94,7 +95,8 @@ export async function loginPost(c: ConsoleReq): Promise<Response> {
   let found;
   try {
     found = await verifyLogin(c.reg, c.ctx, credentials, code ? code : undefined);
-  } catch (err) {
+  } catch (thrown) {
+    const err = httpErrorOf(thrown);
     if (!(err instanceof ApiError) || ![401, 406, 422, 429, 503].includes(err.status)) throw err;
     const needCode = err.status === 406;
     const errors = needCode && !code
@@ -122,7 +124,8 @@ async function sendSmsCode(c: ConsoleReq, credentials: Credentials, login: strin
       next,
       notice: `A code was sent to the ${sent}. Enter it with your password.`,
     });
-  } catch (err) {
+  } catch (thrown) {
+    const err = httpErrorOf(thrown);
     if (!(err instanceof ApiError) || ![401, 422, 429, 500, 503].includes(err.status)) throw err;
     return loginPage(c, {
       login,

@@ -3,6 +3,7 @@
 
 import { ApiError } from "../../lib/errors.ts";
 import { json } from "../../lib/http.ts";
+import { httpErrorOf } from "../../lib/store_http.ts";
 import { createProvider, deleteProvider } from "../registry/services/providers.ts";
 import { actor, type ConsoleReq, errorMessages } from "./context.ts";
 import { type PreparedUpload, prepareUpload, type Uploads } from "../registry/services/uploads.ts";
@@ -74,7 +75,8 @@ export function prepareUploadPost(uploads: Uploads) {
     let prepared: PreparedUpload;
     try {
       prepared = await prepareUpload(actor(c), uploads, providerPath(c), "standard");
-    } catch (err) {
+    } catch (thrown) {
+      const err = httpErrorOf(thrown);
       if (!(err instanceof ApiError) || !wantsJson) throw err;
       return json({ errors: errorMessages(err), success: false }, err.status);
     }

@@ -5,6 +5,7 @@ import { ApiError } from "../../lib/errors.ts";
 import type { RequestContext } from "../../lib/http.ts";
 import type { Route } from "../../lib/router.ts";
 import { uuid, uuidPattern } from "../../lib/ids.ts";
+import { asApiError } from "../../lib/store_http.ts";
 import {
   bodyField,
   metaCollection,
@@ -60,7 +61,7 @@ export async function bootstrapAclAtStart(ctx: AppContext, secretId: string): Pr
     await bootstrapAcl(ctx, secretId);
   } catch (err) {
     // Another node on the same database bootstrapped first: its token is the one (as on a restart).
-    if (!(err instanceof ApiError && isBootstrapped(ctx))) throw err;
+    if (!(asApiError(err) && isBootstrapped(ctx))) throw err;
   }
 }
 

@@ -4,6 +4,7 @@
 import type { ApiModule, AppContext } from "../../lib/app.ts";
 import { ApiError } from "../../lib/errors.ts";
 import { baseUrl, type Handler, type RequestContext } from "../../lib/http.ts";
+import { asApiError } from "../../lib/store_http.ts";
 import type { Route } from "../../lib/router.ts";
 import { type Req, resolveCaller } from "./api/auth.ts";
 import type { Caller } from "./core/caller.ts";
@@ -48,8 +49,9 @@ function withRequestId(response: Response, requestId: string): Response {
 }
 
 /** Client errors carry the echoed X-Request-Id; anything else stays a 500 for the router. */
-function errorWithRequestId(err: unknown, requestId: string): unknown {
-  if (!(err instanceof ApiError)) return err;
+function errorWithRequestId(thrown: unknown, requestId: string): unknown {
+  const err = asApiError(thrown);
+  if (!err) return thrown;
   const headers = new Headers(err.headers);
   headers.set("X-Request-Id", requestId);
   return new ApiError(err.status, err.message, {

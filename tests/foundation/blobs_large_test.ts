@@ -5,7 +5,7 @@ import { createHash } from "node:crypto";
 import { assert, assertEquals, assertRejects } from "../helpers/assert.ts";
 import { BlobStore } from "../../lib/store/file/blobs.ts";
 import { digestNames } from "../../lib/store/blobs.ts";
-import { ApiError } from "../../lib/errors.ts";
+import { BlobTooLargeError, DigestMismatchError } from "../../lib/store/errors.ts";
 import { chunkedStream } from "../helpers/streams.ts";
 
 const MiB = 1024 * 1024;
@@ -76,7 +76,7 @@ Deno.test("blobs: a multi-MiB body over the cap is 413 and a wrong checksum 422 
   await withStore(async (blobs, dir) => {
     await assertRejects(
       () => blobs.ingest(byteStream(data), { maxBytes: 3 * MiB }),
-      (e) => e instanceof ApiError && e.status === 413,
+      (e) => e instanceof BlobTooLargeError && e.maxBytes === 3 * MiB,
     );
     await assertRejects(
       () =>
@@ -86,7 +86,9 @@ Deno.test("blobs: a multi-MiB body over the cap is 413 and a wrong checksum 422 
           expect: { algorithm: "sha1", hex: "00".repeat(20) },
           mismatchMessage: (actual) => `got ${actual}`,
         }),
-      (e) => e instanceof ApiError && e.status === 422 && e.message === `got ${expected.sha1}`,
+      (e) =>
+        e instanceof DigestMismatchError && e.algorithm === "sha1" && e.actualHex === expected.sha1 &&
+        e.message === `got ${expected.sha1}`,
     );
     assertEquals([...Deno.readDirSync(`${dir}/tmp`)], []);
     const shards = [...Deno.readDirSync(dir)].filter((e) => e.name !== "tmp");

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { assert, assertEquals, assertRejects } from "../helpers/assert.ts";
 import { BlobStore } from "../../lib/store/file/blobs.ts";
 import { parseRange } from "../../lib/store/blobs.ts";
-import { ApiError } from "../../lib/errors.ts";
+import { BlobTooLargeError, DigestMismatchError } from "../../lib/store/errors.ts";
 import { chunkedStream } from "../helpers/streams.ts";
 
 function streamOf(bytes: Uint8Array, chunk = 1000): ReadableStream<Uint8Array> {
@@ -42,7 +42,7 @@ Deno.test("blobs: an upload over the cap or with a wrong checksum leaves nothing
     const blobs = await BlobStore.open(dir);
     await assertRejects(
       () => blobs.ingest(streamOf(data), { maxBytes: 100 }),
-      (e) => e instanceof ApiError && e.status === 413,
+      (e) => e instanceof BlobTooLargeError && e.maxBytes === 100,
     );
     await assertRejects(
       () =>
@@ -50,7 +50,9 @@ Deno.test("blobs: an upload over the cap or with a wrong checksum leaves nothing
           maxBytes: 1 << 20,
           expect: { algorithm: "sha1", hex: "00".repeat(20) },
         }),
-      (e) => e instanceof ApiError && e.status === 422,
+      (e) =>
+        e instanceof DigestMismatchError && e.algorithm === "sha1" &&
+        e.actualHex === createHash("sha1").update(data).digest("hex"),
     );
     assertEquals(filesUnder(dir), []);
     const ok = await blobs.ingest(streamOf(data), {

@@ -8,7 +8,7 @@ import { BlobStore } from "../../lib/store/file/blobs.ts";
 import { type DigestName, digestNames } from "../../lib/store/blobs.ts";
 import { HashPool, livePoolWorkers } from "../../lib/store/hash_pool.ts";
 import { batchBytes, ParallelDigests } from "../../lib/store/blob_stream.ts";
-import { ApiError } from "../../lib/errors.ts";
+import { DigestMismatchError } from "../../lib/store/errors.ts";
 import { createUser, startRegistry } from "../registry/helpers.ts";
 import { settledUploadLeftovers } from "../helpers/stored.ts";
 
@@ -107,8 +107,11 @@ Deno.test("hash pool: 12 concurrent ingests: at most 2 workers, exact digests, n
         continue;
       }
       if (i === 7) {
-        assert(result.status === "rejected" && result.reason instanceof ApiError, "the mismatch fails");
-        assertEquals((result.reason as ApiError).status, 422);
+        assert(
+          result.status === "rejected" && result.reason instanceof DigestMismatchError,
+          "the mismatch fails",
+        );
+        assertEquals([result.reason.algorithm, result.reason.actualHex], ["sha512", hex("sha512", body)]);
         continue;
       }
       assert(result.status === "fulfilled", `upload ${i}: ${result.status === "rejected" && result.reason}`);

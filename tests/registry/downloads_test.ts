@@ -129,6 +129,53 @@ registryTest("hosted downloads serve Content-Length, ETag, ranges and count full
   );
 });
 
+// RFC 9110 §13.1.3 as docs/storage.md states it: If-Modified-Since against the upload's Last-Modified, in all three
+// HTTP date forms; a date that cannot be read is ignored; If-None-Match, when sent, decides alone.
+registryTest("hosted downloads answer If-Modified-Since with 304 unless the file is newer", {
+  WHARF_DOWNLOADS: "proxy",
+}, async (f) => {
+  const alice = await createUser(f, "alice");
+  const file = data(5_000);
+  await hostedBox(f, alice, file);
+  const status = async (headers: Record<string, string>, method = "GET") => {
+    const r = await fetch(f.srv.url + DL, { method, headers });
+    const body = await r.arrayBuffer();
+    return [r.status, body.byteLength];
+  };
+  const full = await fetch(f.srv.url + DL);
+  await full.body?.cancel();
+  const modified = Date.parse(full.headers.get("Last-Modified")!);
+  assert(!Number.isNaN(modified), full.headers.get("Last-Modified") ?? "no Last-Modified");
+  const imf = (ms: number) => new Date(ms).toUTCString();
+  const day = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
+  const at = new Date(modified);
+  const rfc850 = `${day[at.getUTCDay()]}, ${imf(modified).slice(5, 7)}-${imf(modified).slice(8, 11)}-` +
+    `${imf(modified).slice(14, 16)} ${imf(modified).slice(17, 25)} GMT`;
+  const asctime = `${imf(modified).slice(0, 3)} ${imf(modified).slice(8, 11)} ` +
+    `${String(at.getUTCDate()).padStart(2, " ")} ${imf(modified).slice(17, 25)} ${at.getUTCFullYear()}`;
+  assertEquals(await status({ "If-Modified-Since": imf(modified) }), [304, 0]);
+  assertEquals(await status({ "If-Modified-Since": rfc850 }), [304, 0], rfc850);
+  assertEquals(await status({ "If-Modified-Since": asctime }), [304, 0], asctime);
+  assertEquals(await status({ "If-Modified-Since": imf(modified + 3_600_000) }), [304, 0]);
+  assertEquals(await status({ "If-Modified-Since": imf(modified) }, "HEAD"), [304, 0]);
+  // Uploaded after the date given: the whole file.
+  assertEquals(await status({ "If-Modified-Since": imf(modified - 1000) }), [200, 5_000]);
+  assertEquals(await status({ "If-Modified-Since": "yesterday" }), [200, 5_000]);
+  // If-None-Match decides alone: another ETag means the file, whatever the date says.
+  assertEquals(await status({ "If-None-Match": '"other"', "If-Modified-Since": imf(modified) }), [
+    200,
+    5_000,
+  ]);
+  assertEquals(
+    await status({ "If-None-Match": `"${sha256Hex(file)}"`, "If-Modified-Since": imf(modified - 1000) }),
+    [304, 0],
+  );
+  // A range asked for with a date it is not newer than: 304, not 206.
+  assertEquals(await status({ "If-Modified-Since": imf(modified), Range: "bytes=0-9" }), [304, 0]);
+  // Counted: the first GET and the three whole files; no 304.
+  assertEquals((await f.api.get("/api/v1/box/alice/devbox")).body.downloads, 4);
+});
+
 registryTest("external providers redirect with 302, counted, and metadata points at wharf", async (f) => {
   const alice = await createUser(f, "alice");
   await publishExternal(f, alice, "alice/devbox");

@@ -1,9 +1,10 @@
 // The blob contract on both stores: the data directory and an S3 bucket (a real Swift with s3api from
 // tests/fixtures/swift.ts; skipped with the reason when Swift is missing).
 
+import { createHash } from "node:crypto";
 import { assert, assertEquals, assertRejects } from "../helpers/assert.ts";
 import { type Blobs, BlobStore } from "../../lib/store/mod.ts";
-import { ApiError } from "../../lib/errors.ts";
+import { BlobNotFoundError, BlobTooLargeError, DigestMismatchError } from "../../lib/store/errors.ts";
 import { createS3Client, ensureBucket, parseBlobStore } from "../../lib/store/s3/client.ts";
 import { S3BlobStore } from "../../lib/store/s3/blobs.ts";
 import { startSwift, type SwiftServer, swiftSkipReason } from "../fixtures/swift.ts";
@@ -136,11 +137,13 @@ for (const store of stores) {
       const data = bytes(3 * 1024 * 1024, 5);
       await assertRejects(
         () => s.blobs.ingest(streamOf(data), { maxBytes: 1024 * 1024 }),
-        (e) => e instanceof ApiError && e.status === 413,
+        (e) => e instanceof BlobTooLargeError && e.maxBytes === 1024 * 1024,
       );
       await assertRejects(
         () => s.blobs.ingest(streamOf(data), { maxBytes: 1 << 30, expect: { algorithm: "md5", hex: "00" } }),
-        (e) => e instanceof ApiError && e.status === 422,
+        (e) =>
+          e instanceof DigestMismatchError && e.algorithm === "md5" &&
+          e.actualHex === createHash("md5").update(data).digest("hex"),
       );
       assertEquals(await s.blobs.has(await sha256Hex(data)), false);
       const blob = await s.blobs.ingest(streamOf(data), { maxBytes: 1 << 30 });
@@ -155,7 +158,7 @@ for (const store of stores) {
       assertEquals(await s.blobs.has(empty.sha256), false);
       await assertRejects(
         () => s.blobs.respond(blob.sha256, new Request("http://x/")),
-        (e) => e instanceof ApiError && e.status === 404,
+        (e) => e instanceof BlobNotFoundError && e.sha256 === blob.sha256,
       );
     } finally {
       await s.cleanup();

@@ -6,6 +6,7 @@ import { assert, assertEquals } from "../helpers/assert.ts";
 import { Client as RegistryClient } from "../registry/helpers.ts";
 import { adminPassword, Client as AuthClient, login } from "../authmethods/helpers.ts";
 import { nodeEvent, rootSecret } from "../events/stream_helpers.ts";
+import { WebClient } from "../console/helpers.ts";
 import { clusterTest, eventually } from "./helpers.ts";
 
 /** The engines take seconds to come back: poll for 20 s, every 100 ms. */
@@ -53,6 +54,14 @@ clusterTest(
       return { status: r.status, headers: r.headers, text: await r.text() };
     };
     assertEquals((await upload()).status, 200);
+    // A service principal, for the token endpoint's own error shape (RFC 6749 JSON) while the database is down.
+    const org = { organization: { name: "acme", members: [{ username: "admin", role: "owner" }] } };
+    assertEquals((await registry.post("/api/v1/admin/organizations", org, { token: admin })).status, 200);
+    const principal = await registry.post("/api/v1/admin/organizations/acme/service-principals", {
+      service_principal: { name: "ci" },
+    }, { token: admin });
+    assertEquals(principal.status, 201, principal.text);
+    const { client_id, client_secret } = principal.body;
 
     await cluster.pg.halt();
     const box = await registry.post("/api/v1/boxes", { name: "second" }, { token: admin });
@@ -77,6 +86,22 @@ clusterTest(
     assertEquals(published.status, 503);
     assertEquals(published.headers.get("Retry-After"), "5");
     assertEquals(await published.text(), "the database is unreachable; retry shortly");
+    const token = await fetch(`${url}/oauth2/token`, {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ grant_type: "client_credentials", client_id, client_secret }),
+    });
+    assertEquals(token.status, 503);
+    assertEquals(token.headers.get("Retry-After"), "5");
+    assertEquals(await token.json(), {
+      error: "temporarily_unavailable",
+      error_description: "the database is unreachable; retry shortly",
+    });
+    // The console signs in by storing a session: its 503 page says why.
+    const signIn = await new WebClient(url).signIn("admin", "admin-password-1");
+    assertEquals(signIn.status, 503, signIn.text);
+    assertEquals(signIn.headers.get("Retry-After"), "5");
+    assert(signIn.text.includes("the database is unreachable; retry shortly"), signIn.text);
     // Reads are served from memory meanwhile.
     assertEquals((await registry.get("/api/v1/box/admin/devbox", { token: admin })).status, 200);
     await recovered("health says the database is down", async () => {

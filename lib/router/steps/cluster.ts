@@ -1,6 +1,6 @@
 // Route step, on a cluster: a request sees what other nodes committed before it arrived (docs/scale-out.md).
 
-import { ApiError } from "../../errors.ts";
+import { asApiError } from "../../store_http.ts";
 import type { Handler, RequestContext } from "../../http.ts";
 import type { Context } from "../context.ts";
 import type { RouteStep } from "../route.ts";
@@ -35,7 +35,8 @@ function isMiss(status: number): boolean {
 }
 
 function isMissError(error: unknown): boolean {
-  return error instanceof ApiError && isMiss(error.status);
+  const answer = asApiError(error);
+  return answer !== undefined && isMiss(answer.status);
 }
 
 /**

@@ -12,10 +12,11 @@
 // - Gapless indexes in commit order: the head row is locked (SELECT … FOR UPDATE) before any index is handed
 //   out and held to COMMIT; members are built one after another with consecutive indexes (a member whose build
 //   throws takes none), and the head is set to the last one in the statement that inserts the rows.
-// - Failure: a plan or build that throws (a 409) leaves the batch alone. A database error fails every member
-//   that asked to append with a 503; the rows commit together or not at all. A COMMIT whose answer was lost
-//   (the connection cut) is resolved: once the head row lock can be taken (so the old transaction has ended)
-//   the rows carrying this batch's random id are looked up — all there: acknowledged; none: 503.
+// - Failure: a plan or build that throws (e.g. a conflict) leaves the batch alone. A database error fails every
+//   member that asked to append with StorageUnavailableError; the rows commit together or not at all. A COMMIT
+//   whose answer was lost (the connection cut) is resolved: once the head row lock can be taken (so the old
+//   transaction has ended) the rows carrying this batch's random id are looked up — all there: acknowledged;
+//   none: unavailable.
 // - Read-your-writes: members are answered once this node's view has applied the batch (rows this node just
 //   committed are applied from memory when the view is right behind them, see PgLog). The NOTIFY carries the
 //   lines too (notifications()), so other nodes apply the batch without reading it back.
@@ -35,16 +36,16 @@ import { type CommitPool, connectionLost, type ReservedSql as Conn, within } fro
 const maxBatches = 2;
 /** Members of one batch at most (bounds the INSERT's size). */
 const maxMembers = 500;
-/** How long a batch waits for a plan to ask for its append; a later plan is answered 503. */
+/** How long a batch waits for a plan to ask for its append; a later plan fails as unavailable. */
 const planMs = 5_000;
-/** How long a batch waits for other nodes' advisory locks before its members answer 503. */
+/** How long a batch waits for other nodes' advisory locks before its members fail as unavailable. */
 const lockWaitMs = 10_000;
-/** How long an ambiguous COMMIT is looked up before it is answered 503. */
+/** How long an ambiguous COMMIT is looked up before it fails as unavailable. */
 const resolveMs = 10_000;
 
 export interface CommitterHooks {
   channel: string;
-  /** Resolves once this node's view includes `index`; rejects (a 503) when it cannot catch up. */
+  /** Resolves once this node's view includes `index`; rejects (StorageUnavailableError) when it cannot catch up. */
   catchUp(index: number): Promise<void>;
   /** Rows a COMMIT just made durable, for this node's view to apply without reading them back. */
   committed(rows: ReadonlyArray<{ index: number; line: string }>): void;
@@ -90,7 +91,7 @@ interface Slot {
   ready: Promise<void>;
 }
 
-/** What a database error means for the members: a 503 (a closed log stays a closed log). */
+/** What a database error means for the members: StorageUnavailableError (a closed log stays a closed log). */
 function unavailable(err: unknown): Error {
   if (err instanceof StorageUnavailableError || err instanceof LogClosedError) return err;
   return new StorageUnavailableError("database", err);
@@ -264,7 +265,7 @@ export class GroupCommitter {
     // The SELECT runs after the lock statement returned, so its snapshot includes every commit the locks
     // waited for. One sorted order (by lock hash) on every node: two batches never wait on each other in a cycle.
     // Bounded: a statement on a connection the server dropped can stay pending forever (reserve.ts).
-    // A lock wait past lockWaitMs is the server's refusal (55P03: a 503, the connection stays usable), well
+    // A lock wait past lockWaitMs is the server's refusal (55P03: unavailable, the connection stays usable), well
     // before within()'s bound, which is kept for a connection that stopped answering.
     const [, , , head] = await within(
       Promise.all([

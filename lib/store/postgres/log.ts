@@ -21,7 +21,7 @@ const pullRows = 1000;
 const pullMs = 10_000;
 /** How long a read of the head (a request catching up with other nodes, view_sync.ts) may take. */
 const headMs = 2_000;
-/** How long a commit waits for this node's view to catch up before it answers 503. */
+/** How long a commit waits for this node's view to catch up before it fails as unavailable. */
 const catchUpMs = 10_000;
 
 export interface PgLogOptions {
@@ -182,7 +182,7 @@ export class PgLog implements CommitLog {
     }
   }
 
-  /** waitFor, bounded: a view that cannot catch up (its tail connection lost) makes the request a 503. */
+  /** waitFor, bounded: a view that cannot catch up (its tail connection lost) fails as unavailable. */
   async #catchUp(index: number): Promise<void> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     try {

@@ -41,7 +41,8 @@ let guarded = false;
 /**
  * postgres.js under Deno leaves a few connection failures unhandled when the server goes away (a write scheduled
  * on a socket already closed in connection.js, a failed reconnect nobody awaits); each would end the process.
- * The requests involved have their own errors (503), so these are swallowed: a node must outlive its database.
+ * The requests involved have their own errors (StorageUnavailableError), so these are swallowed: a node must
+ * outlive its database.
  */
 function guardClientErrors(): void {
   if (guarded) return;

@@ -2,8 +2,9 @@
 // the connection it waits for is closed by the server (porsager/postgres#1195), and a reserved connection whose
 // server went away (a PostgreSQL restart) takes later statements into a write on a closed socket that never
 // settles (porsager/postgres#1208). Either would hang the request and every commit queued behind its locks.
-// So a reservation and each statement are bounded in time (then 503), and a commit whose connection failed
-// discards the whole commit pool (terminating its connections) for a fresh one instead of releasing it.
+// So a reservation and each statement are bounded in time (then StorageUnavailableError), and a commit whose
+// connection failed discards the whole commit pool (terminating its connections) for a fresh one instead of
+// releasing it.
 
 import type { Sql } from "./schema.ts";
 import { isDatabaseUnreachable } from "../unavailable.ts";
@@ -11,7 +12,7 @@ import { StorageUnavailableError } from "../errors.ts";
 
 export type ReservedSql = Awaited<ReturnType<Sql["reserve"]>>;
 
-/** How long a commit waits for a pooled connection, or for one statement, before it answers 503. */
+/** How long a commit waits for a pooled connection, or for one statement, before it fails as unavailable. */
 export const commitStatementMs = 15_000;
 
 class StatementTimeout extends StorageUnavailableError {
@@ -52,7 +53,7 @@ export class CommitPool {
     this.#sql = make();
   }
 
-  /** Reserves a connection, or throws StorageUnavailableError (a 503) when none comes in time. */
+  /** Reserves a connection, or throws StorageUnavailableError when none comes in time. */
   async reserve(): Promise<ReservedSql> {
     const reserving = this.#sql.reserve();
     try {

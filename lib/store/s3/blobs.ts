@@ -336,7 +336,7 @@ export class S3BlobStore implements Blobs {
     });
   }
 
-  /** Sends one command; a store that cannot be reached becomes a 503 (StorageUnavailableError). */
+  /** Sends one command; a store that cannot be reached becomes StorageUnavailableError. */
   // deno-lint-ignore no-explicit-any
   async #send<T>(command: any): Promise<T> {
     try {

@@ -3,7 +3,7 @@
 // /:user/boxes/:box/versions/:version/providers/:provider.box (the default architecture) and
 // …/providers/:provider/:architecture/vagrant.box (hosted with Range, or a redirect).
 
-import { ApiError } from "../../../lib/errors.ts";
+import { StorageUnavailableError } from "../../../lib/store/mod.ts";
 import { headerSafeUrl } from "../../../lib/urls.ts";
 import type { Req } from "./auth.ts";
 import { notFound } from "../core/errors.ts";
@@ -128,7 +128,7 @@ export async function downloadProvider(req: Req): Promise<Response> {
     });
   } catch (err) {
     // The object store unreachable is a 503 to retry, not a missing file.
-    if (err instanceof ApiError && err.status === 503) throw err;
+    if (err instanceof StorageUnavailableError) throw err;
     throw notFound();
   }
   // A 302 hands the file out (a presigned URL of the object store): it counts like the answer it stands for, a

@@ -5,6 +5,7 @@
 import { ApiError } from "../../../lib/errors.ts";
 import { type Handler, readBody, type RequestContext } from "../../../lib/http.ts";
 import { randomSecret } from "../../../lib/ids.ts";
+import { httpErrorOf } from "../../../lib/store_http.ts";
 import { type Req } from "./auth.ts";
 import { tokenHash } from "../core/caller.ts";
 import { now, TOKENS } from "../core/model.ts";
@@ -50,7 +51,8 @@ function oauthJson(body: unknown, status: number, headers: HeadersInit = {}): Re
  * Any registry failure (maintenance 503, rate limit 429, body 413…) in the token endpoint's shape, with the
  * request id every registry answer carries (the guard has set it on its own errors).
  */
-function renderFailure(err: unknown, requestId: string): Response {
+function renderFailure(thrown: unknown, requestId: string): Response {
+  const err = httpErrorOf(thrown);
   let response: Response;
   if (err instanceof OAuthError) {
     response = oauthJson({ error: err.code, error_description: err.message }, err.status, err.headers);

@@ -3,7 +3,8 @@
 
 import { ApiError } from "../../../lib/errors.ts";
 import { json } from "../../../lib/http.ts";
-import type { DigestName, StoredBlob } from "../../../lib/store/mod.ts";
+import { type DigestName, type StoredBlob, StoreError } from "../../../lib/store/mod.ts";
+import { asApiError } from "../../../lib/store_http.ts";
 import { type Req } from "./auth.ts";
 import { requireSolvent, requireUser } from "../core/caller.ts";
 import { notFound } from "../core/errors.ts";
@@ -130,7 +131,9 @@ export function receiveUpload(uploads: Uploads) {
     } catch (err) {
       if (held) req.reg.releaseBlob(held);
       uploads.setStreaming(hash, false);
-      throw err instanceof ApiError ? err : new ApiError(400, "The upload was interrupted");
+      throw err instanceof ApiError || err instanceof StoreError
+        ? err
+        : new ApiError(400, "The upload was interrupted");
     }
     // Once the commit naming the blob is durable, the store checks that no other node removed the blob meanwhile
     // (lib/store/s3/blobs.ts); also when the commit may have happened (an error that is not a refusal).
@@ -150,7 +153,7 @@ export function receiveUpload(uploads: Uploads) {
       committed = true;
       return json(result);
     } catch (err) {
-      maybeCommitted = !(err instanceof ApiError && err.status < 500);
+      maybeCommitted = !((asApiError(err)?.status ?? 500) < 500);
       throw err;
     } finally {
       uploads.setStreaming(hash, false);
