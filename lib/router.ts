@@ -78,7 +78,7 @@ export class Router {
     const families = new FamilyTable(groups?.families ?? familiesOf(options.renderers!));
     this.#families = families;
     this.#headerGuard = new HeaderGuard(options.logger, families);
-    this.#settings = { trustProxy: options.trustProxy, ownerOf: (path) => families.ownerOf(path) };
+    this.#settings = { trustProxy: options.trustProxy };
     // Outermost first: a cluster's catch-up, then the group's own steps (which see `ctx.retry`), then the handler.
     const routerSteps: RouteStep[] = options.cluster ? [catchUpWith(options.cluster)] : [];
     const familyOf = (route: Route) => groups?.groupOf.get(route)?.family?.name;
@@ -89,8 +89,8 @@ export class Router {
       index: {
         territories: families.territories(),
         // An open route of a family that owns nothing under a segment never answers there (RouteGroup family).
-        fits: (route, segment) =>
-          route.family === undefined || !families.ownsNothingUnder(route.family, segment),
+        fits: (route, segment, count) =>
+          route.family === undefined || !families.ownsNothingUnder(route.family, segment, count),
       },
     });
     this.#secretPaths = new SecretPathRedactor(routes);
@@ -125,7 +125,7 @@ export class Router {
       let params: Record<string, string> = {};
       if (!route) ({ route, params } = this.#table.match(path, method));
       const maxBodyBytes = route.maxBodyBytes ?? this.#options.maxBodyBytes;
-      const ctx = new Context(request, url, params, sequence, path, maxBodyBytes, remoteAddr, this.#settings);
+      const ctx = new Context(request, url, params, sequence, maxBodyBytes, remoteAddr, this.#settings);
       checkBodyLimit(method, request, maxBodyBytes);
       const answer = method === "HEAD" ? route.runHead(ctx) : route.run(ctx);
       if (answer instanceof Promise) {

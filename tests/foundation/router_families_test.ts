@@ -151,3 +151,17 @@ Deno.test("a real server answers a wrong method on an auth collection 405, no lo
     await srv.stop();
   }
 });
+
+Deno.test("a real server answers a wrong method on /health 405 with Allow, never through the console's /:user page", async () => {
+  const srv = await startTestServer();
+  try {
+    for (const method of ["POST", "DELETE", "OPTIONS"]) {
+      const res = await fetch(`${srv.url}/health`, { method });
+      assertEquals([res.status, res.headers.get("Allow"), await res.json()], [405, "GET", {
+        error: "Invalid method",
+      }], method);
+    }
+  } finally {
+    await srv.stop();
+  }
+});
