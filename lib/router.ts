@@ -4,14 +4,12 @@
 // access log.
 
 import { ApiError } from "./errors.ts";
-import type { Family } from "./http.ts";
 import { parseRequestUrl } from "./http.ts";
 import type { Logger } from "./log.ts";
 import { nextRequestSequence, requestIdOf } from "./request_id.ts";
 import { SecretPathRedactor } from "./secret_paths.ts";
 import { Context, type ContextSettings, type RemoteAddress } from "./router/context.ts";
-import { type ApiFamily, type ErrorRenderer, FamilyTable } from "./router/families.ts";
-import { familiesOf } from "./router/legacy_families.ts";
+import { type ApiFamily, FamilyTable } from "./router/families.ts";
 import { RouteTable } from "./router/match.ts";
 import { rawPath, requestPath } from "./router/request_path.ts";
 import type { Route, RouteStep } from "./router/route.ts";
@@ -36,11 +34,6 @@ export interface RouteGroup {
 }
 
 export interface RouterOptions {
-  /**
-   * Error renderers by family name, each family owning the paths lib/router/legacy_families.ts lists: for tables
-   * built without modules. A server's router is built with `Router.forGroups`, each group declaring its family.
-   */
-  renderers?: Record<Family, ErrorRenderer>;
   logger: Logger;
   maxBodyBytes: number;
   trustProxy: boolean;
@@ -48,7 +41,7 @@ export interface RouterOptions {
   cluster?: ClusterView;
 }
 
-/** What the constructor takes beyond RouterOptions when built from groups. */
+/** What the constructor takes beyond RouterOptions: the groups' families and each route's group. */
 interface GroupOptions {
   families: readonly ApiFamily[];
   groupOf: ReadonlyMap<Route, RouteGroup>;
@@ -65,27 +58,27 @@ export class Router {
   #secretPaths: SecretPathRedactor;
 
   /** A router over every group's routes, in order; each group's family renders the paths it owns. */
-  static forGroups(groups: readonly RouteGroup[], options: Omit<RouterOptions, "renderers">): Router {
+  static forGroups(groups: readonly RouteGroup[], options: RouterOptions): Router {
     const groupOf = new Map<Route, RouteGroup>();
     for (const group of groups) for (const route of group.routes) groupOf.set(route, group);
     const families = groups.flatMap((g) => g.family ? [g.family] : []);
     return new Router(groups.flatMap((g) => g.routes), options, { families, groupOf });
   }
 
-  constructor(routes: readonly Route[], options: RouterOptions, groups?: GroupOptions) {
+  private constructor(routes: readonly Route[], options: RouterOptions, groups: GroupOptions) {
     this.#options = options;
     this.#accessLog = new AccessLog(options.logger);
-    const families = new FamilyTable(groups?.families ?? familiesOf(options.renderers!));
+    const families = new FamilyTable(groups.families);
     this.#families = families;
     this.#headerGuard = new HeaderGuard(options.logger, families);
     this.#settings = { trustProxy: options.trustProxy };
     // Outermost first: a cluster's catch-up, then the group's own steps (which see `ctx.retry`), then the handler.
     const routerSteps: RouteStep[] = options.cluster ? [catchUpWith(options.cluster)] : [];
-    const familyOf = (route: Route) => groups?.groupOf.get(route)?.family?.name;
+    const familyOf = (route: Route) => groups.groupOf.get(route)?.family?.name;
     this.#table = new RouteTable(routes, {
       familyOf,
       steps: routerSteps,
-      groupSteps: (route) => groups?.groupOf.get(route)?.steps ?? [],
+      groupSteps: (route) => groups.groupOf.get(route)?.steps ?? [],
       index: {
         territories: families.territories(),
         // An open route of a family that owns nothing under a segment never answers there (RouteGroup family).
