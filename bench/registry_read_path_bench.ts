@@ -1,10 +1,13 @@
-// deno bench: the in-process cost of the registry's hot read handlers (guard + handler + Response), called
-// directly with a prepared request context, and of the Response shapes they could be built with.
+// deno bench: the in-process cost of the registry's hot read handlers (handler + Response), called directly with
+// a prepared request context holding the anonymous caller (the registry's steps around a handler — X-Request-Id,
+// caller, maintenance, rate limit: routes/registry/api/steps.ts — are not included), and of the Response shapes
+// they could be built with.
 // The wire cost of each shape (Deno.serve's native response path) is only visible under wrk: see
 // docs/benchmarks.md ("What we learned").
 
 import { createUser, publishExternal, startRegistry } from "../tests/registry/helpers.ts";
 import type { RequestContext } from "../lib/http.ts";
+import { ANONYMOUS } from "../routes/registry/core/caller.ts";
 
 const f = await startRegistry({ WHARF_RATE_LIMIT_RPS: "0" });
 const alice = await createUser(f, "alice");
@@ -25,17 +28,17 @@ function context(path: string, params: Record<string, string>): RequestContext {
     params,
     requestId: "abcdef123",
     clientIp: "127.0.0.1",
-    family: "registry",
     maxBodyBytes: 1 << 20,
+    locals: ANONYMOUS,
   };
 }
 const metadataCtx = context("/alice/bytebox", { username: "alice", name: "bytebox" });
 const boxCtx = context("/api/v1/box/alice/bytebox", { username: "alice", name: "bytebox" });
 
-Deno.bench("metadata: guard + boxMetadata", { group: "handlers" }, () => {
+Deno.bench("metadata: boxMetadata", { group: "handlers" }, () => {
   metadataRoute.handler(metadataCtx) as Response;
 });
-Deno.bench("box JSON: guard + getBox", { group: "handlers" }, () => {
+Deno.bench("box JSON: getBox", { group: "handlers" }, () => {
   boxRoute.handler(boxCtx) as Response;
 });
 

@@ -4,7 +4,7 @@
 import { type Route, Router } from "../lib/router.ts";
 import { createLogger, formatAccessLine } from "../lib/log.ts";
 import { json, jsonText } from "../lib/http.ts";
-import { renderEventsError } from "../routes/events/errors.ts";
+import { withServerFamilies } from "../tests/helpers/families.ts";
 
 const body = JSON.stringify({ server: { ok: true, message: "ok" } });
 const bytes = new TextEncoder().encode(body);
@@ -26,13 +26,7 @@ function makeRouter(
   logger: ReturnType<typeof createLogger>,
   routes: readonly Route[] = [...filler, health],
 ): Router {
-  return new Router(routes, {
-    renderers: {
-      registry: renderEventsError,
-      auth: renderEventsError,
-      events: renderEventsError,
-      server: renderEventsError,
-    },
+  return Router.forGroups(withServerFamilies(routes), {
     logger,
     maxBodyBytes: 1 << 20,
     trustProxy: false,

@@ -12,7 +12,6 @@ export interface RequestContext {
   requestId: string;
   /** The client address (first X-Forwarded-For hop only when WHARF_TRUST_PROXY is on). */
   clientIp: string;
-  family: Family;
   /** The route's body limit in bytes. */
   maxBodyBytes: number;
   /**
@@ -20,6 +19,11 @@ export interface RequestContext {
    * then caught up: lib/router/steps/cluster.ts): what the first answer counted, such as a rate limit, is not counted again.
    */
   readonly retry?: boolean;
+  /**
+   * What the steps of the route's module resolved for the steps after them and its handler (the registry's
+   * caller: routes/registry/api/steps.ts); each module reads only what its own steps set.
+   */
+  locals?: unknown;
 }
 
 export type Handler = (ctx: RequestContext) => Response | Promise<Response>;

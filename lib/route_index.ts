@@ -87,10 +87,11 @@ export interface IndexOptions<R> {
   /** First segments that get their own candidate list at every level (those API families claim paths under). */
   territories?: readonly string[];
   /**
-   * Whether a route whose first segment is a parameter may answer a path whose first segment is `segment`: one
-   * that may not (a console page under `/:user` for a `/v1/…` path) is left out of that segment's list.
+   * Whether a route whose first segment is a parameter may answer a path whose first segment is `segment` (and
+   * whose segment count is `count`, when the list is for one count): one that may not (a console page under
+   * `/:user` for a `/v1/…` path, or for `/health`) is left out of that segment's list.
    */
-  fits?(route: R, segment: string): boolean;
+  fits?(route: R, segment: string, count: number | undefined): boolean;
 }
 
 export class RouteIndex<R extends IndexableRoute> {
@@ -116,8 +117,8 @@ export class RouteIndex<R extends IndexableRoute> {
       if (first === undefined) level.open.push(route);
       else push(level.literal, first, route);
     }
-    this.#variable = merge([variable], options);
-    for (const [count, level] of fixed) this.#byCount.set(count, merge([level, variable], options));
+    this.#variable = merge([variable], options, undefined);
+    for (const [count, level] of fixed) this.#byCount.set(count, merge([level, variable], options, count));
   }
 
   /**
@@ -193,12 +194,13 @@ function push<R>(map: Map<string, R[]>, key: string, route: R): void {
 function merge<R extends IndexableRoute>(
   groups: { literal: Map<string, R[]>; open: R[] }[],
   options: IndexOptions<R>,
+  count: number | undefined,
 ): Level<R> {
   const open = groups.flatMap((g) => g.open).sort(byOrder);
   const keys = new Set([...groups.flatMap((g) => [...g.literal.keys()]), ...options.territories ?? []]);
   const bySegment = new Map<string, R[]>();
   for (const key of keys) {
-    const fitting = options.fits ? open.filter((r) => options.fits!(r, key)) : open;
+    const fitting = options.fits ? open.filter((r) => options.fits!(r, key, count)) : open;
     const list = [...groups.flatMap((g) => g.literal.get(key) ?? []), ...fitting].sort(byOrder);
     bySegment.set(key, literalFirst(list));
   }

@@ -5,14 +5,12 @@
 
 import { ApiError } from "./errors.ts";
 import { asApiError } from "./store_http.ts";
-import type { Family } from "./http.ts";
 import { parseRequestUrl } from "./http.ts";
 import type { Logger } from "./log.ts";
 import { nextRequestSequence, requestIdOf } from "./request_id.ts";
 import { SecretPathRedactor } from "./secret_paths.ts";
 import { Context, type ContextSettings, type RemoteAddress } from "./router/context.ts";
-import { type ApiFamily, type ErrorRenderer, FamilyTable } from "./router/families.ts";
-import { familiesOf } from "./router/legacy_families.ts";
+import { type ApiFamily, FamilyTable } from "./router/families.ts";
 import { RouteTable } from "./router/match.ts";
 import { rawPath, requestPath } from "./router/request_path.ts";
 import type { Route, RouteStep } from "./router/route.ts";
@@ -37,11 +35,6 @@ export interface RouteGroup {
 }
 
 export interface RouterOptions {
-  /**
-   * Error renderers by family name, each family owning the paths lib/router/legacy_families.ts lists: for tables
-   * built without modules. A server's router is built with `Router.forGroups`, each group declaring its family.
-   */
-  renderers?: Record<Family, ErrorRenderer>;
   logger: Logger;
   maxBodyBytes: number;
   trustProxy: boolean;
@@ -49,7 +42,7 @@ export interface RouterOptions {
   cluster?: ClusterView;
 }
 
-/** What the constructor takes beyond RouterOptions when built from groups. */
+/** What the constructor takes beyond RouterOptions: the groups' families and each route's group. */
 interface GroupOptions {
   families: readonly ApiFamily[];
   groupOf: ReadonlyMap<Route, RouteGroup>;
@@ -66,32 +59,32 @@ export class Router {
   #secretPaths: SecretPathRedactor;
 
   /** A router over every group's routes, in order; each group's family renders the paths it owns. */
-  static forGroups(groups: readonly RouteGroup[], options: Omit<RouterOptions, "renderers">): Router {
+  static forGroups(groups: readonly RouteGroup[], options: RouterOptions): Router {
     const groupOf = new Map<Route, RouteGroup>();
     for (const group of groups) for (const route of group.routes) groupOf.set(route, group);
     const families = groups.flatMap((g) => g.family ? [g.family] : []);
     return new Router(groups.flatMap((g) => g.routes), options, { families, groupOf });
   }
 
-  constructor(routes: readonly Route[], options: RouterOptions, groups?: GroupOptions) {
+  private constructor(routes: readonly Route[], options: RouterOptions, groups: GroupOptions) {
     this.#options = options;
     this.#accessLog = new AccessLog(options.logger);
-    const families = new FamilyTable(groups?.families ?? familiesOf(options.renderers!));
+    const families = new FamilyTable(groups.families);
     this.#families = families;
     this.#headerGuard = new HeaderGuard(options.logger, families);
-    this.#settings = { trustProxy: options.trustProxy, ownerOf: (path) => families.ownerOf(path) };
+    this.#settings = { trustProxy: options.trustProxy };
     // Outermost first: a cluster's catch-up, then the group's own steps (which see `ctx.retry`), then the handler.
     const routerSteps: RouteStep[] = options.cluster ? [catchUpWith(options.cluster)] : [];
-    const familyOf = (route: Route) => groups?.groupOf.get(route)?.family?.name;
+    const familyOf = (route: Route) => groups.groupOf.get(route)?.family?.name;
     this.#table = new RouteTable(routes, {
       familyOf,
       steps: routerSteps,
-      groupSteps: (route) => groups?.groupOf.get(route)?.steps ?? [],
+      groupSteps: (route) => groups.groupOf.get(route)?.steps ?? [],
       index: {
         territories: families.territories(),
         // An open route of a family that owns nothing under a segment never answers there (RouteGroup family).
-        fits: (route, segment) =>
-          route.family === undefined || !families.ownsNothingUnder(route.family, segment),
+        fits: (route, segment, count) =>
+          route.family === undefined || !families.ownsNothingUnder(route.family, segment, count),
       },
     });
     this.#secretPaths = new SecretPathRedactor(routes);
@@ -126,7 +119,7 @@ export class Router {
       let params: Record<string, string> = {};
       if (!route) ({ route, params } = this.#table.match(path, method));
       const maxBodyBytes = route.maxBodyBytes ?? this.#options.maxBodyBytes;
-      const ctx = new Context(request, url, params, sequence, path, maxBodyBytes, remoteAddr, this.#settings);
+      const ctx = new Context(request, url, params, sequence, maxBodyBytes, remoteAddr, this.#settings);
       checkBodyLimit(method, request, maxBodyBytes);
       const answer = method === "HEAD" ? route.runHead(ctx) : route.run(ctx);
       if (answer instanceof Promise) {

@@ -1,6 +1,6 @@
 // What a handler receives (RequestContext): built once per request, its costly parts computed on first use.
 
-import type { Family, RequestContext } from "../http.ts";
+import type { RequestContext } from "../http.ts";
 import { parseRequestUrl } from "../http.ts";
 import { requestIdOf } from "../request_id.ts";
 
@@ -10,8 +10,6 @@ export type RemoteAddress = string | (() => string) | { readonly remoteAddr: Den
 /** What every context of one router shares (one object, so a context costs no more fields than before). */
 export interface ContextSettings {
   trustProxy: boolean;
-  /** Which family owns a path (lib/router/families.ts). */
-  ownerOf(path: string): Family;
 }
 
 /**
@@ -21,26 +19,23 @@ export interface ContextSettings {
 export class Context implements RequestContext {
   #sequence: number;
   #requestId: string | undefined;
-  #path: string;
-  #family: Family | undefined;
   #url: URL | undefined;
   #ip: string | undefined;
   #remoteAddr: RemoteAddress;
   #settings: ContextSettings;
   retry = false;
+  locals: unknown = undefined;
 
   constructor(
     public request: Request,
     url: URL | undefined,
     public params: Record<string, string>,
     sequence: number,
-    path: string,
     public maxBodyBytes: number,
     remoteAddr: RemoteAddress,
     settings: ContextSettings,
   ) {
     this.#sequence = sequence;
-    this.#path = path;
     this.#url = url;
     this.#remoteAddr = remoteAddr;
     this.#settings = settings;
@@ -53,7 +48,6 @@ export class Context implements RequestContext {
       this.#url,
       this.params,
       this.#sequence,
-      this.#path,
       this.maxBodyBytes,
       this.#remoteAddr,
       this.#settings,
@@ -65,11 +59,6 @@ export class Context implements RequestContext {
   /** Built on first use: most requests never show their id. */
   get requestId(): string {
     return this.#requestId ??= requestIdOf(this.#sequence);
-  }
-
-  /** Which family owns the path: computed on first use (few handlers ask). */
-  get family(): Family {
-    return this.#family ??= this.#settings.ownerOf(this.#path);
   }
 
   get url(): URL {

@@ -95,9 +95,13 @@ export class FamilyTable {
     return [...this.#segments];
   }
 
-  /** Whether no path whose first segment is `segment` belongs to `family`. */
-  ownsNothingUnder(family: Family, segment: string): boolean {
+  /**
+   * Whether no path whose first segment is `segment` belongs to `family`; with `count`, no such path of `count`
+   * segments (the one path of one segment, `/health`, may be another family's while `/health/x` is not).
+   */
+  ownsNothingUnder(family: Family, segment: string, count?: number): boolean {
     const head = `/${segment}`;
+    if (count === 1) return this.ownerOf(head) !== family;
     if (this.ownerOf(head) === family) return false;
     const under = this.#claims.filter((c) => c.text.startsWith(`${head}/`));
     if (under.some((c) => c.family === family)) return false;

@@ -80,7 +80,6 @@ function registryReq(c: ConsoleReq, call: RegistryCall = {}): Req {
     params: call.params ?? {},
     requestId: c.ctx.requestId,
     clientIp: c.ctx.clientIp,
-    family: "registry",
     maxBodyBytes: 1024 * 1024,
   };
   return { ctx, reg: c.reg, caller: c.caller, origin: c.origin, api: 2 };

@@ -10,6 +10,7 @@ import type { Route } from "../../lib/router.ts";
 import { httpErrorOf } from "../../lib/store_http.ts";
 import type { BrowserFront, RegistryCore } from "../registry/mod.ts";
 import { registryFamily } from "../registry/core/family.ts";
+import { takeOrRefuse } from "../../lib/router/steps/rate_limit.ts";
 import { type ConsoleEnv, type ConsoleReq, consoleReq, sessionViewer } from "./context.ts";
 import { html } from "./html.ts";
 import { page, seeOther } from "./layout.ts";
@@ -102,7 +103,6 @@ export function createConsoleApi(ctx: AppContext, registry: RegistryCore): Brows
   /** `rootPage`: a path under /:user, shared with the registry: only GET/HEAD, and non-browsers get its JSON errors. */
   const guard = (handler: ConsoleHandler, rootPage = false): Handler => async (rc: RequestContext) => {
     if (rootPage) {
-      if (rc.family !== "registry") throw new ApiError(404, `Not found: ${rc.url.pathname}`);
       if (rc.request.method !== "GET" && rc.request.method !== "HEAD") {
         throw new ApiError(404, "Resource not found!");
       }
@@ -110,13 +110,9 @@ export function createConsoleApi(ctx: AppContext, registry: RegistryCore): Brows
     const c = consoleReq(consoleEnv, rc);
     let response: Response;
     try {
-      // Pages count against the registry's rate limit of the client's address, as its API calls do.
-      const retry = registry.limiter.enabled ? registry.limiter.take(`ip:${rc.clientIp}`) : 0;
-      if (retry > 0) {
-        throw new ApiError(429, `Rate limit exceeded; retry in ${retry} s`, {
-          headers: { "Retry-After": String(retry) },
-        });
-      }
+      // Pages count against the registry's rate limit of the client's address, as its API calls do (its 429
+      // rendered as a page here, hence not the registry's step; pages catch up first, so are never retried).
+      takeOrRefuse(registry.limiter, `ip:${rc.clientIp}`);
       response = await handler(c);
     } catch (thrown) {
       const err = httpErrorOf(thrown);
@@ -214,7 +210,7 @@ export function createConsoleApi(ctx: AppContext, registry: RegistryCore): Brows
     metadataRoute(handler: Handler): Handler {
       return (rc) => {
         const method = rc.request.method;
-        if ((method === "GET" || method === "HEAD") && wantsHtml(rc.request) && rc.family === "registry") {
+        if ((method === "GET" || method === "HEAD") && wantsHtml(rc.request)) {
           const { username = "", name = "" } = rc.params;
           const location = `/${encodeURIComponent(username)}/boxes/${encodeURIComponent(name)}`;
           return new Response(null, { status: 302, headers: { Location: location, Vary: "Accept" } });

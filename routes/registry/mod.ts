@@ -1,12 +1,10 @@
-// The box registry (Vagrant Cloud API v1) route table. Every route runs behind the registry's own
-// checks in spec order: maintenance 503 → rate limit 429 → route 404/405 → the handler.
+// The box registry (Vagrant Cloud API v1) route table. Every route runs behind the registry's own steps
+// (api/steps.ts) in spec order: caller → maintenance 503 → rate limit 429 → route 404/405 → the handler.
 
 import type { ApiModule, AppContext } from "../../lib/app.ts";
 import { ApiError } from "../../lib/errors.ts";
 import { baseUrl, type Handler, type RequestContext } from "../../lib/http.ts";
-import { asApiError } from "../../lib/store_http.ts";
-import type { Route } from "../../lib/router.ts";
-import { type Req, resolveCaller } from "./api/auth.ts";
+import type { Req } from "./api/auth.ts";
 import type { Caller } from "./core/caller.ts";
 import { notFound } from "./core/errors.ts";
 import { registryFamily } from "./core/family.ts";
@@ -16,7 +14,7 @@ import { RateLimiter } from "../../lib/rate_limiter.ts";
 import { outboxSender, webhookSender } from "./core/sms.ts";
 import { bootstrapAdmin } from "./services/bootstrap.ts";
 import { createToken, deleteToken, requestCode, validateToken } from "./api/tokens.ts";
-import { maintenanceError } from "./services/tokens.ts";
+import { callerOf, type RegistryRoute, registrySteps } from "./api/steps.ts";
 import * as adminUsers from "./api/admin_users.ts";
 import * as adminOrgs from "./api/admin_orgs.ts";
 import { getNamespace } from "./api/users.ts";
@@ -40,26 +38,6 @@ import { apiOfPath, underApiV2 } from "./api/api_v2.ts";
 import { getHistory, putHistory } from "./api/box_history.ts";
 
 type RegistryHandler = (req: Req) => Response | Promise<Response>;
-
-const saneRequestId = /^[A-Za-z0-9._:-]{1,128}$/;
-
-function withRequestId(response: Response, requestId: string): Response {
-  response.headers.set("x-request-id", requestId);
-  return response;
-}
-
-/** Client errors carry the echoed X-Request-Id; anything else stays a 500 for the router. */
-function errorWithRequestId(thrown: unknown, requestId: string): unknown {
-  const err = asApiError(thrown);
-  if (!err) return thrown;
-  const headers = new Headers(err.headers);
-  headers.set("X-Request-Id", requestId);
-  return new ApiError(err.status, err.message, {
-    kind: err.kind,
-    ...(err.details ? { details: err.details } : {}),
-    headers,
-  });
-}
 
 /**
  * Root routes accept every method so that other families' unknown paths (`/v1/x`) are not answered
@@ -93,7 +71,7 @@ interface RouteSpec {
   maxBodyBytes?: number;
   /** A GET that writes: on a cluster it catches up with other nodes first, as writes do (lib/router.ts). */
   catchUpFirst?: boolean;
-  /** The guarded handler, wrapped once more as the route is declared (a front's page, RFC 6749 errors). */
+  /** Around the registry's steps and the handler (a front's page, RFC 6749 errors): api/steps.ts RegistryRules. */
   wrap?: (handler: Handler) => Handler;
 }
 
@@ -280,57 +258,19 @@ export async function createRegistryApi<F extends BrowserFront | undefined = und
   }));
 
   /**
-   * The registry's checks before any handler, then the handler, with X-Request-Id echoed on answers and
-   * errors. Synchronous when the handler is: the router then answers without a Promise.
+   * The handler of a route, behind the registry's steps (api/steps.ts: X-Request-Id, the caller, maintenance, rate
+   * limit). Synchronous when the handler is: the router then answers without a Promise.
    */
-  const guard = (
-    handler: RegistryHandler,
-    login = false,
-    checkParams = true,
-    rootPath = false,
-    api: 1 | 2 = 1,
-  ): Handler =>
-  (ctx: RequestContext) => {
-    const headers = ctx.request.headers;
-    // `has` fetches the whole header list from Deno in one call; the gets after it (here, for the token and the
-    // origin) then search it in JavaScript. A get first would cost one call per header, and Deno fetches the
-    // whole list anyway at the end of a request whose headers were read.
-    const given = headers.has("x-request-id") ? headers.get("x-request-id") : null;
-    const requestId = given !== null && saneRequestId.test(given) ? given : ctx.requestId;
-    try {
-      // Root patterns also match other families' unknown paths (/v1/…): those get their family's 404.
-      if (rootPath && ctx.family !== "registry") throw new ApiError(404, `Not found: ${ctx.url.pathname}`);
-      let caller = resolveCaller(reg, ctx);
-      // Metadata and downloads followed from a web console page carry its session cookie, not a token.
-      if (rootPath && !caller.tokenPresent && browserCaller) caller = browserCaller(ctx) ?? caller;
-      if (!login && reg.maintenanceEnabled() && !caller.user?.admin) throw maintenanceError();
-      // A request answered again after its view caught up (ctx.retry) was counted the first time.
-      if (limiter.enabled && !ctx.retry) {
-        const retry = limiter.take(caller.tokenHash ? `t:${caller.tokenHash}` : `ip:${ctx.clientIp}`);
-        if (retry > 0) {
-          throw new ApiError(429, `Rate limit exceeded; retry in ${retry} s`, {
-            headers: { "Retry-After": String(retry) },
-          });
-        }
+  const answer = (handler: RegistryHandler, checkParams = true, api: 1 | 2 = 1): Handler => (ctx) => {
+    if (checkParams) {
+      const params = ctx.params;
+      for (const k in params) {
+        const v = params[k]!;
+        if (v === "" || v.includes("/")) throw notFound();
       }
-      if (checkParams) {
-        const params = ctx.params;
-        for (const k in params) {
-          const v = params[k]!;
-          if (v === "" || v.includes("/")) throw notFound();
-        }
-      }
-      const origin = baseUrl(ctx, settings.publicUrl, settings.trustProxy);
-      const answer = handler({ ctx, reg, caller, origin, api });
-      if (answer instanceof Promise) {
-        return answer.then((r) => withRequestId(r, requestId), (err) => {
-          throw errorWithRequestId(err, requestId);
-        });
-      }
-      return withRequestId(answer, requestId);
-    } catch (err) {
-      throw errorWithRequestId(err, requestId);
     }
+    const origin = baseUrl(ctx, settings.publicUrl, settings.trustProxy);
+    return handler({ ctx, reg, caller: callerOf(ctx), origin, api });
   };
 
   /** Unknown /api/v1 paths and methods: 405 with Allow when the path exists, else 404. */
@@ -347,24 +287,32 @@ export async function createRegistryApi<F extends BrowserFront | undefined = und
     throw notFound();
   };
 
-  const routes: Route[] = specs.map((s) => {
-    const guarded = guard(s.handler, s.login, true, s.path.startsWith(`/${ROOT_USER}/`), apiOfPath(s.path));
-    return {
-      method: s.method,
-      path: s.path,
-      handler: s.wrap ? s.wrap(guarded) : guarded,
-      ...(s.secretParams ? { secretParams: s.secretParams } : {}),
-      ...(s.maxBodyBytes ? { maxBodyBytes: s.maxBodyBytes } : {}),
-      ...(s.catchUpFirst ? { catchUpFirst: true } : {}),
-    };
-  });
+  const routes: RegistryRoute[] = specs.map((s) => ({
+    method: s.method,
+    path: s.path,
+    handler: answer(s.handler, true, apiOfPath(s.path)),
+    registry: {
+      ...(s.login ? { login: true } : {}),
+      ...(s.path.startsWith(`/${ROOT_USER}/`) ? { rootPath: true } : {}),
+      ...(s.wrap ? { wrap: s.wrap } : {}),
+    },
+    ...(s.secretParams ? { secretParams: s.secretParams } : {}),
+    ...(s.maxBodyBytes ? { maxBodyBytes: s.maxBodyBytes } : {}),
+    ...(s.catchUpFirst ? { catchUpFirst: true } : {}),
+  }));
   for (const api of ["/api/v1", "/api/v2"]) {
-    routes.push({ method: ALL_METHODS, path: `${api}{/*}?`, handler: guard(unmatched, false, false) });
+    routes.push({
+      method: ALL_METHODS,
+      path: `${api}{/*}?`,
+      handler: answer(unmatched, false),
+      registry: {},
+    });
   }
 
   return {
     routes,
     family: registryFamily,
+    steps: registrySteps(reg, limiter, browserCaller),
     reg,
     uploads,
     limiter,

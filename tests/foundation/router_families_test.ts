@@ -5,10 +5,10 @@ import fc from "fast-check";
 import { assertEquals } from "../helpers/assert.ts";
 import { type ApiFamily, Router, type RouteStep } from "../../lib/router.ts";
 import { FamilyTable } from "../../lib/router/families.ts";
-import { familiesOf } from "../../lib/router/legacy_families.ts";
 import { createLogger } from "../../lib/log.ts";
 import { json } from "../../lib/http.ts";
 import { startTestServer } from "../helpers/server.ts";
+import { withServerFamilies } from "../helpers/families.ts";
 import { registryFamily } from "../../routes/registry/core/family.ts";
 import { authFamily } from "../../routes/authmethods/family.ts";
 import { eventsFamily } from "../../routes/events/family.ts";
@@ -48,16 +48,12 @@ const paths = fc.array(fc.constantFrom(...words), { minLength: 0, maxLength: 4 }
 
 Deno.test("every path has the owner the former regex table gave it, from the families' own declarations", () => {
   const declared = new FamilyTable([serverFamily, eventsFamily, authFamily, registryFamily]);
-  const legacy = new FamilyTable(familiesOf({
-    registry: registryFamily.render,
-    auth: authFamily.render,
-    events: eventsFamily.render,
-    server: serverFamily.render,
-  }));
+  // The same families in the order tests and benches give them (tests/helpers/families.ts).
+  const helpers = new FamilyTable(withServerFamilies([]).flatMap((g) => g.family ? [g.family] : []));
   fc.assert(
     fc.property(paths, (path) => {
       assertEquals(declared.ownerOf(path), formerOwner(path), path);
-      assertEquals(legacy.ownerOf(path), formerOwner(path), path);
+      assertEquals(helpers.ownerOf(path), formerOwner(path), path);
     }),
     { numRuns: 2000 },
   );
@@ -147,6 +143,20 @@ Deno.test("a real server answers a wrong method on an auth collection 405, no lo
     // A path of the events family no route has: its own 404, without the console's or registry's root routes.
     const res = await fetch(`${srv.url}/v1/nothing`, { method: "DELETE" });
     assertEquals([res.status, await res.text()], [404, "404 page not found"]);
+  } finally {
+    await srv.stop();
+  }
+});
+
+Deno.test("a real server answers a wrong method on /health 405 with Allow, never through the console's /:user page", async () => {
+  const srv = await startTestServer();
+  try {
+    for (const method of ["POST", "DELETE", "OPTIONS"]) {
+      const res = await fetch(`${srv.url}/health`, { method });
+      assertEquals([res.status, res.headers.get("Allow"), await res.json()], [405, "GET", {
+        error: "Invalid method",
+      }], method);
+    }
   } finally {
     await srv.stop();
   }

@@ -6,7 +6,7 @@ import { assertEquals } from "../helpers/assert.ts";
 import { type Route, Router } from "../../lib/router.ts";
 import { createLogger } from "../../lib/log.ts";
 import { json } from "../../lib/http.ts";
-import { renderEventsError } from "../../routes/events/errors.ts";
+import { withServerFamilies } from "../helpers/families.ts";
 
 /** Overlapping literal prefixes, custom verbs, optional groups, regex parameters and root parameters. */
 const mixedPaths: [string | string[], string][] = [
@@ -71,13 +71,7 @@ function tableOf(paths: [string | string[], string][]) {
     path,
     handler: (ctx) => json({ route: i, params: ctx.params }),
   }));
-  const router = new Router(routes, {
-    renderers: {
-      registry: renderEventsError,
-      auth: renderEventsError,
-      events: renderEventsError,
-      server: renderEventsError,
-    },
+  const router = Router.forGroups(withServerFamilies(routes), {
     logger: createLogger("error"),
     maxBodyBytes: 1024,
     trustProxy: false,

@@ -2,40 +2,38 @@ import { assertEquals, assertMatch } from "../helpers/assert.ts";
 import { Router } from "../../lib/router.ts";
 import { createLogger } from "../../lib/log.ts";
 import { json, readJson } from "../../lib/http.ts";
-import { renderRegistryError } from "../../routes/registry/core/errors.ts";
-import { renderAuthError } from "../../routes/authmethods/errors.ts";
-import { renderEventsError } from "../../routes/events/errors.ts";
-import { renderServerError } from "../../routes/server/errors.ts";
+import { withServerFamilies } from "../helpers/families.ts";
 import { startTestServer } from "../helpers/server.ts";
 
 function makeRouter(logLines: string[] = []) {
-  return new Router([
+  return Router.forGroups(
+    withServerFamilies([
+      {
+        method: "POST",
+        path: "/v1/auth-methods/:id([^/:]+)\\:authenticate",
+        handler: (ctx) => json({ authenticated: ctx.params.id }),
+      },
+      {
+        method: "GET",
+        path: "/v1/auth-methods/:id([^/:]+)",
+        handler: (ctx) => json({ read: ctx.params.id }),
+      },
+      { method: "POST", path: "/api/v1/echo", handler: async (ctx) => json({ echo: await readJson(ctx) }) },
+      { method: "POST", path: "/v1/echo", handler: async (ctx) => json({ echo: await readJson(ctx) }) },
+      { method: "GET", path: "/api/v1/boom", handler: () => Promise.reject(new Error("secret internals")) },
+      {
+        method: "PUT",
+        path: "/api/v1/uploads/:id",
+        handler: () => json({}),
+        secretParams: ["id"],
+      },
+    ]),
     {
-      method: "POST",
-      path: "/v1/auth-methods/:id([^/:]+)\\:authenticate",
-      handler: (ctx) => json({ authenticated: ctx.params.id }),
+      logger: createLogger("info", (l) => logLines.push(l)),
+      maxBodyBytes: 64,
+      trustProxy: false,
     },
-    { method: "GET", path: "/v1/auth-methods/:id([^/:]+)", handler: (ctx) => json({ read: ctx.params.id }) },
-    { method: "POST", path: "/api/v1/echo", handler: async (ctx) => json({ echo: await readJson(ctx) }) },
-    { method: "POST", path: "/v1/echo", handler: async (ctx) => json({ echo: await readJson(ctx) }) },
-    { method: "GET", path: "/api/v1/boom", handler: () => Promise.reject(new Error("secret internals")) },
-    {
-      method: "PUT",
-      path: "/api/v1/uploads/:id",
-      handler: () => json({}),
-      secretParams: ["id"],
-    },
-  ], {
-    renderers: {
-      registry: renderRegistryError,
-      auth: renderAuthError,
-      events: renderEventsError,
-      server: renderServerError,
-    },
-    logger: createLogger("info", (l) => logLines.push(l)),
-    maxBodyBytes: 64,
-    trustProxy: false,
-  });
+  );
 }
 
 const call = (router: Router, method: string, path: string, body?: string) =>
@@ -147,18 +145,15 @@ Deno.test("a real server renders 404s per family over HTTP", async () => {
 });
 
 Deno.test("router keeps table order between root-parameter routes and routes under a literal segment", async () => {
-  const renderers = {
-    registry: renderRegistryError,
-    auth: renderAuthError,
-    events: renderEventsError,
-    server: renderServerError,
-  };
-  const router = new Router([
-    { method: "GET", path: "/v1/jobs/:id", handler: (ctx) => json({ route: "job", id: ctx.params.id }) },
-    { method: "GET", path: "/:user/:box", handler: (ctx) => json({ route: "box", user: ctx.params.user }) },
-    { method: "GET", path: "/api/v1/box/:u/:b", handler: () => json({ route: "api-box" }) },
-    { method: "POST", path: "/:user/:box", handler: () => json({ route: "post-box" }) },
-  ], { renderers, logger: createLogger("error"), maxBodyBytes: 64, trustProxy: false });
+  const router = Router.forGroups(
+    withServerFamilies([
+      { method: "GET", path: "/v1/jobs/:id", handler: (ctx) => json({ route: "job", id: ctx.params.id }) },
+      { method: "GET", path: "/:user/:box", handler: (ctx) => json({ route: "box", user: ctx.params.user }) },
+      { method: "GET", path: "/api/v1/box/:u/:b", handler: () => json({ route: "api-box" }) },
+      { method: "POST", path: "/:user/:box", handler: () => json({ route: "post-box" }) },
+    ]),
+    { logger: createLogger("error"), maxBodyBytes: 64, trustProxy: false },
+  );
   const route = async (method: string, path: string) => {
     const r = await call(router, method, path);
     return r.status === 200 ? (await r.json()).route : r.status;
