@@ -1,6 +1,6 @@
-// Providers per architecture over HTTP (spec v2 §1, §2, §5): the default flag moves at create, update, rename
-// and delete with a ProviderUpdated for each provider it leaves or reaches; (name, architecture) identity; the
-// 422 texts; v1 paths address each name's default; provider event keys end with the architecture.
+// Providers per architecture over HTTP (docs/registry.md#vagrant-24, #events): the default flag moves at create,
+// update, rename and delete with a ProviderUpdated for each provider it leaves or reaches; (name, architecture)
+// identity; the 422 texts; v1 paths address each name's default; provider event keys end with the architecture.
 
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { createUser, registryTest } from "./helpers.ts";
