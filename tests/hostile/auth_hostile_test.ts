@@ -83,7 +83,7 @@ hostileWorldTest(
       await assertWrongTypesRefused(server.url, targets, adminHeaders);
     });
 
-    await t.step("the admin's writes with unknown keys where the spec refuses them", async () => {
+    await t.step("the admin's writes with unknown keys where the API refuses them", async () => {
       for (const target of targets.filter((x) => x.strictKeys)) {
         for (const key of ["zzz_unknown", "__proto__", "Name\u0000"]) {
           const body = target.strictKeys === "top"

@@ -149,7 +149,7 @@ registryTest(
 );
 
 registryTest(
-  "architecture values: absent is unknown, anything else is a 422 with the spec's text",
+  "architecture values: absent is unknown, anything else is a 422 with the documented text",
   async (f) => {
     const alice = await createUser(f, "alice");
     await boxWithVersion(f, alice);
