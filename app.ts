@@ -86,7 +86,7 @@ export async function startServer(
       ...(config.testRoutes ? [await createTestingApi(ctx)] : []),
       await createEventsApi(ctx),
       await createAuthMethodsApi(ctx),
-      // The web console owns /, /boxes/search, /ui/** and the HTML pages under /:user (ARCHITECTURE.md).
+      // The web console owns /, /boxes/search, /ui/** and the HTML pages under /:user (docs/web.md#pages).
       webConsole,
       // The registry owns root paths (/:user/:box), so its routes are matched last.
       registry,

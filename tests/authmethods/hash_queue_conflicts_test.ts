@@ -2,21 +2,34 @@
 // password-hashing queue is full: they are refused before any hashing, not with the queue's 503.
 
 import { assertEquals } from "../helpers/assert.ts";
-import { withAuthServer } from "./helpers.ts";
+import { type ApiResponse, type AuthFixture, withAuthServer } from "./helpers.ts";
 
 // Real (Boundary default) argon2 cost: two hashes at a time, 64 queued, so 150 at once overflow the queue.
 const realArgon2 = { WHARF_ARGON2_TIME: "3", WHARF_ARGON2_MEMORY_KIB: "65536" };
 const burst = 150;
 
+/** Creates a password account in the primary method (asserting the 200): its id and version. */
+async function createAccount(f: AuthFixture, loginName: string, password: string) {
+  const created = await f.admin.post("/v1/accounts", {
+    auth_method_id: f.primaryMethodId,
+    attributes: { login_name: loginName, password },
+  });
+  assertEquals(created.status, 200);
+  return { id: created.body.id as string, version: created.body.version as number };
+}
+
+/** How many of `answers` had each status. */
+function statusCounts(answers: ApiResponse[]): Record<number, number> {
+  const counts: Record<number, number> = {};
+  for (const a of answers) counts[a.status] = (counts[a.status] ?? 0) + 1;
+  return counts;
+}
+
 Deno.test("stale set-password and change-password and duplicate creates are answered 409/400 with the hash queue full", () =>
   withAuthServer(async (f) => {
-    const created = await f.admin.post("/v1/accounts", {
-      auth_method_id: f.primaryMethodId,
-      attributes: { login_name: "carol", password: "carol-password-1" },
-    });
-    assertEquals(created.status, 200);
-    const id = created.body.id;
-    const stale = created.body.version + 1;
+    const created = await createAccount(f, "carol", "carol-password-1");
+    const id = created.id;
+    const stale = created.version + 1;
     const answers = await Promise.all([
       ...Array.from(
         { length: burst },
@@ -34,11 +47,7 @@ Deno.test("stale set-password and change-password and duplicate creates are answ
           attributes: { login_name: "carol", password: "other-password-1" },
         })),
     ]);
-    const statuses = (from: number) => {
-      const counts: Record<number, number> = {};
-      for (const a of answers.slice(from, from + burst)) counts[a.status] = (counts[a.status] ?? 0) + 1;
-      return counts;
-    };
+    const statuses = (from: number) => statusCounts(answers.slice(from, from + burst));
     assertEquals(statuses(0), { 409: burst }, "set-password");
     assertEquals(statuses(burst), { 409: burst }, "change-password");
     assertEquals(statuses(2 * burst), { 400: burst }, "duplicate create");
@@ -50,13 +59,7 @@ Deno.test("stale set-password and change-password and duplicate creates are answ
 // other 149 see the bumped version: 409 without hashing, none of them a 503 from the full hashing queue.
 Deno.test("150 simultaneous set-password calls with the current version: one 200, 149 × 409, no 503", () =>
   withAuthServer(async (f) => {
-    const created = await f.admin.post("/v1/accounts", {
-      auth_method_id: f.primaryMethodId,
-      attributes: { login_name: "dave", password: "dave-password-1" },
-    });
-    assertEquals(created.status, 200);
-    const id = created.body.id;
-    const current = created.body.version;
+    const { id, version: current } = await createAccount(f, "dave", "dave-password-1");
     const answers = await Promise.all(
       Array.from(
         { length: burst },
@@ -67,9 +70,7 @@ Deno.test("150 simultaneous set-password calls with the current version: one 200
           }),
       ),
     );
-    const counts: Record<number, number> = {};
-    for (const a of answers) counts[a.status] = (counts[a.status] ?? 0) + 1;
-    assertEquals(counts, { 200: 1, 409: burst - 1 });
+    assertEquals(statusCounts(answers), { 200: 1, 409: burst - 1 });
     const winner = answers.find((a) => a.status === 200)!;
     assertEquals(winner.body.version, current + 1);
     for (const a of answers.filter((a) => a.status === 409)) assertEquals(a.body.kind, "Aborted");

@@ -1,6 +1,8 @@
 // Shared helpers for the auth-method integration tests: a server with cheap argon2 settings and a
 // known admin password, a small JSON client, and login.
 
+import type { OidcProviderFixture } from "../fixtures/oidc_provider.ts";
+import { assertEquals } from "../helpers/assert.ts";
 import { withStarted } from "../helpers/fixture.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 
@@ -72,11 +74,21 @@ export interface AuthFixture {
 /** A server with the bootstrap admin logged in. */
 export async function startAuthServer(env: Record<string, string> = {}): Promise<AuthFixture> {
   const server = await startTestServer({ ...fastEnv, ...env });
-  const anon = new Client(server.url);
-  const scope = await anon.call("GET", "/v1/auth-methods?scope_id=global");
-  const primary = scope.body.items.find((m: { is_primary?: boolean }) => m.is_primary);
-  const admin = new Client(server.url, await login(anon, primary.id, "admin", adminPassword));
-  return { server, anon, admin, primaryMethodId: primary.id, stop: () => server.stop() };
+  return { server, ...await signInAdmin(server.url), stop: () => server.stop() };
+}
+
+/** At the server `url`: an anonymous client, the primary (password) method, and the bootstrap admin signed in. */
+export async function signInAdmin(
+  url: string,
+): Promise<{ anon: Client; admin: Client; primaryMethodId: string }> {
+  const anon = new Client(url);
+  const listed = await anon.get("/v1/auth-methods?scope_id=global");
+  if (listed.status !== 200) {
+    throw new Error(`listing auth methods → ${listed.status} ${JSON.stringify(listed.body)}`);
+  }
+  const primaryMethodId: string = listed.body.items.find((m: { is_primary?: boolean }) => m.is_primary).id;
+  const admin = new Client(url, await login(anon, primaryMethodId, "admin", adminPassword));
+  return { anon, admin, primaryMethodId };
 }
 
 /** Runs `fn` with a fresh auth fixture (startAuthServer) and stops it afterwards. */
@@ -126,4 +138,47 @@ export const minimalLdapAttrs = { urls: ["ldap://127.0.0.1:389"] };
 
 export function fieldNames(body: { details?: { request_fields?: Array<{ name: string }> } }): string[] {
   return (body.details?.request_fields ?? []).map((f) => f.name);
+}
+
+/**
+ * Creates an OIDC method against the test provider `op` for the server at `apiUrlPrefix` (asserting the 200):
+ * its id and version. `more` adds a name and attributes.
+ */
+export async function createOidcMethod(
+  admin: Client,
+  op: OidcProviderFixture,
+  apiUrlPrefix: string,
+  more: { name?: string; attributes?: Record<string, unknown> } = {},
+): Promise<{ id: string; version: number }> {
+  const created = await admin.post("/v1/auth-methods", {
+    scope_id: "global",
+    type: "oidc",
+    ...(more.name === undefined ? {} : { name: more.name }),
+    attributes: {
+      issuer: op.issuer,
+      client_id: op.clientId,
+      client_secret: op.clientSecret,
+      signing_algorithms: [op.signingAlg],
+      api_url_prefix: apiUrlPrefix,
+      ...more.attributes,
+    },
+  });
+  assertEquals(created.status, 200, JSON.stringify(created.body));
+  return { id: created.body.id as string, version: created.body.version as number };
+}
+
+/** createOidcMethod, then the method made active-public (asserting the 200): its id. */
+export async function createActiveOidcMethod(
+  admin: Client,
+  op: OidcProviderFixture,
+  apiUrlPrefix: string,
+  more: { name?: string; attributes?: Record<string, unknown> } = {},
+): Promise<string> {
+  const { id, version } = await createOidcMethod(admin, op, apiUrlPrefix, more);
+  const activated = await admin.post(`/v1/auth-methods/${id}:change-state`, {
+    version,
+    attributes: { state: "active-public" },
+  });
+  assertEquals(activated.status, 200, JSON.stringify(activated.body));
+  return id;
 }

@@ -7,34 +7,10 @@
 //   <room>/**          a room: imports the core and rooms below it, never one that imports it back
 
 import { assert, assertEquals } from "../helpers/assert.ts";
+import { circles, type Edge, importEdges, importSpecifiers } from "../helpers/import_graph.ts";
 
 const root = new URL("../../routes/authmethods/", import.meta.url);
 const entry = "mod.ts";
-
-/** Every .ts file under the family's folder, as a path relative to it. */
-async function sources(dir = root, prefix = ""): Promise<string[]> {
-  const out: string[] = [];
-  for await (const e of Deno.readDir(dir)) {
-    if (e.isDirectory) out.push(...await sources(new URL(`${e.name}/`, dir), `${prefix}${e.name}/`));
-    else if (e.isFile && e.name.endsWith(".ts")) out.push(`${prefix}${e.name}`);
-  }
-  return out.sort();
-}
-
-/** Relative specifiers of static imports and re-exports (type-only ones included), and of dynamic imports. */
-export function importSpecifiers(source: string): string[] {
-  const found: string[] = [];
-  const statement = /(?:^|[\n;])\s*(?:import|export)\b[^;"'`]*?\bfrom\s*["']([^"']+)["']/g;
-  const bare = /(?:^|[\n;])\s*import\s*["']([^"']+)["']/g;
-  const dynamic = /\bimport\s*\(\s*["']([^"']+)["']\s*\)/g;
-  for (const re of [statement, bare, dynamic]) {
-    for (const m of source.matchAll(re)) {
-      const spec = m[1] ?? "";
-      if (spec.startsWith(".")) found.push(spec);
-    }
-  }
-  return found;
-}
 
 /** "entry", "core", or the room (first folder) a file belongs to. */
 function roomOf(path: string): string {
@@ -43,61 +19,9 @@ function roomOf(path: string): string {
   return slash < 0 ? "core" : path.slice(0, slash);
 }
 
-/** The file a specifier names, relative to the family's folder, or undefined when it lies outside. */
-function resolve(from: string, specifier: string): string | undefined {
-  const url = new URL(specifier, new URL(from, root));
-  return url.href.startsWith(root.href) ? url.href.slice(root.href.length) : undefined;
-}
-
-interface Edge {
-  from: string;
-  to: string;
-}
-
+/** Every relative import between two files of the family's folder. */
 async function imports(): Promise<Edge[]> {
-  const edges: Edge[] = [];
-  for (const file of await sources()) {
-    const text = await Deno.readTextFile(new URL(file, root));
-    for (const spec of importSpecifiers(text)) {
-      const to = resolve(file, spec);
-      if (to !== undefined) edges.push({ from: file, to });
-    }
-  }
-  return edges;
-}
-
-/** Strongly connected sets (of rooms, or of files) with more than one member (Tarjan), each sorted. */
-function cycles(graph: Map<string, Set<string>>): string[][] {
-  let next = 0;
-  const index = new Map<string, number>();
-  const low = new Map<string, number>();
-  const stack: string[] = [];
-  const onStack = new Set<string>();
-  const cycles: string[][] = [];
-  const visit = (v: string) => {
-    index.set(v, next);
-    low.set(v, next++);
-    stack.push(v);
-    onStack.add(v);
-    for (const w of graph.get(v) ?? []) {
-      if (!index.has(w)) {
-        visit(w);
-        low.set(v, Math.min(low.get(v)!, low.get(w)!));
-      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
-    }
-    if (low.get(v) === index.get(v)) {
-      const members: string[] = [];
-      let w: string;
-      do {
-        w = stack.pop()!;
-        onStack.delete(w);
-        members.push(w);
-      } while (w !== v);
-      if (members.length > 1) cycles.push(members.sort());
-    }
-  };
-  for (const v of graph.keys()) if (!index.has(v)) visit(v);
-  return cycles;
+  return (await importEdges(root)).filter((e) => e.inside);
 }
 
 Deno.test("authmethods layout: the parser sees every form of import", () => {
@@ -144,11 +68,11 @@ Deno.test("authmethods layout: no import circle between rooms", async () => {
   }
   const rooms = new Set(edges.map((e) => roomOf(e.from)).filter((r) => r !== "core" && r !== "entry"));
   assert(rooms.size >= 4, `expected the family split into rooms, found ${[...rooms].join(", ")}`);
-  const circles = cycles(graph).map((members) => {
+  const found = circles(graph).map((members) => {
     const inside = [...why.values()].filter((w) => members.includes(w.a) && members.includes(w.b));
     return `${members.join(" ⇄ ")}: ${inside.map((w) => `${w.a}→${w.b} (${w.file})`).join("; ")}`;
   });
-  assertEquals(circles, [], "rooms import each other in a circle");
+  assertEquals(found, [], "rooms import each other in a circle");
 });
 
 Deno.test("authmethods layout: no import circle between files of one room, or of the core", async () => {
@@ -163,12 +87,12 @@ Deno.test("authmethods layout: no import circle between files of one room, or of
   }
   const selfImports = edges.filter((e) => e.from === e.to).map((e) => `${e.from} → itself`);
   assert(graph.has("login/authenticate.ts"), "the login room's imports were not read");
-  const circles = cycles(graph).map((members) => {
+  const found = circles(graph).map((members) => {
     const inside = edges.filter((e) => members.includes(e.from) && members.includes(e.to));
     return `${members.join(" ⇄ ")}: ${inside.map((e) => `${e.from} → ${e.to}`).join("; ")}`;
   });
   assertEquals(
-    [...selfImports, ...circles],
+    [...selfImports, ...found],
     [],
     "files of one room (or of the core) import each other in a circle",
   );

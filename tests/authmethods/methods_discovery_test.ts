@@ -3,7 +3,7 @@
 
 import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
 import { startOidcProvider } from "../fixtures/oidc_provider.ts";
-import { startAuthServer } from "./helpers.ts";
+import { createOidcMethod, startAuthServer } from "./helpers.ts";
 import type { TestServer } from "../helpers/server.ts";
 
 Deno.test("OIDC updates run discovery validation unless disabled, and dry runs change nothing", async () => {
@@ -12,18 +12,7 @@ Deno.test("OIDC updates run discovery validation unless disabled, and dry runs c
     redirectUris: [`${f.server.url}/v1/auth-methods/oidc:authenticate:callback`],
   });
   try {
-    const c = await f.admin.post("/v1/auth-methods", {
-      scope_id: "global",
-      type: "oidc",
-      attributes: {
-        issuer: op.issuer,
-        client_id: op.clientId,
-        client_secret: op.clientSecret,
-        api_url_prefix: f.server.url,
-        signing_algorithms: [op.signingAlg],
-      },
-    });
-    const id = c.body.id;
+    const { id } = await createOidcMethod(f.admin, op, f.server.url);
     const url = `/v1/auth-methods/${id}`;
     const ok = await f.admin.patch(url, { version: 1, attributes: { max_age: 60 } });
     assertEquals(ok.status, 200, JSON.stringify(ok.body));

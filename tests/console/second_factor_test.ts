@@ -59,6 +59,15 @@ const apiLogin = (f: Fixture, code: string) =>
 
 const shownKey = (text: string) => /Key: <span class="secret">([A-Z2-7]+)</.exec(text)?.[1];
 
+/** With the session alone: asks the security page for an authenticator app (a 303), then reads the page again. */
+async function enrolWithSessionOnly(web: WebClient) {
+  await web.get("/ui/settings/security");
+  const enrol = await web.postForm("/ui/settings/security/totp", {});
+  assertEquals(enrol.status, 303);
+  const page = await web.get("/ui/settings/security");
+  return { enrol, page, key: shownKey(page.text) };
+}
+
 async function withRegistry(fn: (f: Fixture) => Promise<void>): Promise<void> {
   const f = await startRegistry({
     WHARF_RATE_LIMIT_RPS: "0",
@@ -77,12 +86,8 @@ Deno.test("a session alone cannot replace an active authenticator app: the old a
     const oldApp = await aliceWithApp(f);
     const now = step();
     const web = await signedInAlice(f, oldApp, now);
-    await web.get("/ui/settings/security");
     // The issue's exact scenario: enrol with the session only, then confirm with a code of the new key.
-    const enrol = await web.postForm("/ui/settings/security/totp", {});
-    assertEquals(enrol.status, 303);
-    const page = await web.get("/ui/settings/security");
-    const newKey = shownKey(page.text);
+    const { enrol, page, key: newKey } = await enrolWithSessionOnly(web);
     let confirmed: number | undefined;
     let newLogin: number | undefined;
     if (newKey) {
@@ -205,11 +210,7 @@ Deno.test("with two-factor by SMS, a session alone cannot add an authenticator a
       token: f.admin,
     });
     assertEquals(on.status, 200, on.text);
-    await web.get("/ui/settings/security");
-    const enrol = await web.postForm("/ui/settings/security/totp", {});
-    assertEquals(enrol.status, 303);
-    const page = await web.get("/ui/settings/security");
-    const key = shownKey(page.text);
+    const { page, key } = await enrolWithSessionOnly(web);
     let confirmed: number | undefined;
     let appLogin: number | undefined;
     if (key) {

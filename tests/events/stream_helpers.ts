@@ -2,7 +2,13 @@
 
 import type { EventInput } from "../../lib/store/mod.ts";
 import { testWithSettings } from "../helpers/fixture.ts";
-import { startTestServer, type TestServer, withTimeout } from "../helpers/server.ts";
+import {
+  type ChildServer,
+  spawnServer,
+  startTestServer,
+  type TestServer,
+  withTimeout,
+} from "../helpers/server.ts";
 
 export const rootSecret = "a3c2e9b4-5f6d-4e7a-8b9c-0d1e2f3a4b5c";
 
@@ -13,6 +19,24 @@ export function startEventsServer(env: Record<string, string> = {}, dataDir?: st
     WHARF_EVENTS_HEARTBEAT_MS: "50",
     ...env,
   }, dataDir);
+}
+
+/**
+ * A bootstrapped server as a child process (its pid measurable) in a new temporary data folder named after
+ * `prefix`; `stop` ends it and removes the folder.
+ */
+export async function spawnEventsServer(
+  prefix: string,
+  env: Record<string, string>,
+): Promise<{ server: ChildServer; stop(): Promise<void> }> {
+  const dir = await Deno.makeTempDir({ prefix });
+  const server = await spawnServer(dir, { WHARF_ACL_BOOTSTRAP_SECRET: rootSecret, ...env });
+  const stop = async () => {
+    server.kill("SIGTERM");
+    await server.status;
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  };
+  return { server, stop };
 }
 
 /** Registers a Deno.test run with a fresh startEventsServer(env) server, always stopped after. */

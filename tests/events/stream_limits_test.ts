@@ -4,7 +4,7 @@
 
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { memoryKib, resetPeakMemory } from "../helpers/memory.ts";
-import { spawnServer, startTestServer, type TestServer, withTimeout } from "../helpers/server.ts";
+import { type ChildServer, startTestServer, type TestServer, withTimeout } from "../helpers/server.ts";
 import {
   call,
   createToken,
@@ -13,6 +13,7 @@ import {
   type PublishedEvent,
   putPolicy,
   rootSecret,
+  spawnEventsServer,
   startEventsServer,
   type StreamReader,
   subscribe,
@@ -140,6 +141,59 @@ const backlogBytes = 12_000_000;
  */
 const boundKib = 384;
 
+/** A maker of batches of `perBatch` padded Node events, keyed k0, k1, … across its batches. */
+function paddedBatches(): () => PublishedEvent[] {
+  let seq = 0;
+  return () =>
+    Array.from({ length: perBatch }, () => ({
+      Topic: "Node",
+      Type: "NodeEvent",
+      Key: `k${seq++}`,
+      Payload: { Node: { Pad: padding } },
+    }));
+}
+
+/**
+ * Runs `fn` against a child server with `env` (heartbeats a minute apart, no cap per token) and `stall(n)`, which
+ * opens `n` raw TCP clients that send a stream request (no index: replay from the oldest batch) and never read a
+ * byte; closes them and stops the server after.
+ */
+async function withStalledReaders(
+  prefix: string,
+  env: Record<string, string>,
+  fn: (server: ChildServer, stall: (n: number) => Promise<void>) => Promise<void>,
+): Promise<void> {
+  const { server, stop } = await spawnEventsServer(prefix, {
+    WHARF_EVENTS_HEARTBEAT_MS: "60000",
+    WHARF_EVENTS_MAX_STREAMS_PER_TOKEN: "0",
+    ...env,
+  });
+  const url = new URL(server.url);
+  const request = new TextEncoder().encode(
+    `GET /v1/event/stream?topic=Node HTTP/1.1\r\nHost: ${url.host}\r\nX-Nomad-Token: ${rootSecret}\r\n\r\n`,
+  );
+  const conns: Deno.Conn[] = [];
+  const stall = async (n: number) => {
+    for (let i = 0; i < n; i++) {
+      const conn = await Deno.connect({ hostname: url.hostname, port: Number(url.port) });
+      conns.push(conn);
+      await conn.write(request);
+    }
+  };
+  try {
+    await fn(server, stall);
+  } finally {
+    for (const c of conns) {
+      try {
+        c.close();
+      } catch {
+        // already closed
+      }
+    }
+    await stop();
+  }
+}
+
 /** CPU time (user + system) of a process, in clock ticks. */
 async function cpuTicks(pid: number): Promise<number> {
   const fields = (await Deno.readTextFile(`/proc/${pid}/stat`)).split(") ")[1]!.split(" ");
@@ -160,83 +214,49 @@ async function settle(pid: number): Promise<void> {
 }
 
 Deno.test("RSS bound for 500 stalled subscribers replaying the log: each holds a bounded amount", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "wharf-events-stalled-" });
-  const server = await spawnServer(dir, {
-    WHARF_ACL_BOOTSTRAP_SECRET: rootSecret,
-    WHARF_EVENTS_HEARTBEAT_MS: "60000",
-    WHARF_EVENTS_MAX_STREAMS_PER_TOKEN: "0",
-    WHARF_EVENTS_MAX_STREAMS: "0",
-  });
-  const conns: Deno.Conn[] = [];
-  try {
-    const pid = server.process.pid;
-    const url = new URL(server.url);
-    let seq = 0;
-    const batch = (): PublishedEvent[] =>
-      Array.from({ length: perBatch }, () => ({
-        Topic: "Node",
-        Type: "NodeEvent",
-        Key: `k${seq++}`,
-        Payload: { Node: { Pad: padding } },
-      }));
-    const batchBytes = JSON.stringify(batch()).length;
-    for (let sent = 0; sent < backlogBytes; sent += batchBytes) await publish(server.url, batch());
+  await withStalledReaders(
+    "wharf-events-stalled-",
+    { WHARF_EVENTS_MAX_STREAMS: "0" },
+    async (server, stall) => {
+      const pid = server.process.pid;
+      const batch = paddedBatches();
+      const batchBytes = JSON.stringify(batch()).length;
+      for (let sent = 0; sent < backlogBytes; sent += batchBytes) await publish(server.url, batch());
 
-    // Raw TCP clients: send the request (no index: replay everything), never read a byte.
-    const request = new TextEncoder().encode(
-      `GET /v1/event/stream?topic=Node HTTP/1.1\r\nHost: ${url.host}\r\nX-Nomad-Token: ${rootSecret}\r\n\r\n`,
-    );
-    const stall = async (n: number) => {
-      for (let i = 0; i < n; i++) {
-        const conn = await Deno.connect({ hostname: url.hostname, port: Number(url.port) });
-        conns.push(conn);
-        await conn.write(request);
-      }
-    };
-    // A first group of stalled readers lets the JS heap and the HTTP layer reach their steady size; what the
-    // other 400 add is then what a stalled subscriber costs.
-    const first = stalled / 5;
-    const started = Date.now();
-    await stall(first);
-    await settle(pid);
-    const before = await memoryKib(pid, "VmRSS");
-    await resetPeakMemory(pid);
-    await stall(stalled - first);
-    await settle(pid);
-    const peak = await memoryKib(pid, "VmHWM");
-    const perSubscriber = (peak - before) / (stalled - first);
-    console.log(
-      `${stalled} stalled subscribers replaying ${(backlogBytes / 1e6).toFixed(0)} MB: RSS ${
-        (before / 1024).toFixed(0)
-      } MiB with ${first} -> peak ${(peak / 1024).toFixed(0)} MiB with ${stalled}, ${
-        perSubscriber.toFixed(0)
-      } KiB per subscriber; the server was busy with them for ${
-        ((Date.now() - started) / 1000).toFixed(0)
-      } s`,
-    );
-    assert(
-      perSubscriber <= boundKib,
-      `${perSubscriber.toFixed(0)} KiB per stalled subscriber (bound ${boundKib})`,
-    );
+      // A first group of stalled readers lets the JS heap and the HTTP layer reach their steady size; what the
+      // other 400 add is then what a stalled subscriber costs.
+      const first = stalled / 5;
+      const started = Date.now();
+      await stall(first);
+      await settle(pid);
+      const before = await memoryKib(pid, "VmRSS");
+      await resetPeakMemory(pid);
+      await stall(stalled - first);
+      await settle(pid);
+      const peak = await memoryKib(pid, "VmHWM");
+      const perSubscriber = (peak - before) / (stalled - first);
+      console.log(
+        `${stalled} stalled subscribers replaying ${(backlogBytes / 1e6).toFixed(0)} MB: RSS ${
+          (before / 1024).toFixed(0)
+        } MiB with ${first} -> peak ${(peak / 1024).toFixed(0)} MiB with ${stalled}, ${
+          perSubscriber.toFixed(0)
+        } KiB per subscriber; the server was busy with them for ${
+          ((Date.now() - started) / 1000).toFixed(0)
+        } s`,
+      );
+      assert(
+        perSubscriber <= boundKib,
+        `${perSubscriber.toFixed(0)} KiB per stalled subscriber (bound ${boundKib})`,
+      );
 
-    // The server still answers, and a reading subscriber still gets new events at once.
-    const live = await subscribe(server.url, "topic=Node&index=-1");
-    const index = await publish(server.url, batch());
-    const frame = await withTimeout(live.nextData(), 10_000, "no frame for a reading subscriber");
-    assertEquals(frame?.Index, index);
-    await live.close();
-  } finally {
-    for (const c of conns) {
-      try {
-        c.close();
-      } catch {
-        // already closed
-      }
-    }
-    server.kill("SIGTERM");
-    await server.status;
-    await Deno.remove(dir, { recursive: true }).catch(() => {});
-  }
+      // The server still answers, and a reading subscriber still gets new events at once.
+      const live = await subscribe(server.url, "topic=Node&index=-1");
+      const index = await publish(server.url, batch());
+      const frame = await withTimeout(live.nextData(), 10_000, "no frame for a reading subscriber");
+      assertEquals(frame?.Index, index);
+      await live.close();
+    },
+  );
 });
 
 // ---- the default cap's memory ----
@@ -248,24 +268,9 @@ const plannedKibPerStream = 768;
 const flowMs = 20_000;
 
 Deno.test("RSS bound at the default cap: 400 stalled streams with events flowing hold at most 768 KiB each (300 MiB)", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "wharf-events-cap-" });
-  const server = await spawnServer(dir, {
-    WHARF_ACL_BOOTSTRAP_SECRET: rootSecret,
-    WHARF_EVENTS_HEARTBEAT_MS: "60000",
-    WHARF_EVENTS_MAX_STREAMS_PER_TOKEN: "0",
-  });
-  const conns: Deno.Conn[] = [];
-  try {
+  await withStalledReaders("wharf-events-cap-", {}, async (server, stall) => {
     const pid = server.process.pid;
-    const url = new URL(server.url);
-    let seq = 0;
-    const batch = (): PublishedEvent[] =>
-      Array.from({ length: perBatch }, () => ({
-        Topic: "Node",
-        Type: "NodeEvent",
-        Key: `k${seq++}`,
-        Payload: { Node: { Pad: padding } },
-      }));
+    const batch = paddedBatches();
     const flow = async (ms: number) => {
       const end = Date.now() + ms;
       while (Date.now() < end) {
@@ -279,16 +284,8 @@ Deno.test("RSS bound at the default cap: 400 stalled streams with events flowing
     const before = await memoryKib(pid, "VmRSS");
     await resetPeakMemory(pid);
 
-    // Raw TCP clients that send the request (no index: from the oldest batch) and never read a byte, while
-    // events keep flowing.
-    const request = new TextEncoder().encode(
-      `GET /v1/event/stream?topic=Node HTTP/1.1\r\nHost: ${url.host}\r\nX-Nomad-Token: ${rootSecret}\r\n\r\n`,
-    );
-    for (let i = 0; i < defaultCap; i++) {
-      const conn = await Deno.connect({ hostname: url.hostname, port: Number(url.port) });
-      conns.push(conn);
-      await conn.write(request);
-    }
+    // Stalled readers of the whole cap, while events keep flowing.
+    await stall(defaultCap);
     await flow(flowMs);
     await settle(pid);
     const peak = await memoryKib(pid, "VmHWM");
@@ -309,16 +306,5 @@ Deno.test("RSS bound at the default cap: 400 stalled streams with events flowing
     const over = await refused(server.url, rootSecret);
     assertEquals(over.status, 429);
     assertEquals(over.text, `Too many event streams on this server (limit ${defaultCap})`);
-  } finally {
-    for (const c of conns) {
-      try {
-        c.close();
-      } catch {
-        // already closed
-      }
-    }
-    server.kill("SIGTERM");
-    await server.status;
-    await Deno.remove(dir, { recursive: true }).catch(() => {});
-  }
+  });
 });

@@ -2,8 +2,7 @@
 // stays bounded, publishing is not held up, and once resumed the reader receives every event in order.
 
 import { assert, assertEquals } from "../helpers/assert.ts";
-import { spawnServer } from "../helpers/server.ts";
-import { publish, type PublishedEvent, rootSecret } from "./stream_helpers.ts";
+import { publish, type PublishedEvent, rootSecret, spawnEventsServer } from "./stream_helpers.ts";
 
 const totalEvents = 100_000;
 const perBatch = 1000;
@@ -46,10 +45,8 @@ class LineReader {
 }
 
 Deno.test("a stalled stream reader keeps server memory bounded and later receives every event in order", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "wharf-events-slow-" });
   // A 64 MB V8 old-space cap: a server that kept the reader's ~100 MB backlog on its heap would die here.
-  const server = await spawnServer(dir, {
-    WHARF_ACL_BOOTSTRAP_SECRET: rootSecret,
+  const { server, stop } = await spawnEventsServer("wharf-events-slow-", {
     WHARF_EVENTS_HEARTBEAT_MS: "50",
     DENO_V8_FLAGS: "--max-old-space-size=64",
   });
@@ -129,8 +126,6 @@ Deno.test("a stalled stream reader keeps server memory bounded and later receive
       // already gone
     }
     await curl.status;
-    server.kill("SIGTERM");
-    await server.status;
-    await Deno.remove(dir, { recursive: true }).catch(() => {});
+    await stop();
   }
 });

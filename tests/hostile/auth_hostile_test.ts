@@ -17,7 +17,7 @@ import { hostileWorldTest } from "./world.ts";
 
 const encoder = new TextEncoder();
 
-/** Credentials that must leave the caller anonymous (spec §7.6: a bad token makes the caller anonymous). */
+/** Credentials that must leave the caller anonymous: a bad token makes the caller anonymous. */
 const badCredentials = fc.constantFrom<Record<string, string>>(
   {},
   { Authorization: "Bearer at_AAAAAAAAAA_s1" + "1".repeat(44) },
@@ -52,7 +52,8 @@ hostileWorldTest(
     const adminHeaders = { Authorization: `Bearer ${world.admin.token}` };
 
     await t.step("anonymous or bad-token requests with any path, method and body", async () => {
-      // Anonymous callers may only list methods, authenticate and follow callbacks (§9).
+      // Anonymous callers may only list methods, authenticate and follow callbacks
+      // (docs/auth-methods.md#managing-auth-methods).
       const adminOnly = (method: string, path: string) =>
         /^\/v1\/(scopes|accounts|users|auth-tokens)/.test(path) && method !== "OPTIONS";
       await assertUnauthorisedRefused(
@@ -82,7 +83,7 @@ hostileWorldTest(
       await assertWrongTypesRefused(server.url, targets, adminHeaders);
     });
 
-    await t.step("the admin's writes with unknown keys where the spec refuses them", async () => {
+    await t.step("the admin's writes with unknown keys where the API refuses them", async () => {
       for (const target of targets.filter((x) => x.strictKeys)) {
         for (const key of ["zzz_unknown", "__proto__", "Name\u0000"]) {
           const body = target.strictKeys === "top"

@@ -1,7 +1,6 @@
 // Deeply nested JSON (2,000 to 100,000 levels, all under the 1 MiB body limit) in the places each family keeps
-// free-form: whatever the server decides, it must answer in its error shape and never with a 5xx.
-// Known failures (see /work/notes/hostile-findings.md): job register and node register answer 500 from 5,000
-// levels on (structuredClone overflows the stack) — the assertion stays because the spec forbids any 500.
+// free-form: whatever the server decides, it must answer in its error shape and never with a 5xx (job and node
+// register once answered 500 from 5,000 levels on: structuredClone overflowed the stack).
 
 import { assert } from "../helpers/assert.ts";
 import { nested } from "./arbitraries.ts";

@@ -68,7 +68,7 @@ hostileWorldTest(
     );
 
     await t.step("management requests with a hostile id in the path", async () => {
-      // Deleting an absent policy is a 200 no-op in Nomad and the spec (§8).
+      // Deleting an absent policy is a 200 no-op, as in Nomad.
       const noop = (endpoint: Endpoint, status: number) =>
         endpoint.method === "DELETE" && endpoint.template.startsWith("/v1/acl/policy/") && status === 200;
       await assertHostileIdsRefused(server.url, withPlaceholder, valid, management, noop);
@@ -109,7 +109,7 @@ hostileWorldTest(
           const target = `${path}?${query}`;
           const r = await probe(server.url, target, token ? { "X-Nomad-Token": token } : {});
           checkAnswer("GET", target, r);
-          // Spec §2: only the first `index` counts; anything but an optionally signed integer is a 400.
+          // Only the first `index` counts; anything but an optionally signed integer is a 400.
           const index = new URLSearchParams(query).get("index");
           if (path === "/v1/event/stream" && index && !/^[+-]?[0-9]+$/.test(index)) {
             assertEquals(r.status, 400, `bad index accepted: ${target.slice(0, 200)}`);

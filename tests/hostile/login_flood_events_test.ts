@@ -5,7 +5,7 @@
 
 import { assert, assertEquals } from "../helpers/assert.ts";
 import type { TestServer } from "../helpers/server.ts";
-import { adminPassword, Client, fastEnv, login } from "../authmethods/helpers.ts";
+import { createActiveOidcMethod, fastEnv, signInAdmin } from "../authmethods/helpers.ts";
 import { type OidcProviderFixture, startOidcProvider } from "../fixtures/oidc_provider.ts";
 import { nodeEvent, publish, startEventsServer, subscribe } from "../events/stream_helpers.ts";
 
@@ -287,31 +287,11 @@ Deno.test("OIDC logins started by strangers write a bounded number of log batche
   const server = await startServer({ WHARF_TRUST_PROXY: "1" });
   let op: OidcProviderFixture | undefined;
   try {
-    const anon = new Client(server.url);
-    const methods = (await anon.call("GET", "/v1/auth-methods?scope_id=global")).body;
-    const primary = methods.items.find((m: { is_primary?: boolean }) => m.is_primary).id as string;
-    const admin = new Client(server.url, await login(anon, primary, "admin", adminPassword));
+    const { admin } = await signInAdmin(server.url);
     op = await startOidcProvider({
       redirectUris: [`${server.url}/v1/auth-methods/oidc:authenticate:callback`],
     });
-    const created = await admin.post("/v1/auth-methods", {
-      scope_id: "global",
-      type: "oidc",
-      attributes: {
-        issuer: op.issuer,
-        client_id: op.clientId,
-        client_secret: op.clientSecret,
-        signing_algorithms: [op.signingAlg],
-        api_url_prefix: server.url,
-      },
-    });
-    assertEquals(created.status, 200, JSON.stringify(created.body));
-    const id = created.body.id as string;
-    const activated = await admin.post(`/v1/auth-methods/${id}:change-state`, {
-      version: created.body.version,
-      attributes: { state: "active-public" },
-    });
-    assertEquals(activated.status, 200, JSON.stringify(activated.body));
+    const id = await createActiveOidcMethod(admin, op, server.url);
     const start = (address: string) =>
       post(
         `${server.url}/v1/auth-methods/${id}:authenticate`,

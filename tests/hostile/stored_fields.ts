@@ -44,9 +44,20 @@ const BOX = "/api/v1/box/acme/devbox";
 const WIP = `${BOX}/version/1.1.0`;
 const PUBLIC_PROVIDER = "/api/v1/box/alice/public-box/version/0.1.0/provider/virtualbox";
 
-/** A registry write as alice (JSON). */
-const reg = (method: string, path: string, body: (v: string) => unknown) => (w: StoredWorld, v: string) =>
-  probe(w, method, path, as.alice(w), JSON.stringify(body(v)));
+/** Where a write goes: a path, or one made from the world and the value. */
+type WritePath = string | ((w: StoredWorld, v: string) => string);
+
+/** A JSON write with `headers` (a caller of `as`): `body(v, w)` to `path`. */
+const jsonWrite =
+  (headers: (w: StoredWorld) => Record<string, string>) =>
+  (method: string, path: WritePath, body: (v: string, w: StoredWorld) => unknown) =>
+  (w: StoredWorld, v: string) =>
+    probe(w, method, typeof path === "string" ? path : path(w, v), headers(w), JSON.stringify(body(v, w)));
+
+/** Registry writes as alice, as the registry admin, and without credentials. */
+const reg = jsonWrite(as.alice);
+const regAdmin = jsonWrite(as.admin);
+const anonymous = jsonWrite(() => ({}));
 
 /** A console form post as `who` (with its session's CSRF token). */
 function form(who: "aliceWeb" | "adminWeb", path: string, fields: (v: string) => Record<string, string>) {
@@ -85,8 +96,7 @@ const authRead =
   (kind: string, id: (w: StoredWorld) => string, pick: (item: Record<string, unknown>) => unknown) =>
   async (w: StoredWorld) => pick(await getJson(w, `/v1/${kind}/${id(w)}`, as.auth(w)));
 
-const nomad = (method: string, path: string, body: (v: string) => unknown) => (w: StoredWorld, v: string) =>
-  probe(w, method, path, as.nomad(w), JSON.stringify(body(v)));
+const nomad = jsonWrite(as.nomad);
 
 const pw = (w: StoredWorld) => w.auth.passwordMethod;
 const oidc = (w: StoredWorld) => w.auth.oidcMethod;
@@ -150,99 +160,54 @@ export const storedFields: StoredField[] = [
   {
     family: "registry",
     name: "provider architecture",
-    write: (w, v) =>
-      probe(
-        w,
-        "POST",
-        "/api/v2/box/acme/devbox/version/1.1.0/providers",
-        as.alice(w),
-        JSON.stringify({
-          provider: { name: "virtualbox", architecture: v, url: "https://files.example/x.box" },
-        }),
-      ),
+    write: reg("POST", "/api/v2/box/acme/devbox/version/1.1.0/providers", (v) => ({
+      provider: { name: "virtualbox", architecture: v, url: "https://files.example/x.box" },
+    })),
   },
   {
     family: "registry",
     name: "organization profile",
-    write: (w, v) =>
-      probe(
-        w,
-        "PUT",
-        "/api/v1/admin/organizations/acme",
-        as.admin(w),
-        JSON.stringify({ organization: { profile: v } }),
-      ),
+    write: regAdmin("PUT", "/api/v1/admin/organizations/acme", (v) => ({ organization: { profile: v } })),
     stored: async (w) => (await getJson(w, "/api/v1/admin/organizations/acme", as.admin(w))).profile,
   },
   {
     family: "registry",
     name: "organization name",
-    write: (w, v) =>
-      probe(
-        w,
-        "POST",
-        "/api/v1/admin/organizations",
-        as.admin(w),
-        JSON.stringify({ organization: { name: v } }),
-      ),
+    write: regAdmin("POST", "/api/v1/admin/organizations", (v) => ({ organization: { name: v } })),
   },
   {
     family: "registry",
     name: "user profile",
-    write: (w, v) =>
-      probe(w, "PUT", "/api/v1/admin/users/alice", as.admin(w), JSON.stringify({ user: { profile: v } })),
+    write: regAdmin("PUT", "/api/v1/admin/users/alice", (v) => ({ user: { profile: v } })),
     stored: async (w) => (await getJson(w, "/api/v1/admin/users/alice", as.admin(w))).profile,
   },
   {
     family: "registry",
     name: "user email",
-    write: (w, v) =>
-      probe(w, "PUT", "/api/v1/admin/users/bob", as.admin(w), JSON.stringify({ user: { email: v } })),
+    write: regAdmin("PUT", "/api/v1/admin/users/bob", (v) => ({ user: { email: v } })),
   },
   {
     family: "registry",
     name: "organization member role",
-    write: (w, v) =>
-      probe(
-        w,
-        "PUT",
-        "/api/v1/admin/organizations/acme/members/bob",
-        as.admin(w),
-        JSON.stringify({ role: v }),
-      ),
+    write: regAdmin("PUT", "/api/v1/admin/organizations/acme/members/bob", (v) => ({ role: v })),
   },
   {
     family: "registry",
     name: "user mobile",
-    write: (w, v) =>
-      probe(w, "PUT", "/api/v1/admin/users/bob", as.admin(w), JSON.stringify({ user: { mobile: v } })),
+    write: regAdmin("PUT", "/api/v1/admin/users/bob", (v) => ({ user: { mobile: v } })),
   },
   {
     family: "registry",
     name: "token description",
-    write: (w, v) =>
-      probe(
-        w,
-        "POST",
-        "/api/v1/authenticate",
-        {},
-        JSON.stringify({
-          user: { login: "bob", password: BOB_PASSWORD },
-          token: { description: v },
-        }),
-      ),
+    write: anonymous("POST", "/api/v1/authenticate", (v) => ({
+      user: { login: "bob", password: BOB_PASSWORD },
+      token: { description: v },
+    })),
   },
   {
     family: "registry",
     name: "service principal name",
-    write: (w, v) =>
-      probe(
-        w,
-        "POST",
-        "/api/v1/admin/organizations/acme/service-principals",
-        as.admin(w),
-        JSON.stringify({ name: v }),
-      ),
+    write: regAdmin("POST", "/api/v1/admin/organizations/acme/service-principals", (v) => ({ name: v })),
   },
   // The same fields through the web console's forms (their answers are 303s with a Location).
   {
@@ -411,31 +376,21 @@ export const storedFields: StoredField[] = [
   {
     family: "events",
     name: "acl policy name",
-    write: (w, v) =>
-      probe(
-        w,
-        "PUT",
-        `/v1/acl/policy/${encodeURIComponent(v.replace(/[\ud800-\udfff]/g, ""))}`,
-        as.nomad(w),
-        JSON.stringify({ Name: v, Rules: 'node { policy = "read" }' }),
-      ),
+    write: nomad(
+      "PUT",
+      (_w, v) => `/v1/acl/policy/${encodeURIComponent(v.replace(/[\ud800-\udfff]/g, ""))}`,
+      (v) => ({ Name: v, Rules: 'node { policy = "read" }' }),
+    ),
   },
   {
     family: "events",
     name: "acl token name",
-    write: (w, v) =>
-      probe(
-        w,
-        "PUT",
-        `/v1/acl/token/${w.clientAccessor}`,
-        as.nomad(w),
-        JSON.stringify({
-          AccessorID: w.clientAccessor,
-          Name: v,
-          Type: "client",
-          Policies: ["readnodes"],
-        }),
-      ),
+    write: nomad("PUT", (w) => `/v1/acl/token/${w.clientAccessor}`, (v, w) => ({
+      AccessorID: w.clientAccessor,
+      Name: v,
+      Type: "client",
+      Policies: ["readnodes"],
+    })),
   },
   {
     family: "events",

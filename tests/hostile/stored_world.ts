@@ -4,7 +4,7 @@
 
 import { spawnServer } from "../helpers/server.ts";
 import { testStorageEnv } from "../helpers/storage_backend.ts";
-import { adminPassword, Client, fastEnv, login } from "../authmethods/helpers.ts";
+import { Client, createActiveOidcMethod, fastEnv, signInAdmin } from "../authmethods/helpers.ts";
 import { ALICE_PASSWORD, bootstrapRegistry, clientTestEnv } from "../registry_clients/registry_api.ts";
 import { seedBoxes, type SeededRegistry } from "../registry_fuzz/fixture.ts";
 import { WebClient } from "../console/helpers.ts";
@@ -72,26 +72,8 @@ export async function openStoredWorld(): Promise<StoredWorld> {
       if (answer.status !== 303) throw new Error(`console sign-in of ${who} → ${answer.status}`);
     }
 
-    const anon = new Client(child.url);
-    const listed = await must(anon, "GET", "/v1/auth-methods?scope_id=global");
-    const passwordMethod: string = listed.items.find((m: { is_primary?: boolean }) => m.is_primary).id;
-    const authAdmin = new Client(child.url, await login(anon, passwordMethod, "admin", adminPassword));
-    const oidc = await must(authAdmin, "POST", "/v1/auth-methods", {
-      scope_id: "global",
-      type: "oidc",
-      name: "seed-oidc",
-      attributes: {
-        issuer: op.issuer,
-        client_id: op.clientId,
-        client_secret: op.clientSecret,
-        signing_algorithms: [op.signingAlg],
-        api_url_prefix: child.url,
-      },
-    });
-    await must(authAdmin, "POST", `/v1/auth-methods/${oidc.id}:change-state`, {
-      version: oidc.version,
-      attributes: { state: "active-public" },
-    });
+    const { admin: authAdmin, primaryMethodId: passwordMethod } = await signInAdmin(child.url);
+    const oidcMethod = await createActiveOidcMethod(authAdmin, op, child.url, { name: "seed-oidc" });
     const ldap = await must(authAdmin, "POST", "/v1/auth-methods", {
       scope_id: "global",
       type: "ldap",
@@ -128,7 +110,7 @@ export async function openStoredWorld(): Promise<StoredWorld> {
       authAdmin,
       auth: {
         passwordMethod,
-        oidcMethod: oidc.id,
+        oidcMethod,
         ldapMethod: ldap.id,
         org: org.id,
         account: account.id,

@@ -4,7 +4,7 @@
 
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
-import { adminPassword, Client, fastEnv, login } from "../authmethods/helpers.ts";
+import { Client, fastEnv, login, signInAdmin } from "../authmethods/helpers.ts";
 import { marker } from "./arbitraries.ts";
 import type { WorldIds } from "./targets.ts";
 import { listTree } from "../helpers/files.ts";
@@ -66,10 +66,7 @@ export async function openWorld(): Promise<World> {
     `${parent}/${dataDirInParent}`,
   );
   try {
-    const anon = new Client(server.url);
-    const listed = await must(anon, "GET", "/v1/auth-methods?scope_id=global");
-    const passwordMethod: string = listed.items.find((m: { is_primary?: boolean }) => m.is_primary).id;
-    const admin = new Client(server.url, await login(anon, passwordMethod, "admin", adminPassword));
+    const { anon, admin, primaryMethodId: passwordMethod } = await signInAdmin(server.url);
     const oidc = await must(admin, "POST", "/v1/auth-methods", {
       scope_id: "global",
       type: "oidc",

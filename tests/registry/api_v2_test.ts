@@ -1,6 +1,6 @@
-// API v2 over HTTP (spec v2 §2, §3): the same box as v1 and v2 clients see it, metadata per architecture,
-// per-architecture downloads with every v1 rule, uploads through v2, the v2 twins of v1 routes, and a data
-// directory written before architectures existed.
+// API v2 over HTTP (docs/registry.md#how-vagrant-23-and-24-see-the-same-box): the same box as v1 and v2 clients see
+// it, metadata per architecture, per-architecture downloads with every v1 rule, uploads through v2, the v2 twins of
+// v1 routes, and a data directory written before architectures existed.
 
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { sha256Hex } from "../../lib/crypto.ts";

@@ -1,5 +1,5 @@
-// The default-architecture rules (spec v2 §1) as plain functions: settleDefaults keeps exactly one default per
-// provider name, movedDefaults names the providers whose flag a change moved, v1Providers what v1 shows.
+// The default-architecture rules (docs/registry.md#vagrant-24) as plain functions: settleDefaults keeps exactly one
+// default per provider name, movedDefaults names the providers whose flag a change moved, v1Providers what v1 shows.
 
 import { assertEquals } from "../helpers/assert.ts";
 import {

@@ -1,4 +1,5 @@
-// Boxes, users/organizations and permissions over HTTP (spec §5, §6; checklist 2, 11–13).
+// Boxes, users/organizations and permissions over HTTP
+// (docs/registry.md#users-and-organizations-admin-api).
 
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import { createOrg, createUser, publishExternal, registryTest } from "./helpers.ts";

@@ -1,4 +1,5 @@
-// Metadata and downloads as vagrant uses them, and private-box invisibility (spec §9; checklist 21–23).
+// Metadata and downloads as vagrant uses them, and private-box invisibility
+// (docs/registry.md#how-vagrant-23-and-24-see-the-same-box, docs/registry.md#users-and-organizations-admin-api).
 
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { sha256Hex } from "../../lib/crypto.ts";
@@ -73,7 +74,8 @@ registryTest("metadata answers HEAD and GET with JSON, active versions only and 
         url: f.srv.url + DL,
         checksum: sha256Hex(file),
         checksum_type: "sha256",
-        // spec v2 §3: the root URL's entries carry the default architecture's keys too.
+        // The root URL's entries carry the default architecture's keys too
+        // (docs/registry.md#how-vagrant-23-and-24-see-the-same-box).
         architecture: "unknown",
         default_architecture: true,
       }],

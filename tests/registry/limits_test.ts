@@ -1,4 +1,5 @@
-// Error shapes, rate limiting, maintenance and hostile input (spec §6.1, §10; checklist 25–27, 29).
+// Error shapes, rate limiting, maintenance and hostile input
+// (docs/registry.md#configuration, docs/security.md).
 
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { Client, createUser, publishExternal, registryTest, startRegistry } from "./helpers.ts";

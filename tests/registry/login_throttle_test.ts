@@ -25,7 +25,7 @@ registryTest("concurrent wrong passwords for one login get at most the limit of 
     assert(Number(a.headers.get("Retry-After")) > 0, a.text);
     assertEquals(a.body.success, false);
   }
-  // The limit was reached: the right password waits for the window too (§10).
+  // The limit was reached: the right password waits for the window too (docs/security.md#throttles).
   assertEquals((await login(f, "alice", "alice-password")).status, 429);
 });
 

@@ -1,6 +1,6 @@
-// POST /oauth2/token: client credentials in a form body or as HTTP Basic give a Bearer token (RFC 6749 §4.4,
-// §5.1); every failure is RFC 6749 §5.2 JSON; wrong secrets are throttled like password logins, concurrency
-// included.
+// POST /oauth2/token: client credentials in a form body or as HTTP Basic give a Bearer token; every failure is
+// OAuth2 error JSON (docs/registry.md#service-principals-for-ci); wrong secrets are throttled like password logins,
+// concurrency included.
 
 import { assert, assertEquals, assertRejects } from "../helpers/assert.ts";
 import { startTestServer } from "../helpers/server.ts";
@@ -65,7 +65,7 @@ registryTest("client credentials as HTTP Basic give a token too", async (f) => {
   });
   assertEquals(a.status, 200, a.text);
   assertEquals(a.body.token_type, "Bearer");
-  // The same client id in the body beside Basic is allowed (RFC 6749 §2.3.1 allows it to be repeated there).
+  // The same client id in the body beside Basic is allowed (OAuth2 lets a client repeat it there).
   const both = await tokenCall(f, {
     form: { grant_type: "client_credentials", client_id: p.client_id },
     basic: [p.client_id, p.client_secret],
@@ -99,7 +99,7 @@ Deno.test("a WHARF_REGISTRY_SP_TOKEN_TTL under 1s or malformed stops the server 
   }
 });
 
-registryTest("every malformed or refused token request is an RFC 6749 §5.2 error", async (f) => {
+registryTest("every malformed or refused token request is an OAuth2 JSON error", async (f) => {
   const p = await setup(f);
   const cases: Array<[string, TokenRequest, number, string]> = [
     [

@@ -1,5 +1,5 @@
-// One half of the checksum pair sent as "" (the other left out or null = unchanged, spec D3): the stored pair
-// must stay "both or neither", so it is a no-op without a checksum and a 422 while one is set (spec §8).
+// One half of the checksum pair sent as "" (the other left out or null = unchanged): the stored pair must stay "both
+// or neither", so it is a no-op without a checksum and a 422 while one is set (docs/registry.md#uploads-and-limits).
 
 import { withStarted } from "../helpers/fixture.ts";
 import { assertEquals } from "../helpers/assert.ts";

@@ -1,4 +1,5 @@
-// Registry tokens, admin bootstrap and the admin API's access rules (spec §3, §5; checklist 1–5).
+// Registry tokens, admin bootstrap and the admin API's access rules
+// (docs/registry.md#getting-a-token, docs/registry.md#users-and-organizations-admin-api).
 
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import { withStarted } from "../helpers/fixture.ts";

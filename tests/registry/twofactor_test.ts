@@ -1,4 +1,5 @@
-// Two-factor login: SMS codes through the outbox and a webhook, TOTP enrolment and reuse (spec §4).
+// Two-factor login: SMS codes through the outbox and a webhook, TOTP enrolment and reuse
+// (docs/registry.md#getting-a-token, docs/security.md#changing-the-second-factor).
 
 import * as OTPAuth from "otpauth";
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";

@@ -1,4 +1,4 @@
-// Standard and direct uploads, checksums, limits and expiry (spec §8; checklist 18–20).
+// Standard and direct uploads, checksums, limits and expiry (docs/registry.md#uploads-and-limits).
 
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import { createHash } from "node:crypto";

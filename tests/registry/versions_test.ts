@@ -1,4 +1,4 @@
-// Versions, providers, search and the Box events (spec §6.4, §7, §8, §13; checklist 14–17, 24, 28).
+// Versions, providers, search and the Box events (docs/registry.md, docs/registry.md#events).
 
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { createUser, publishExternal, registryTest } from "./helpers.ts";
@@ -189,7 +189,7 @@ registryTest("every mutation emits one Box event with its key, and no secret rea
   assertEquals(events.map((e) => [e.Type, e.Key, e.FilterKeys]), [
     ["BoxCreated", "alice/devbox", null],
     ["VersionCreated", "alice/devbox/1.0.0", ["alice/devbox"]],
-    // spec v2 §5: the provider's architecture ends the key.
+    // docs/registry.md#events: the provider's architecture ends the key.
     ["ProviderCreated", "alice/devbox/1.0.0/virtualbox/unknown", ["alice/devbox", "alice/devbox/1.0.0"]],
     ["VersionReleased", "alice/devbox/1.0.0", ["alice/devbox"]],
     ["BoxUpdated", "alice/devbox2", null],

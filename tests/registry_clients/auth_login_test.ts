@@ -1,6 +1,6 @@
 // `vagrant cloud auth login` against wharf in a pseudo-terminal: password login stores a working token,
 // bad credentials and bad tokens end the CLI with the server's message, and a two-factor user gets in
-// through a token made over the API (spec checklist 10 and 30).
+// through a token made over the API (docs/registry.md#getting-a-token).
 
 import * as OTPAuth from "otpauth";
 import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";

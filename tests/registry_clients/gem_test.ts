@@ -1,6 +1,6 @@
 // The vagrant_cloud gem 3.0.5 (the library behind `vagrant cloud`) scripted against wharf: create, both
 // upload modes, release, updates that echo loaded values, search; then vagrant installs the result
-// (spec checklist 38).
+// (docs/registry.md#the-vagrant_cloud-gem-30x).
 
 import { assertEquals, assertStringIncludes } from "../helpers/assert.ts";
 import { startTestServer } from "../helpers/server.ts";

@@ -1,5 +1,6 @@
-// Talks to a running wharf registry over HTTP: bootstraps users, an organization and tokens through the
-// admin API (spec §5) and reads back what the server stored, for tests that check what real clients did.
+// Talks to a running wharf registry over HTTP: bootstraps users, an organization and tokens through the admin API
+// (docs/registry.md#users-and-organizations-admin-api) and reads back what the server stored, for tests that check
+// what real clients did.
 
 export const ADMIN_PASSWORD = "admin-password-for-tests";
 

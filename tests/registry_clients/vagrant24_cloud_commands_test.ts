@@ -1,6 +1,6 @@
 // The real Vagrant 2.4.9 CLI (vagrant_cloud gem 3.1.3, API v2) against wharf: password login in a terminal,
 // whoami, box, version and provider commands with architectures, revoking a version, and a revoked token
-// (spec v2, acceptance checklist 1).
+// (docs/registry.md#vagrant-24).
 
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../helpers/assert.ts";
 import { startTestServer } from "../helpers/server.ts";

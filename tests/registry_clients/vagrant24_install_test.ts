@@ -1,7 +1,8 @@
 // Vagrant 2.4.9 publishes one box per architecture on wharf (direct and standard upload), finds it with
 // `cloud search --architecture`, installs the file built for the host's architecture (and refuses a host
 // architecture the box lacks), follows new versions with `box outdated`/`box update`; Debian's vagrant 2.3.4
-// installs the default architecture's file of the same box (spec v2, acceptance checklist 1 and 2).
+// installs the default architecture's file of the same box (docs/registry.md#vagrant-24,
+// docs/registry.md#how-vagrant-23-and-24-see-the-same-box).
 
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../helpers/assert.ts";
 import { startTestServer } from "../helpers/server.ts";

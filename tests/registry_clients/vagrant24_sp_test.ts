@@ -1,7 +1,7 @@
-// A CI pipeline with only HCP_CLIENT_ID, HCP_CLIENT_SECRET, HCP_AUTH_URL and VAGRANT_SERVER_URL set (spec v2
-// acceptance 3): the vagrant_cloud gem 3.1.3 gets a client-credentials token from wharf's /oauth2/token by
-// itself, and upstream Vagrant 2.4.9 publishes with it; once the principal is deleted its token and secret
-// are refused.
+// A CI pipeline with only HCP_CLIENT_ID, HCP_CLIENT_SECRET, HCP_AUTH_URL and VAGRANT_SERVER_URL set
+// (docs/registry.md#service-principals-for-ci): the vagrant_cloud gem 3.1.3 gets a client-credentials token from
+// wharf's /oauth2/token by itself, and upstream Vagrant 2.4.9 publishes with it; once the principal is deleted its
+// token and secret are refused.
 
 import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
 import { startTestServer } from "../helpers/server.ts";

@@ -1,5 +1,6 @@
 // The real vagrant 2.3.4 CLI against wharf: token login, publish (direct and standard upload), box show,
-// search, box add with and without a token, box outdated --global and box update (spec checklist 31–37).
+// search, box add with and without a token, box outdated --global and box update
+// (docs/registry.md#vagrant-23-and-older, docs/registry-clients.md#request-lists-as-recorded).
 
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../helpers/assert.ts";
 import { startTestServer } from "../helpers/server.ts";

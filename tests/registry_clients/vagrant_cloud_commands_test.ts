@@ -1,5 +1,6 @@
-// The fine-grained `vagrant cloud box|version|provider` commands against wharf: each exits 0 and its
-// effect is visible through the API (spec checklist 35), including the nulls the CLI echoes on updates.
+// The fine-grained `vagrant cloud box|version|provider` commands against wharf: each exits 0 and its effect is
+// visible through the API (docs/registry-clients.md#request-lists-as-recorded), including the nulls the CLI echoes
+// on updates.
 
 import { assertEquals } from "../helpers/assert.ts";
 import { startTestServer } from "../helpers/server.ts";

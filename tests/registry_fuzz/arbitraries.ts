@@ -1,6 +1,6 @@
-// fast-check generators for hostile registry requests: every endpoint of spec §5/§6.3 and its /api/v2 twin
-// (v2 §2, §3), path segments with traversal and encoding tricks, malformed or wrongly typed bodies that no
-// correct server may accept.
+// fast-check generators for hostile registry requests: every endpoint of docs/registry.md and its /api/v2 twin
+// (docs/registry.md#how-vagrant-23-and-24-see-the-same-box), path segments with traversal and encoding tricks,
+// malformed or wrongly typed bodies that no correct server may accept.
 
 import fc from "fast-check";
 
@@ -69,7 +69,7 @@ export const endpoints: Endpoint[] = [
   { method: "DELETE", template: "api/v1/admin/organizations/{name}/service-principals/{client}" },
 ];
 
-/** v1 template → its /api/v2 twin: provider paths gain the architecture (spec v2 §2). */
+/** v1 template → its /api/v2 twin: provider paths gain the architecture (docs/registry.md#vagrant-24). */
 function v2Template(template: string): string {
   return template.replace(/^api\/v1\//, "api/v2/").replace(
     /\/provider\/\{provider\}/,
@@ -287,7 +287,7 @@ export function invalidBody(
   );
 }
 
-/** Headers carrying no valid credentials in every form the registry reads (spec §3). */
+/** Headers carrying no valid credentials in every form the registry reads (docs/registry.md#getting-a-token). */
 export const badCredentials: fc.Arbitrary<{ headers: Record<string, string>; query: string }> = fc.oneof(
   fc.constant({ headers: {}, query: "" }),
   fc.constant({ headers: { Authorization: "Bearer wharf_" + "A".repeat(43) }, query: "" }),

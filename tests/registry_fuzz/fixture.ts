@@ -25,7 +25,7 @@ export async function seedBoxes(fixture: Fixture): Promise<SeededRegistry> {
   const hostedBytes = crypto.getRandomValues(new Uint8Array(4096));
   const put = await fetch(String(prepared.upload_path), { method: "PUT", body: hostedBytes });
   if (put.status !== 200) throw new Error(`upload PUT → ${put.status} ${await put.text()}`);
-  // An arm64 file of the same provider, created through API v2 (spec v2 §1), not the default.
+  // An arm64 file of the same provider, created through API v2 (docs/registry.md#vagrant-24), not the default.
   await api.expectOk("POST", "/api/v2/box/acme/devbox/version/1.0.0/providers", {
     token,
     body: {

@@ -1,4 +1,4 @@
-// Property-based hostile traffic against every registry endpoint (spec checklist 25 and 29): never a 5xx,
+// Property-based hostile traffic against every registry endpoint (docs/security.md): never a 5xx,
 // failures always in the `{"errors":[…],"success":false}` shape, nothing stored changed, nothing written
 // outside the data directory. WHARF_FUZZ_RUNS scales the run count (default keeps the file under a minute).
 

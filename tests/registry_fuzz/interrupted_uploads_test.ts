@@ -1,5 +1,6 @@
-// Upload PUTs that break off or lie about their framing (spec §8, checklist 20): whatever the client does
-// mid-body, no temp file stays in the data dir (or the bucket), nothing stored changes, and a later clean answer is no 5xx.
+// Upload PUTs that break off or lie about their framing (docs/registry.md#uploads-and-limits): whatever the client
+// does mid-body, no temp file stays in the data dir (or the bucket), nothing stored changes, and a later clean
+// answer is no 5xx.
 
 import fc from "fast-check";
 import { assert, assertEquals } from "../helpers/assert.ts";

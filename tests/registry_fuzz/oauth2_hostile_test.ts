@@ -1,7 +1,7 @@
-// Property-based hostile traffic against POST /oauth2/token and the service-principal admin API: the token
-// endpoint never answers 5xx or a token without the right secret, and always in RFC 6749 §5.2 JSON; malformed
-// principal creates are refused in the registry's shape; no principal or token appears or disappears.
-// WHARF_FUZZ_RUNS scales the run count (as in hostile_requests_test.ts).
+// Property-based hostile traffic against POST /oauth2/token and the service-principal admin API: the token endpoint
+// never answers 5xx or a token without the right secret, and always in the OAuth2 error JSON of
+// docs/registry.md#service-principals-for-ci; malformed principal creates are refused in the registry's shape; no
+// principal or token appears or disappears. WHARF_FUZZ_RUNS scales the run count (as in hostile_requests_test.ts).
 
 import fc from "fast-check";
 import { assert, assertEquals } from "../helpers/assert.ts";

@@ -5,7 +5,7 @@
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { oidcUsers, startOidcProvider } from "../fixtures/oidc_provider.ts";
 import { completeProviderLogin } from "../fixtures/oidc_browser.ts";
-import { adminPassword, Client as AuthClient, login } from "../authmethods/helpers.ts";
+import { Client as AuthClient, createActiveOidcMethod, signInAdmin } from "../authmethods/helpers.ts";
 import { clusterTest, eventually } from "./helpers.ts";
 
 const callbackPath = "/v1/auth-methods/oidc:authenticate:callback";
@@ -21,29 +21,11 @@ clusterTest(
     cluster.defer(() => op.stop());
 
     const anon = urls.map((u) => new AuthClient(u));
-    const methods = await anon[0]!.get("/v1/auth-methods?scope_id=global");
-    const primary = methods.body.items.find((m: { is_primary?: boolean }) => m.is_primary).id as string;
-    const admin = new AuthClient(urls[0]!, await login(anon[0]!, primary, "admin", adminPassword));
-    const created = await admin.post("/v1/auth-methods", {
-      scope_id: "global",
-      type: "oidc",
+    const { admin } = await signInAdmin(urls[0]!);
+    const id = await createActiveOidcMethod(admin, op, urls[0]!, {
       name: "corp-sso",
-      attributes: {
-        issuer: op.issuer,
-        client_id: op.clientId,
-        client_secret: op.clientSecret,
-        signing_algorithms: [op.signingAlg],
-        api_url_prefix: urls[0],
-        claims_scopes: ["email", "profile"],
-      },
+      attributes: { claims_scopes: ["email", "profile"] },
     });
-    assertEquals(created.status, 200, JSON.stringify(created.body));
-    const id = created.body.id as string;
-    const activated = await admin.post(`/v1/auth-methods/${id}:change-state`, {
-      version: created.body.version,
-      attributes: { state: "active-public" },
-    });
-    assertEquals(activated.status, 200, JSON.stringify(activated.body));
     const adminOnTwo = new AuthClient(urls[1]!, admin.token);
     await eventually("the active method on node two", async () => {
       const r = await adminOnTwo.get(`/v1/auth-methods/${id}`);

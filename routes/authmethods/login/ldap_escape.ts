@@ -137,7 +137,7 @@ export function derefAliasesOf(value: string | undefined): DerefAliases {
   }
 }
 
-/** RFC 4518 §2.2: characters mapped to SPACE, and characters mapped to nothing. */
+/** LDAP string preparation's mapping step: characters mapped to SPACE, and characters mapped to nothing. */
 // deno-lint-ignore no-control-regex
 const mappedToSpace = /[\u0009-\u000D\u0085\p{Z}]/gu;
 const mappedToNothing = /[\p{Cc}\p{Cf}\u034F\u1806\u180B-\u180D\uFE00-\uFE0F\uFFFC]/gu;

@@ -1,10 +1,9 @@
 // The LDAP login (docs/auth-methods.md#ldap) behind POST /v1/auth-methods/{id}:authenticate: one throttle key
 // per name as the directory matches it, and one account per directory entry, keyed by the entry's DN.
 
-import type { RequestContext } from "../../../lib/http.ts";
 import type { StoredDoc } from "../../../lib/store/mod.ts";
 import { identityLocks, upsertExternalAccount } from "./external_accounts.ts";
-import { type AuthRequest, unableToAuthenticate } from "./login_request.ts";
+import { type CredentialLogin, unableToAuthenticate } from "./login_request.ts";
 import { beginAttempt, recordFailure } from "./login_failures.ts";
 import { issueAndDeliver } from "./token_delivery.ts";
 import { ldapAuthenticate, type LdapMethodAttributes } from "./ldap_client.ts";
@@ -13,13 +12,7 @@ import { mapLdapAttributes } from "./ldap_profile.ts";
 import type { AuthService } from "../service.ts";
 import type { AccountDoc, MethodDoc } from "../state.ts";
 
-export async function ldapLogin(
-  svc: AuthService,
-  ctx: RequestContext,
-  req: AuthRequest,
-  loginName: string,
-  password: string,
-): Promise<Response> {
+export const ldapLogin: CredentialLogin = async (svc, ctx, req, loginName, password) => {
   // Every spelling the directory takes for one entry shares one throttle key.
   const login = ldapLoginKey(loginName);
   const attempt = await beginAttempt(svc, ctx, req.id, login, loginName);
@@ -66,7 +59,7 @@ export async function ldapLogin(
         () => legacyAccount(svc, req.id, legacyKey, result.entryDn),
       ),
   );
-}
+};
 
 /**
  * The method's LDAP settings with secrets opened, once per method document: a method write stores a new

@@ -2,6 +2,8 @@
 // failed login gets whatever failed.
 
 import { ApiError } from "../../../lib/errors.ts";
+import type { RequestContext } from "../../../lib/http.ts";
+import type { AuthService } from "../service.ts";
 import type { MethodDoc } from "../state.ts";
 
 export interface AuthRequest {
@@ -15,3 +17,12 @@ export interface AuthRequest {
 }
 
 export const unableToAuthenticate = () => new ApiError(401, "Unable to authenticate.");
+
+/** A login by name and password (the password and LDAP types): the answer that delivers the issued token. */
+export type CredentialLogin = (
+  svc: AuthService,
+  ctx: RequestContext,
+  req: AuthRequest,
+  loginName: string,
+  password: string,
+) => Promise<Response>;

@@ -72,7 +72,7 @@ async function redeemCode(
     form.set("client_id", id);
     form.set("client_secret", secret);
   } else {
-    // RFC 6749 §2.3.1: both parts form-urlencoded before base64.
+    // OAuth2 client_secret_basic: both parts form-urlencoded before base64.
     const enc = (s: string) => encodeURIComponent(s).replace(/%20/g, "+");
     headers.authorization = `Basic ${btoa(`${enc(id)}:${enc(secret)}`)}`;
   }

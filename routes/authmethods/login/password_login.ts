@@ -1,23 +1,15 @@
 // The password login behind POST /v1/auth-methods/{id}:authenticate: throttled per login name, the hash
 // upgraded in the login's commit when its parameters are outdated.
 
-import type { RequestContext } from "../../../lib/http.ts";
 import type { DocWrite } from "../../../lib/store/mod.ts";
 import { collections } from "../common.ts";
-import type { AuthService } from "../service.ts";
 import type { AccountDoc } from "../state.ts";
 import { identityLock } from "./external_accounts.ts";
-import { type AuthRequest, unableToAuthenticate } from "./login_request.ts";
+import { type CredentialLogin, unableToAuthenticate } from "./login_request.ts";
 import { beginAttempt, recordFailure } from "./login_failures.ts";
 import { issueAndDeliver } from "./token_delivery.ts";
 
-export async function passwordLogin(
-  svc: AuthService,
-  ctx: RequestContext,
-  req: AuthRequest,
-  loginName: string,
-  password: string,
-): Promise<Response> {
+export const passwordLogin: CredentialLogin = async (svc, ctx, req, loginName, password) => {
   const attempt = await beginAttempt(svc, ctx, req.id, loginName, loginName);
   const account = svc.state.accountByKey(req.id, loginName);
   const ok = await attempt.check(() => svc.hasher.verify(account?.doc.password_hash, password));
@@ -46,4 +38,4 @@ export async function passwordLogin(
       : [];
     return { userId: cur.doc.user_id, accountId: cur.id, writes };
   });
-}
+};
