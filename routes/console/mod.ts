@@ -8,7 +8,7 @@ import { ApiError } from "../../lib/errors.ts";
 import type { Handler, RequestContext } from "../../lib/http.ts";
 import type { Route } from "../../lib/router.ts";
 import type { BrowserFront, RegistryCore } from "../registry/mod.ts";
-import { registryFamily } from "../registry/family.ts";
+import { registryFamily } from "../registry/core/family.ts";
 import { type ConsoleEnv, type ConsoleReq, consoleReq, sessionViewer } from "./context.ts";
 import { html } from "./html.ts";
 import { page, seeOther } from "./layout.ts";

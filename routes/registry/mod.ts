@@ -8,7 +8,7 @@ import type { Route } from "../../lib/router.ts";
 import { type Req, resolveCaller } from "./api/auth.ts";
 import type { Caller } from "./core/caller.ts";
 import { notFound } from "./core/errors.ts";
-import { registryFamily } from "./family.ts";
+import { registryFamily } from "./core/family.ts";
 import { loadRegistrySettings } from "./core/settings.ts";
 import { Registry } from "./core/registry.ts";
 import { RateLimiter } from "../../lib/rate_limiter.ts";

@@ -9,7 +9,7 @@ import { familiesOf } from "../../lib/router/legacy_families.ts";
 import { createLogger } from "../../lib/log.ts";
 import { json } from "../../lib/http.ts";
 import { startTestServer } from "../helpers/server.ts";
-import { registryFamily } from "../../routes/registry/family.ts";
+import { registryFamily } from "../../routes/registry/core/family.ts";
 import { authFamily } from "../../routes/authmethods/family.ts";
 import { eventsFamily } from "../../routes/events/family.ts";
 import { serverFamily } from "../../routes/server/family.ts";

@@ -1,7 +1,7 @@
 // The registry's API family as the router knows it: its error renderer and the paths it owns.
 
-import type { ApiFamily } from "../../lib/router.ts";
-import { renderRegistryError } from "./core/errors.ts";
+import type { ApiFamily } from "../../../lib/router.ts";
+import { renderRegistryError } from "./errors.ts";
 
 /**
  * Every path no other family claims — /api/v1, /api/v2 and the root paths it shares with the web console
