@@ -1,5 +1,6 @@
-// Providers for a caller (§8, v2 §1): create, update (rename, architecture, default flag, url, checksum) and
-// delete. A v1 caller addresses each name's default architecture, a v2 caller (name, architecture).
+// Providers for a caller (docs/registry.md#vagrant-24): create, update (rename, architecture, default flag,
+// url, checksum) and delete. A v1 caller addresses each name's default architecture, a v2 caller (name,
+// architecture).
 
 import { createHash } from "node:crypto";
 import { ApiError } from "../../../lib/errors.ts";
@@ -25,7 +26,7 @@ import type { Actor } from "../core/registry.ts";
 import { checksumLengths, providerNamePattern } from "../core/rules.ts";
 import type { RegistryState } from "../core/state.ts";
 import { writableBox } from "./boxes.ts";
-import { commitToVersion, type VersionPath } from "./versions.ts";
+import { commitToVersion, findVersion, type VersionPath } from "./versions.ts";
 
 /** Where a provider is: its version, and its name and architecture (v1 callers: the name's default). */
 export interface ProviderPath extends VersionPath {
@@ -65,6 +66,14 @@ export function pathProvider(who: { api: 1 | 2 }, at: ProviderPath, version: Ver
   const p = pathProviderOrNone(who, at, version);
   if (!p) throw notFound();
   return p;
+}
+
+/** The provider `at` names, for a writer of its box (401/403/404 otherwise): the writer and the records. */
+export function writableProvider(who: Actor, at: ProviderPath) {
+  const user = requireUser(who);
+  const box = writableBox(who, at.owner, at.box);
+  const version = findVersion(box.doc, at.version);
+  return { user, box, version, provider: pathProvider(who, at, version) };
 }
 
 interface ProviderFields {
