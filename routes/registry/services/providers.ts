@@ -82,7 +82,7 @@ interface ProviderFields {
   /** undefined = unchanged, null = clear, else the new pair. */
   checksum: { type: string; hex: string } | null | undefined;
   /**
-   * One half sent as "" and the other left out (or null, i.e. unchanged, D3): it clears a half that is already
+   * One half sent as "" and the other left out (or null, i.e. unchanged): it clears a half that is already
    * empty, so it is accepted only when the provider has no checksum (the pair stays "both or neither").
    */
   halfClear: boolean;
