@@ -1,11 +1,9 @@
 // What every console handler gets (the registry, the viewer, the session) and the bridge to the registry: the
 // console calls the registry's services with the signed-in user as caller (`actor`), so every permission,
-// visibility and validation rule is the API's; the pages not moved to services yet call the API's handlers
-// (`callRegistry`).
+// visibility and validation rule is the API's.
 
 import { ApiError } from "../../lib/errors.ts";
 import { baseUrl, type RequestContext } from "../../lib/http.ts";
-import type { Req } from "../registry/api/auth.ts";
 import type { Caller } from "../registry/core/caller.ts";
 import type { Actor, Registry } from "../registry/core/registry.ts";
 import type { Uploads } from "../registry/services/uploads.ts";
@@ -55,51 +53,6 @@ export function consoleReq(env: ConsoleEnv, ctx: RequestContext): ConsoleReq {
   const { session, caller } = sessionViewer(env, ctx);
   const origin = baseUrl(ctx, env.reg.settings.publicUrl, env.reg.settings.trustProxy);
   return { ctx, env, reg: env.reg, origin, session, user: caller.user, caller, api: 2 };
-}
-
-export interface RegistryCall {
-  params?: Record<string, string>;
-  body?: unknown;
-  /** The query string, with its "?". */
-  search?: string;
-  method?: string;
-}
-
-/** A registry request as the API would see it, made by the console's viewer (API v2 shapes). */
-function registryReq(c: ConsoleReq, call: RegistryCall = {}): Req {
-  const url = new URL(`${c.origin}/api/v2/console${call.search ?? ""}`);
-  const request = new Request(url, {
-    method: call.method ?? (call.body === undefined ? "GET" : "POST"),
-    ...(call.body === undefined
-      ? {}
-      : { body: JSON.stringify(call.body), headers: { "Content-Type": "application/json" } }),
-  });
-  const ctx: RequestContext = {
-    request,
-    url,
-    params: call.params ?? {},
-    requestId: c.ctx.requestId,
-    clientIp: c.ctx.clientIp,
-    maxBodyBytes: 1024 * 1024,
-  };
-  return { ctx, reg: c.reg, caller: c.caller, origin: c.origin, api: 2 };
-}
-
-type RegistryHandler = (req: Req) => Response | Promise<Response>;
-/** A registry JSON answer, read as the API documents it. */
-// deno-lint-ignore no-explicit-any
-export type RegistryJson = any;
-
-/** Runs a registry handler for the viewer; its JSON answer (null for 204). ApiErrors propagate. */
-export async function callRegistry(
-  c: ConsoleReq,
-  handler: RegistryHandler,
-  call: RegistryCall = {},
-): Promise<RegistryJson> {
-  if (c.reg.maintenanceEnabled() && !c.user?.admin) throw maintenance();
-  const response = await handler(registryReq(c, call));
-  if (response.status === 204) return null;
-  return await response.json();
 }
 
 /** The viewer as the caller of a registry service (503 during maintenance unless an admin, as the API). */

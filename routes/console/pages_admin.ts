@@ -3,10 +3,10 @@
 // API calls.
 
 import { ApiError } from "../../lib/errors.ts";
-import { existingUserOf, renderAdminUser, renderOrg } from "../registry/services/accounts.ts";
+import { renderAdminUser, renderOrg } from "../registry/services/accounts.ts";
 import { getMaintenance, putMaintenance } from "../registry/services/maintenance.ts";
 import { createOrg, listOrgs, updateOrg } from "../registry/services/orgs.ts";
-import { removeTotpFor } from "../registry/services/twofactor.ts";
+import { removeTotp } from "../registry/services/twofactor.ts";
 import { createUser, listUsers, updateUser } from "../registry/services/users_admin.ts";
 import { actor, type ConsoleReq, errorMessages } from "./context.ts";
 import { checked, field, signedInForm } from "./forms.ts";
@@ -162,7 +162,7 @@ export async function resetTwoFactorPost(c: ConsoleReq): Promise<Response> {
   const name = c.ctx.params.name ?? "";
   try {
     const who = actor(c);
-    await removeTotpFor(c.reg, existingUserOf(c.reg, name).id, { admin: c.user!.username });
+    await removeTotp(who, { user: name });
     await updateUser(who, name, { two_factor_enabled: false });
   } catch (err) {
     if (err instanceof ApiError && [404, 422].includes(err.status)) {

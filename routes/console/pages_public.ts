@@ -1,20 +1,20 @@
-// Public pages: the home page (search, most downloaded, newest), search results with the API's rules
-// (GET /api/v2/search, same parameters and errors) and a user's or organization's page.
+// Public pages: the home page (search, most downloaded, newest), search results with the API's rules (the
+// registry's search service: same parameters and errors) and a user's or organization's page.
 
 import { ApiError } from "../../lib/errors.ts";
-import { getNamespace } from "../registry/api/users.ts";
-import { isInsider } from "../registry/core/caller.ts";
-import { search } from "../registry/api/search.ts";
+import type { StoredDoc } from "../../lib/store/mod.ts";
+import { namespace } from "../registry/services/namespaces.ts";
+import { searchBoxes, type SearchInput } from "../registry/services/search.ts";
 import { ARCHITECTURES } from "../registry/core/architectures.ts";
-import { callRegistry, type ConsoleReq, errorMessages } from "./context.ts";
+import type { BoxDoc } from "../registry/core/model.ts";
+import { boxPath, currentVersion, markdownHtml } from "../registry/core/render.ts";
+import { actor, type ConsoleReq, errorMessages } from "./context.ts";
 import { type Html, html, seg, trusted } from "./html.ts";
 import { page } from "./layout.ts";
 
-// deno-lint-ignore no-explicit-any
-type BoxJson = any;
-
-function providerTags(box: BoxJson): Html {
-  const providers: BoxJson[] = box.current_version?.providers ?? [];
+/** The current version's providers as "name · architecture", each once. */
+function providerTags(box: BoxDoc): Html {
+  const providers = currentVersion(box)?.providers ?? [];
   const labels = [...new Set(providers.map((p) => `${p.name} · ${p.architecture}`))];
   return html`${
     labels.map((l) =>
@@ -25,27 +25,39 @@ function providerTags(box: BoxJson): Html {
   }`;
 }
 
-export function boxList(boxes: BoxJson[], empty: string): Html {
+export function boxList(c: ConsoleReq, boxes: StoredDoc<BoxDoc>[], empty: string): Html {
   if (boxes.length === 0) return html`<p class="muted">${empty}</p>`;
   return html`<ul class="boxes">${
-    boxes.map((b) =>
-      html`
+    boxes.map((stored) => {
+      const b = stored.doc;
+      const current = currentVersion(b);
+      const owner = c.reg.namespaceName(b.owner) ?? b.owner;
+      return html`
         <li>
-          <h3><a href="/${seg(b.username)}/boxes/${seg(b.name)}">${b.tag}</a>${b.private
+          <h3><a href="/${seg(owner)}/boxes/${seg(b.name)}">${boxPath(c.reg, b)}</a>${b.private
             ? html`
               <span class="tag">private</span>
             `
             : ""}</h3>
           <p>${b.short_description ?? ""}</p>
-          <p class="muted">${b.current_version
-            ? html`v${b.current_version.version}`
-            : "no released version"} · ${b.downloads} downloads</p>
+          <p class="muted">${current ? html`v${current.version}` : "no released version"} · ${c.reg
+            .boxDownloads(stored)} downloads</p>
           <p>${providerTags(b)}</p>
         </li>
-      `
-    )
+      `;
+    })
   }</ul>`;
 }
+
+const NO_SEARCH: SearchInput = {
+  q: null,
+  provider: null,
+  architecture: null,
+  sort: null,
+  order: null,
+  limit: null,
+  page: null,
+};
 
 function searchForm(q: string, extra: Html = html``): Html {
   return html`<form class="searchbar" method="get" action="/boxes/search" role="search">
@@ -55,13 +67,13 @@ function searchForm(q: string, extra: Html = html``): Html {
   <div><button type="submit">Search</button></div></form>`;
 }
 
-export async function homePage(c: ConsoleReq): Promise<Response> {
-  const popular = await callRegistry(c, search, { search: "?sort=downloads&order=desc&limit=6" });
-  const newest = await callRegistry(c, search, { search: "?sort=created&order=desc&limit=6" });
+export function homePage(c: ConsoleReq): Response {
+  const popular = searchBoxes(actor(c), { ...NO_SEARCH, sort: "downloads", order: "desc", limit: "6" });
+  const newest = searchBoxes(actor(c), { ...NO_SEARCH, sort: "created", order: "desc", limit: "6" });
   const body = html`<h1>Find Vagrant boxes</h1>
   ${searchForm("")}
-  <h2>Most downloaded</h2>${boxList(popular.boxes, "No box has been released yet.")}
-  <h2>Newest</h2>${boxList(newest.boxes, "No box has been released yet.")}`;
+  <h2>Most downloaded</h2>${boxList(c, popular, "No box has been released yet.")}
+  <h2>Newest</h2>${boxList(c, newest, "No box has been released yet.")}`;
   return page(c, { title: "Boxes", body });
 }
 
@@ -81,7 +93,7 @@ function select(id: string, label: string, value: string, options: [string, stri
   }</select></div>`;
 }
 
-export async function searchPage(c: ConsoleReq): Promise<Response> {
+export function searchPage(c: ConsoleReq): Response {
   const p = c.ctx.url.searchParams;
   const q = p.get("q") ?? "";
   const provider = p.get("provider") ?? "";
@@ -90,10 +102,18 @@ export async function searchPage(c: ConsoleReq): Promise<Response> {
   const order = p.get("order") ?? "desc";
   const pageNo = p.get("page") ?? "1";
   const query = new URLSearchParams({ q, provider, architecture, sort, order, page: pageNo });
-  let boxes: BoxJson[] = [];
+  let boxes: StoredDoc<BoxDoc>[] = [];
   let errors: string[] = [];
   try {
-    boxes = (await callRegistry(c, search, { search: `?${query}&limit=${PAGE_SIZE}` })).boxes;
+    boxes = searchBoxes(actor(c), {
+      q,
+      provider,
+      architecture,
+      sort,
+      order,
+      page: pageNo,
+      limit: String(PAGE_SIZE),
+    });
   } catch (err) {
     if (!(err instanceof ApiError) || err.status !== 422) throw err;
     errors = errorMessages(err);
@@ -124,7 +144,7 @@ export async function searchPage(c: ConsoleReq): Promise<Response> {
     <span>Page ${n}</span>
     ${boxes.length === PAGE_SIZE ? html`<a href="${link(n + 1)}" rel="next">Next page</a>` : ""}</nav>`;
   const body = html`<h1>Search boxes</h1>${searchForm(q, filters)}
-    <h2>Results</h2>${boxList(boxes, "No box matches.")}${pager}`;
+    <h2>Results</h2>${boxList(c, boxes, "No box matches.")}${pager}`;
   return page(c, {
     title: q ? `Search: ${q}` : "Search boxes",
     body,
@@ -133,11 +153,11 @@ export async function searchPage(c: ConsoleReq): Promise<Response> {
   });
 }
 
-export async function namespacePage(c: ConsoleReq): Promise<Response> {
+export function namespacePage(c: ConsoleReq): Response {
   const username = c.ctx.params.user ?? "";
-  const ns = await callRegistry(c, getNamespace, { params: { username } });
-  const org = c.reg.org(username)?.doc;
-  const insider = isInsider(c.reg, c.caller, username.toLowerCase());
+  const ns = namespace(actor(c), username);
+  const { org, insider } = ns;
+  const profileHtml = markdownHtml(ns.profile);
   const body = html`<h1>${ns.username}${
     org
       ? html`
@@ -145,7 +165,7 @@ export async function namespacePage(c: ConsoleReq): Promise<Response> {
       `
       : ""
   }</h1>
-    ${ns.profile_html ? html`<div class="markdown">${trusted(ns.profile_html)}</div>` : ""}
+    ${profileHtml ? html`<div class="markdown">${trusted(profileHtml)}</div>` : ""}
     <div class="actions">
     ${
     insider
@@ -154,6 +174,6 @@ export async function namespacePage(c: ConsoleReq): Promise<Response> {
   }
     ${org && c.user ? html`<a href="/ui/orgs/${seg(org.name)}">Members and service principals</a>` : ""}
     </div>
-    <h2>Boxes</h2>${boxList(ns.boxes, "No boxes to show.")}`;
+    <h2>Boxes</h2>${boxList(c, ns.boxes, "No boxes to show.")}`;
   return page(c, { title: ns.username, body });
 }

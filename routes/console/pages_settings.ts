@@ -5,7 +5,7 @@
 import { renderSVG } from "uqr";
 import { ApiError } from "../../lib/errors.ts";
 import { deleteTokenOf, tokensOf } from "../registry/services/user_tokens.ts";
-import { confirmTotpFor, enrolTotpFor, removeTotpFor } from "../registry/services/twofactor.ts";
+import { confirmTotp, enrolTotp, removeTotp } from "../registry/services/twofactor.ts";
 import type { UserDoc } from "../registry/core/model.ts";
 import { issueToken } from "../registry/services/tokens.ts";
 import { type ConsoleReq, errorMessages, maintenance } from "./context.ts";
@@ -23,10 +23,10 @@ function writable(c: ConsoleReq): void {
 }
 
 export function tokensPage(c: ConsoleReq): Response {
-  const { session, key } = signedIn(c);
+  const { session } = signedIn(c);
   const shown = session.shownOnce;
   session.shownOnce = undefined;
-  const tokens = tokensOf(c.reg, key).sort((a, b) => b.created_at.localeCompare(a.created_at));
+  const tokens = tokensOf(c, "own").sort((a, b) => b.created_at.localeCompare(a.created_at));
   const body = html`<h1>API tokens</h1>
   <p>Tokens let Vagrant, Packer and CI use the registry as you: <code>export VAGRANT_CLOUD_TOKEN=…</code> or
   <code>Authorization: Bearer …</code>.</p>
@@ -96,9 +96,9 @@ export async function createTokenPost(c: ConsoleReq): Promise<Response> {
 
 export async function deleteTokenPost(c: ConsoleReq): Promise<Response> {
   await signedInForm(c);
-  const { key } = signedIn(c);
+  signedIn(c);
   writable(c);
-  await deleteTokenOf(c.reg, key, c.ctx.params.hash ?? "");
+  await deleteTokenOf(c, "own", c.ctx.params.hash ?? "");
   return seeOther(c, "/ui/settings/tokens", "Token revoked.");
 }
 
@@ -190,12 +190,12 @@ function refusedTotpChange(c: ConsoleReq, err: unknown): Response {
 
 export async function enrolTotpPost(c: ConsoleReq): Promise<Response> {
   const form = await signedInForm(c);
-  const { session, key } = signedIn(c);
+  const { session } = signedIn(c);
   writable(c);
   let enrolled;
   try {
     // With an app active, a current code of it must come with the session (replacing it is a change of factor).
-    enrolled = await enrolTotpFor(c.reg, key, { currentCode: field(form, "code") });
+    enrolled = await enrolTotp(c, { currentCode: field(form, "code") });
   } catch (err) {
     return refusedTotpChange(c, err);
   }
@@ -225,10 +225,10 @@ export async function smsCodePost(c: ConsoleReq): Promise<Response> {
 
 export async function confirmTotpPost(c: ConsoleReq): Promise<Response> {
   const form = await signedInForm(c);
-  const { session, key } = signedIn(c);
+  const { session } = signedIn(c);
   writable(c);
   try {
-    await confirmTotpFor(c.reg, key, field(form, "code"));
+    await confirmTotp(c, "own", field(form, "code"));
   } catch (err) {
     return refusedTotpChange(c, err);
   }
@@ -239,11 +239,11 @@ export async function confirmTotpPost(c: ConsoleReq): Promise<Response> {
 
 export async function removeTotpPost(c: ConsoleReq): Promise<Response> {
   const form = await signedInForm(c);
-  const { key } = signedIn(c);
+  signedIn(c);
   writable(c);
   // A session alone (a borrowed laptop) may not turn the second factor off: a current code must come with it.
   try {
-    await removeTotpFor(c.reg, key, { currentCode: field(form, "code") });
+    await removeTotp(c, { currentCode: field(form, "code") });
   } catch (err) {
     return refusedTotpChange(c, err);
   }

@@ -231,7 +231,7 @@ export async function createRegistryApi<F extends BrowserFront | undefined = und
       maxBodyBytes: Number.MAX_SAFE_INTEGER,
       wrap: withOAuthErrors,
     },
-    // What Vagrant 2.4 reads first: one entry per (provider, architecture) (spec v2 §3).
+    // What Vagrant 2.4 reads first: one entry per (provider, architecture) (docs/registry.md#vagrant-24).
     { method: "GET", path: "/api/v2/vagrant/:username/:name", handler: boxMetadata },
     {
       method: ALL_METHODS,
@@ -250,7 +250,7 @@ export async function createRegistryApi<F extends BrowserFront | undefined = und
       handler: rootOnly(downloadProvider),
     },
   ];
-  // Every /api/v1 route is served under /api/v2 too (spec v2 §2), placed before the root routes.
+  // Every /api/v1 route is served under /api/v2 too, placed before the root routes.
   specs.splice(specs.findIndex((s) => s.path.startsWith(`/${ROOT_USER}/`)), 0, ...underApiV2(specs));
   const patterns = specs.map((s) => ({
     pattern: new URLPattern({ pathname: s.path }),

@@ -1,50 +1,24 @@
-// Admin API for organizations and their members (§5), and the maintenance toggle.
+// Admin API for organizations and their members (docs/registry.md#users-and-organizations-admin-api), and the
+// maintenance toggle.
 
 import { json } from "../../../lib/http.ts";
 import type { Req } from "./auth.ts";
-import { existingOrg as coreExistingOrg, requireAdmin } from "../core/caller.ts";
+import { existingOrg, requireAdmin } from "../core/caller.ts";
 import { readPayload } from "./body.ts";
-import { unprocessable } from "../core/errors.ts";
-import { ORGS } from "../core/model.ts";
-import { deleteNamespaceBoxes, renderOrg } from "../services/accounts.ts";
+import { deleteNamespace, renderOrg } from "../services/accounts.ts";
 import * as orgs from "../services/orgs.ts";
 import * as maintenance from "../services/maintenance.ts";
 
-function existingOrg(req: Req) {
-  return coreExistingOrg(req.reg, req.ctx.params.name ?? "");
-}
-
 export function getOrg(req: Req): Response {
   requireAdmin(req);
-  return json(renderOrg(existingOrg(req).doc));
+  return json(renderOrg(existingOrg(req.reg, req.ctx.params.name ?? "").doc));
 }
 
 export async function deleteOrg(req: Req): Promise<Response> {
-  const actor = requireAdmin(req);
-  existingOrg(req);
   const cascade = req.ctx.url.searchParams.get("cascade") === "true";
-  const reg = req.reg;
-  const deleted = await reg.write(() => {
-    const current = existingOrg(req);
-    if (!cascade && reg.boxesOf(current.id).length > 0) {
-      throw unprocessable(["Organization owns boxes; delete them first or pass cascade=true"]);
-    }
-    const boxes = deleteNamespaceBoxes(
-      reg,
-      { reg, origin: req.origin, insider: true },
-      current.id,
-      actor.username,
-    );
-    // Its service principals and their tokens go too: a later namespace of the same name must not inherit them.
-    const principals = reg.principals.orgRemovals(current.id);
-    return {
-      writes: [...boxes.writes, ...principals, { collection: ORGS, id: current.id, doc: null }],
-      events: boxes.events,
-      result: { doc: current.doc, principals },
-    };
-  });
-  reg.principals.forget(deleted.principals);
-  return json(renderOrg(deleted.doc));
+  return json(
+    renderOrg(await deleteNamespace(req, orgs.orgRemoval(req.reg, req.ctx.params.name ?? ""), cascade)),
+  );
 }
 
 /** Admins, or owners of the organization, manage its members (and its service principals). */

@@ -1,5 +1,6 @@
-// The v2 route table derived from v1 (spec v2 §2): every /api/v1 route is served under /api/v2 too, with
-// provider paths gaining `/:architecture`; handlers learn which API they serve from `Req.api`.
+// The v2 route table derived from v1 (docs/registry.md#how-vagrant-23-and-24-see-the-same-box): every /api/v1
+// route is served under /api/v2 too, with provider paths gaining `/:architecture`; handlers learn which API
+// they serve from `Req.api`.
 
 import type { ApiVersion } from "../core/render.ts";
 

@@ -1,5 +1,5 @@
-// Who is calling an API route: the token sources in spec order (§3), resolved to a caller; the permission
-// rules over a caller are core/caller.ts.
+// Who is calling an API route: the token sources in their order of precedence, resolved to a caller; the
+// permission rules over a caller are core/caller.ts.
 
 import { bearerToken, type RequestContext } from "../../../lib/http.ts";
 import { type Acting, ANONYMOUS, type Caller, tokenHash } from "../core/caller.ts";
@@ -12,7 +12,10 @@ export interface Req extends Acting {
   reg: Registry;
   /** scheme://host[:port] for the absolute URLs the registry emits. */
   origin: string;
-  /** The API the route belongs to: 1 for /api/v1 and the root routes, 2 for /api/v2 (spec v2 §2). */
+  /**
+   * The API the route belongs to: 1 for /api/v1 and the root routes, 2 for /api/v2
+   * (docs/registry.md#how-vagrant-23-and-24-see-the-same-box).
+   */
   api: 1 | 2;
 }
 
@@ -38,7 +41,8 @@ export function resolveCaller(reg: Registry, ctx: RequestContext): Caller {
   const hash = tokenHash(reg, token);
   const stored = reg.store.get<TokenDoc>(TOKENS, hash)?.doc;
   const expired = stored?.expires_at ? Date.parse(stored.expires_at) <= Date.now() : false;
-  // A service principal's token acts as its organization while the principal exists (spec v2 §4).
+  // A service principal's token acts as its organization while the principal exists
+  // (docs/registry.md#service-principals-for-ci).
   const principal = stored?.principal;
   const user = !stored || expired
     ? undefined

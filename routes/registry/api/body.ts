@@ -1,5 +1,5 @@
-// Request bodies (§6.1): empty is {}, JSON whatever the Content-Type, the resource member unwrapped when it
-// is an object (the field readers are core/fields.ts).
+// Request bodies (docs/security.md#request-bodies): empty is {}, JSON whatever the Content-Type, the resource
+// member unwrapped when it is an object (the field readers are core/fields.ts).
 
 import { ApiError } from "../../../lib/errors.ts";
 import { readJson } from "../../../lib/http.ts";

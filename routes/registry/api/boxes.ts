@@ -1,4 +1,4 @@
-// Boxes (§6.3): GET/PUT/DELETE /api/v1/box/:username/:name and POST /api/v1/boxes.
+// Boxes: GET/PUT/DELETE /api/v1/box/:username/:name and POST /api/v1/boxes.
 
 import { json } from "../../../lib/http.ts";
 import type { StoredDoc } from "../../../lib/store/mod.ts";

@@ -1,22 +1,16 @@
-// POST /oauth2/token (spec v2 §4): the client-credentials grant that HCP-style pipelines (vagrant_cloud gem
-// 3.1 with HCP_CLIENT_ID/HCP_CLIENT_SECRET) use, answered and failed in RFC 6749 §5.1/§5.2 JSON, throttled as
-// logins.
+// POST /oauth2/token (docs/registry.md#service-principals-for-ci): the client-credentials grant that
+// HCP-style pipelines (vagrant_cloud gem 3.1 with HCP_CLIENT_ID/HCP_CLIENT_SECRET) use, answered and failed
+// in RFC 6749 §5.1/§5.2 JSON; the credentials' check and the token are services/principal_tokens.ts.
 
 import { ApiError } from "../../../lib/errors.ts";
 import { type Handler, readBody, type RequestContext } from "../../../lib/http.ts";
-import { randomSecret } from "../../../lib/ids.ts";
 import { httpErrorOf } from "../../../lib/store_http.ts";
 import { type Req } from "./auth.ts";
-import { tokenHash } from "../core/caller.ts";
-import { now, TOKENS } from "../core/model.ts";
-import type { PrincipalDoc, PrincipalTokenDoc } from "../core/principals.ts";
-import { registryLock } from "../core/locks.ts";
+import { ClientAuthFailed, principalToken } from "../services/principal_tokens.ts";
 
 export const OAUTH_TOKEN_PATH = "/oauth2/token";
 /** Form bodies are a few hundred bytes: anything past this is refused before it is read. */
 const BODY_LIMIT = 16 * 1024;
-const MAX_CLIENT_ID = 128;
-const MAX_CLIENT_SECRET = 512;
 const BASIC_CHALLENGE = 'Basic realm="wharf", charset="UTF-8"';
 
 type OAuthErrorCode =
@@ -162,17 +156,9 @@ function clientCredentials(ctx: RequestContext, form: Map<string, string>): Clie
   return { clientId, clientSecret, basic: false };
 }
 
-/**
- * The throttle key of a client id. Password logins use their login lowercased, so a key with an uppercase
- * letter can never be one of theirs; the IP's count is shared with password logins on purpose.
- */
-function throttleKey(clientId: string): string {
-  return `Principal ${clientId.slice(0, MAX_CLIENT_ID)}`;
-}
-
 /** POST /oauth2/token: grant_type=client_credentials with the principal's id and secret → a Bearer token. */
 export async function oauthToken(req: Req): Promise<Response> {
-  const { ctx, reg } = req;
+  const { ctx } = req;
   if (ctx.request.method !== "POST") {
     throw new OAuthError(405, "invalid_request", "The token endpoint takes POST only", { Allow: "POST" });
   }
@@ -187,50 +173,18 @@ export async function oauthToken(req: Req): Promise<Response> {
     throw new OAuthError(400, "unsupported_grant_type", "Only grant_type=client_credentials is supported");
   }
   const credentials = clientCredentials(ctx, form);
-  const failed = () =>
-    new OAuthError(
+  let issued;
+  try {
+    issued = await principalToken(req, { ...credentials, clientIp: ctx.clientIp });
+  } catch (err) {
+    if (!(err instanceof ClientAuthFailed)) throw err;
+    throw new OAuthError(
       401,
       "invalid_client",
-      "Client authentication failed",
+      err.message,
       credentials.basic ? { "WWW-Authenticate": BASIC_CHALLENGE } : {},
     );
-  let principal: PrincipalDoc | undefined;
-  const verified = () => {
-    const { clientId, clientSecret } = credentials;
-    principal = clientId.length <= MAX_CLIENT_ID && clientSecret.length <= MAX_CLIENT_SECRET
-      ? reg.principals.verify(clientId, clientSecret)
-      : undefined;
-    return Promise.resolve(principal !== undefined);
-  };
-  if (!(await reg.loginThrottle.check(throttleKey(credentials.clientId), ctx.clientIp, verified))) {
-    throw failed();
   }
-  return await mintToken(req, principal!);
-}
-
-async function mintToken(req: Req, principal: PrincipalDoc): Promise<Response> {
-  const reg = req.reg;
-  const token = `wharf_${randomSecret(32)}`;
-  const hash = tokenHash(reg, token);
-  const ttl = reg.settings.spTokenTtlMs;
-  // The principal's organization's key (a principal never moves): its tokens are swept and capped here.
-  await reg.writeIn([registryLock.namespace(principal.org)], () => {
-    // A principal deleted while its secret was checked gets nothing.
-    const current = reg.principals.get(principal.client_id)?.doc;
-    const org = current ? reg.org(current.org)?.doc : undefined;
-    if (!current || !org) throw new OAuthError(401, "invalid_client", "Client authentication failed");
-    const doc: PrincipalTokenDoc = {
-      token_hash: hash,
-      username: org.name,
-      description: `service principal ${current.name}`,
-      created_at: now(),
-      expires_at: new Date(Date.now() + ttl).toISOString(),
-      principal: current.client_id,
-    };
-    // Its expired tokens (and the oldest past the cap) are removed as it gets a new one.
-    const sweep = reg.principals.tokenRemovals(current.client_id, { expiredOnly: true });
-    return { writes: [...sweep, { collection: TOKENS, id: hash, doc, ifVersion: 0 }], result: sweep };
-  }).then((sweep) => reg.principals.forget(sweep));
-  reg.principals.lastUsed.set(principal.client_id, Date.now());
-  return oauthJson({ access_token: token, token_type: "Bearer", expires_in: Math.floor(ttl / 1000) }, 200);
+  const body = { access_token: issued.token, token_type: "Bearer", expires_in: issued.expiresInSeconds };
+  return oauthJson(body, 200);
 }

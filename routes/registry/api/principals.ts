@@ -1,5 +1,5 @@
-// Service principal routes (spec v2 §4): /api/v1/admin/organizations/:name/service-principals, over
-// services/principals.ts.
+// Service principal routes (docs/registry.md#service-principals-for-ci):
+// /api/v1/admin/organizations/:name/service-principals, over services/principals.ts.
 
 import { json } from "../../../lib/http.ts";
 import * as principals from "../services/principals.ts";

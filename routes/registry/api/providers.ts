@@ -1,4 +1,4 @@
-// Providers (§8, v2 §1): GET/PUT/DELETE …/provider/:provider (v2: …/:provider/:architecture) and POST
+// Providers: GET/PUT/DELETE …/provider/:provider (v2: …/:provider/:architecture) and POST
 // …/providers, over services/providers.ts.
 
 import { json } from "../../../lib/http.ts";

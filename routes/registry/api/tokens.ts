@@ -1,5 +1,5 @@
-// Tokens (§3): POST/GET/DELETE /api/v1/authenticate and POST /api/v1/two-factor/request-code, over
-// services/tokens.ts.
+// Tokens (docs/registry.md#getting-a-token): POST/GET/DELETE /api/v1/authenticate and POST
+// /api/v1/two-factor/request-code, over services/tokens.ts.
 
 import { json } from "../../../lib/http.ts";
 import { requireUser } from "../core/caller.ts";

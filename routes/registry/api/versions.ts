@@ -1,4 +1,4 @@
-// Versions (§6.3, §7): GET/PUT/DELETE …/version/:version, POST …/versions, PUT …/release and …/revoke, over
+// Versions: GET/PUT/DELETE …/version/:version, POST …/versions, PUT …/release and …/revoke, over
 // services/versions.ts.
 
 import { json } from "../../../lib/http.ts";

@@ -1,5 +1,6 @@
-// Providers per architecture (spec v2 §1): the architecture values, identity (name, architecture), the one
-// default architecture per provider name and version, and what v1 sees of it. Plain functions, no HTTP.
+// Providers per architecture (docs/registry.md#vagrant-24): the architecture values, identity (name,
+// architecture), the one default architecture per provider name and version, and what v1 sees of it. Plain
+// functions, no HTTP.
 
 import type { BoxDoc, ProviderDoc, VersionDoc } from "./model.ts";
 

@@ -1,5 +1,5 @@
 // Who is acting on the registry (a token's user, a service principal's organization, the web console's
-// signed-in user, or nobody) and the permission rules of spec §5 over that caller.
+// signed-in user, or nobody) and the permission rules over that caller.
 
 import { ApiError } from "../../../lib/errors.ts";
 import { notFound } from "./errors.ts";

@@ -1,5 +1,5 @@
 // Error shape of the box registry (Vagrant Cloud API v1): {"errors": ["..."], "success": false}, with the
-// spec's fixed messages for router-level failures and 406 adding the two-factor delivery methods.
+// Vagrant Cloud's fixed messages for router-level failures and 406 adding the two-factor delivery methods.
 
 import { ApiError } from "../../../lib/errors.ts";
 import { json } from "../../../lib/http.ts";

@@ -1,5 +1,5 @@
-// Stream events on topic `Box` (spec §13, v2 §5): keys, filter keys and secret-free owner-view payloads, rendered
-// as API v2 renders them (every architecture, with its keys).
+// Stream events on topic `Box` (docs/registry.md#events): keys, filter keys and secret-free owner-view
+// payloads, rendered as API v2 renders them (every architecture, with its keys).
 
 import type { EventInput, StoredDoc } from "../../../lib/store/mod.ts";
 import type { BoxDoc, ProviderDoc, VersionDoc } from "./model.ts";

@@ -1,4 +1,4 @@
-// Field readers over a request's payload that collect one 422 message per problem (spec §6.1).
+// Field readers over a request's payload that collect one 422 message per problem.
 
 import { ApiError } from "../../../lib/errors.ts";
 

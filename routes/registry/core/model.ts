@@ -1,4 +1,4 @@
-// Stored document types of the registry and the collection names they live in (spec §13).
+// Stored document types of the registry and the collection names they live in.
 
 export const USERS = "registry/users";
 export const ORGS = "registry/orgs";

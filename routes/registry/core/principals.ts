@@ -1,6 +1,6 @@
-// Service principals (spec v2 §4): an organization's client id and secret for CI pipelines, managed by admins
-// and the organization's owners. The secret is shown once and kept only as an HMAC; its tokens live beside
-// users'.
+// Service principals (docs/registry.md#service-principals-for-ci): an organization's client id and secret for
+// CI pipelines, managed by admins and the organization's owners. The secret is shown once and kept only as an
+// HMAC; its tokens live beside users'.
 
 import { constantTimeEqual } from "../../../lib/crypto.ts";
 import type { Counters, DocChange, DocWrite, StoredDoc } from "../../../lib/store/mod.ts";

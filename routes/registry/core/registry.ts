@@ -22,7 +22,7 @@ export interface RegistryParts {
 
 export class Registry extends RegistryState {
   readonly twoFactor: TwoFactor;
-  /** Service principals' tokens and last use (spec v2 §4). */
+  /** Service principals' tokens and last use (docs/registry.md#service-principals-for-ci). */
   readonly principals: Principals;
 
   constructor(ctx: AppContext, settings: RegistrySettings, parts: RegistryParts) {
@@ -42,6 +42,9 @@ export interface Actor extends Acting {
   reg: Registry;
   /** scheme://host[:port] the caller reached the registry at: the absolute URLs of records and events. */
   origin: string;
-  /** The API the caller's answers take their URLs from (spec v2 §2). */
+  /**
+   * The API the caller's answers take their URLs from
+   * (docs/registry.md#how-vagrant-23-and-24-see-the-same-box).
+   */
   api: ApiVersion;
 }

@@ -1,4 +1,4 @@
-// JSON renderings of boxes, versions and providers (spec §6.2), Markdown to HTML, and the event payloads.
+// JSON renderings of boxes, versions and providers, Markdown to HTML, and the event payloads.
 
 import MarkdownIt from "markdown-it";
 import type { StoredDoc } from "../../../lib/store/mod.ts";
@@ -7,7 +7,10 @@ import { compareVersions } from "./rules.ts";
 import type { RegistryState } from "./state.ts";
 import { v1Providers } from "./architectures.ts";
 
-/** The API a request is served under: 1 for /api/v1 and the root routes, 2 for /api/v2 (spec v2 §2). */
+/**
+ * The API a request is served under: 1 for /api/v1 and the root routes, 2 for /api/v2
+ * (docs/registry.md#how-vagrant-23-and-24-see-the-same-box).
+ */
 export type ApiVersion = 1 | 2;
 
 const markdown = new MarkdownIt({ html: false, linkify: false });

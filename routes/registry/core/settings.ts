@@ -1,4 +1,4 @@
-// The registry's own settings, read once from the environment (spec §13 "Configuration").
+// The registry's own settings, read once from the environment (docs/registry.md#configuration).
 
 import { envBool, envDurationMs, envInt } from "../../../lib/config.ts";
 import { ConfigError } from "../../../lib/errors.ts";

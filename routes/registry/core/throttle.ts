@@ -1,5 +1,6 @@
-// The registry's login throttle (§10): failed credential checks per login and per client IP in a sliding
-// 15-minute window, counted while the check runs so concurrent guesses cannot overtake it. Memory only.
+// The registry's login throttle (docs/security.md#throttles): failed credential checks per login and per
+// client IP in a sliding 15-minute window, counted while the check runs so concurrent guesses cannot overtake
+// it. Memory only.
 
 import { ApiError } from "../../../lib/errors.ts";
 import { type Attempt, FailureLimitReached, FailureThrottle } from "../../../lib/failure_throttle.ts";

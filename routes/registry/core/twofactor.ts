@@ -1,5 +1,6 @@
-// Two-factor authentication (§4): SMS codes (stored sealed, one per user, single-use on any node of a cluster)
-// and TOTP (RFC 6238), the login check with its 406 answers and throttles, and the code-request endpoint.
+// Two-factor authentication (docs/security.md#changing-the-second-factor): SMS codes (stored sealed, one per
+// user, single-use on any node of a cluster) and TOTP (RFC 6238), the login check with its 406 answers and
+// throttles, and the code-request endpoint.
 
 import * as OTPAuth from "otpauth";
 import { ApiError } from "../../../lib/errors.ts";
@@ -100,16 +101,20 @@ export class TwoFactor {
       : typeof code === "string"
       ? code.trim()
       : "";
-    let attempt: Attempt<"user">;
+    const attempt = await this.#attempt(userKey);
+    const outcome = await attempt.run(() => this.#checkCode(userKey, user, text), (o) => o !== undefined);
+    if (!outcome) throw new ApiError(406, "Invalid or expired two-factor code!", { details });
+    return outcome;
+  }
+
+  /** A code check of the user's, counted against the per-user throttle of wrong codes (429 once it is reached). */
+  async #attempt(userKey: string): Promise<Attempt<"user">> {
     try {
-      attempt = await this.#wrong.begin({ user: userKey });
+      return await this.#wrong.begin({ user: userKey });
     } catch (err) {
       if (err instanceof FailureLimitReached) throw rateLimited(err.retryAfter);
       throw err;
     }
-    const outcome = await attempt.run(() => this.#checkCode(userKey, user, text), (o) => o !== undefined);
-    if (!outcome) throw new ApiError(406, "Invalid or expired two-factor code!", { details });
-    return outcome;
   }
 
   /**
@@ -120,13 +125,7 @@ export class TwoFactor {
   async checkCurrentCode(userKey: string, user: UserDoc, code: string): Promise<boolean> {
     const text = code.trim();
     if (text === "") return false;
-    let attempt: Attempt<"user">;
-    try {
-      attempt = await this.#wrong.begin({ user: userKey });
-    } catch (err) {
-      if (err instanceof FailureLimitReached) throw rateLimited(err.retryAfter);
-      throw err;
-    }
+    const attempt = await this.#attempt(userKey);
     return await attempt.run(async () => {
       if (user.two_factor_enabled && user.mobile && await this.#useSmsCode(userKey, text)) return true;
       if (user.totp_secret && this.totpStep(userKey, user.totp_secret, text, 0) !== undefined) return true;

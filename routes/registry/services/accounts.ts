@@ -1,7 +1,10 @@
-// Shared pieces of the admin API: renderings of users and organizations, and cascade deletion.
+// Shared pieces of the admin services: renderings of users and organizations, new names, listing, and
+// deleting a namespace with its boxes.
 
 import type { DocWrite, EventInput, StoredDoc } from "../../../lib/store/mod.ts";
-import { notFound } from "../core/errors.ts";
+import { requireAdmin, requireUser } from "../core/caller.ts";
+import { notFound, unprocessable } from "../core/errors.ts";
+import type { FieldErrors, Payload } from "../core/fields.ts";
 import {
   BOXES,
   type OrgDoc,
@@ -13,8 +16,9 @@ import {
   USERS,
 } from "../core/model.ts";
 import { deliveryMethods } from "../core/twofactor.ts";
-import type { Registry } from "../core/registry.ts";
+import type { Actor, Registry } from "../core/registry.ts";
 import { boxEvent } from "../core/events.ts";
+import { namespacePattern, reservedNames } from "../core/rules.ts";
 import type { View } from "../core/render.ts";
 
 export function renderAdminUser(reg: Registry, user: UserDoc) {
@@ -97,4 +101,84 @@ export function existingUserOf(reg: Registry, name: string): StoredDoc<UserDoc> 
   const user = reg.user(name);
   if (!user) throw notFound();
   return user;
+}
+
+/** Whose account a service acts on: a user named by an administrator (the admin API), or the caller's own. */
+export type Whose = { user: string } | "own";
+
+/**
+ * The account's key, and the administrator naming it (401 or 403 for anyone else; 404 when it does not
+ * exist).
+ */
+export function accountOf(who: Actor, whose: Whose): { key: string; admin: UserDoc | undefined } {
+  if (whose === "own") return { key: requireUser(who).username.toLowerCase(), admin: undefined };
+  const admin = requireAdmin(who);
+  return { key: existingUserOf(who.reg, whose.user).id, admin };
+}
+
+/** Every document of `collection` (admins only). */
+export function allDocs<D>(who: Actor, collection: string): D[] {
+  requireAdmin(who);
+  return [...who.reg.store.list<D>(collection)].map((d) => d.doc);
+}
+
+/** A new user's or organization's name from `body[key]`: required, a valid name, not reserved (422 messages). */
+export function newNamespaceName(
+  errors: FieldErrors,
+  body: Payload,
+  key: string,
+  label: string,
+): string | undefined {
+  const name = errors.required(body, key, label, 40);
+  if (name !== undefined && !namespacePattern.test(name)) errors.add(`${label} is invalid`);
+  else if (name !== undefined && reservedNames.has(name.toLowerCase())) errors.add(`${label} is reserved`);
+  return name;
+}
+
+/** How a user or an organization is deleted. */
+export interface NamespaceRemoval<D> {
+  /** "User" or "Organization", in the 422 message about its boxes. */
+  label: string;
+  /** The namespace as stored now (404 when it does not exist). */
+  find(): StoredDoc<D>;
+  /** 422 messages of its own, before the one about its boxes. */
+  refusals?(current: StoredDoc<D>): string[];
+  /** Writes removing it and what hangs on it (tokens, memberships, service principals). */
+  writes(current: StoredDoc<D>): DocWrite[];
+}
+
+/**
+ * Deletes a user or an organization (admins only), with its boxes when `cascade` (a 422 when it owns boxes
+ * otherwise; one BoxDeleted each): the namespace as it was. Removed tokens' and principals' usage is forgotten.
+ */
+export async function deleteNamespace<D>(
+  who: Actor,
+  removal: NamespaceRemoval<D>,
+  cascade: boolean,
+): Promise<D> {
+  const admin = requireAdmin(who);
+  removal.find();
+  const reg = who.reg;
+  const deleted = await reg.write(() => {
+    const current = removal.find();
+    const problems = removal.refusals?.(current) ?? [];
+    if (!cascade && reg.boxesOf(current.id).length > 0) {
+      problems.push(`${removal.label} owns boxes; delete them first or pass cascade=true`);
+    }
+    if (problems.length) throw unprocessable(problems);
+    const boxes = deleteNamespaceBoxes(
+      reg,
+      { reg, origin: who.origin, insider: true },
+      current.id,
+      admin.username,
+    );
+    const writes = removal.writes(current);
+    return {
+      writes: [...boxes.writes, ...writes],
+      events: boxes.events,
+      result: { doc: current.doc, writes },
+    };
+  });
+  reg.principals.forget(deleted.writes);
+  return deleted.doc;
 }

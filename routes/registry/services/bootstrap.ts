@@ -1,5 +1,6 @@
 // First start without registry users: create `admin`, with WHARF_REGISTRY_ADMIN_PASSWORD or a generated
-// password printed once (§5). Nodes starting together on one database create it once: only that node announces.
+// password printed once (docs/registry.md#first-start). Nodes starting together on one database create it
+// once: only that node announces.
 
 import { randomBase62 } from "../../../lib/ids.ts";
 import { now, type UserDoc, USERS } from "../core/model.ts";

@@ -1,5 +1,5 @@
-// Boxes for a caller (spec §6.3, rules of §5): find one the caller may see or write, create, update and delete
-// one. The API's handlers and the web console's pages both call these.
+// Boxes for a caller (docs/registry.md#vagrant-24): find one the caller may see or write, create, update and
+// delete one. The API's handlers and the web console's pages both call these.
 
 import { ulid } from "../../../lib/ids.ts";
 import type { StoredDoc } from "../../../lib/store/mod.ts";

@@ -1,4 +1,4 @@
-// Organizations for a caller: list, create and update them (admins), and their members (admins and the
+// Organizations for a caller: list, create, update and delete them (admins), and their members (admins and the
 // organization's owners: add or change one's role, remove one).
 
 import { existingOrg, requireAdmin, requireOrgManager } from "../core/caller.ts";
@@ -7,7 +7,8 @@ import { FieldErrors } from "../core/fields.ts";
 import { now, type OrgDoc, type OrgMember, ORGS } from "../core/model.ts";
 import type { Payload } from "../core/fields.ts";
 import type { Actor, Registry } from "../core/registry.ts";
-import { LONG_TEXT_MAX, namespacePattern, reservedNames } from "../core/rules.ts";
+import { LONG_TEXT_MAX } from "../core/rules.ts";
+import { allDocs, type NamespaceRemoval, newNamespaceName } from "./accounts.ts";
 
 /** An organization's fields as an administrator sends them, unchecked. */
 export type OrgInput = { name?: unknown; profile?: unknown; delinquent?: unknown; members?: unknown };
@@ -35,17 +36,14 @@ function readMembers(reg: Registry, errors: FieldErrors, body: OrgInput): OrgMem
 
 /** Every organization (admins only). */
 export function listOrgs(who: Actor): OrgDoc[] {
-  requireAdmin(who);
-  return [...who.reg.store.list<OrgDoc>(ORGS)].map((o) => o.doc);
+  return allDocs<OrgDoc>(who, ORGS);
 }
 
 /** A new organization (admins only), with the members listed. */
 export async function createOrg(who: Actor, body: OrgInput): Promise<OrgDoc> {
   requireAdmin(who);
   const errors = new FieldErrors();
-  const name = errors.required(body, "name", "Name", 40);
-  if (name !== undefined && !namespacePattern.test(name)) errors.add("Name is invalid");
-  else if (name !== undefined && reservedNames.has(name.toLowerCase())) errors.add("Name is reserved");
+  const name = newNamespaceName(errors, body, "name", "Name");
   const profile = errors.text(body, "profile", "Profile", LONG_TEXT_MAX);
   const members = readMembers(who.reg, errors, body) ?? [];
   errors.throwIfAny();
@@ -129,4 +127,18 @@ export async function deleteMember(who: Actor, orgName: string, username: string
       result: next,
     };
   });
+}
+
+/**
+ * How the organization `name` is deleted (`deleteNamespace`, admins only): its service principals and their
+ * tokens go with it (a later namespace of the same name must not inherit them).
+ */
+export function orgRemoval(reg: Registry, name: string): NamespaceRemoval<OrgDoc> {
+  return {
+    label: "Organization",
+    find: () => existingOrg(reg, name),
+    writes: (
+      current,
+    ) => [...reg.principals.orgRemovals(current.id), { collection: ORGS, id: current.id, doc: null }],
+  };
 }

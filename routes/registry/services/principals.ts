@@ -1,5 +1,6 @@
-// Service principals (spec v2 §4) as typed operations for a caller: list, create (the secret is returned this
-// once) and delete an organization's principals. Admins and the organization's owners only.
+// Service principals (docs/registry.md#service-principals-for-ci) as typed operations for a caller: list,
+// create (the secret is returned this once) and delete an organization's principals. Admins and the
+// organization's owners only.
 
 import { prefixedId, randomSecret } from "../../../lib/ids.ts";
 import type { DocWrite } from "../../../lib/store/mod.ts";

@@ -1,5 +1,6 @@
-// Providers for a caller (§8, v2 §1): create, update (rename, architecture, default flag, url, checksum) and
-// delete. A v1 caller addresses each name's default architecture, a v2 caller (name, architecture).
+// Providers for a caller (docs/registry.md#vagrant-24): create, update (rename, architecture, default flag,
+// url, checksum) and delete. A v1 caller addresses each name's default architecture, a v2 caller (name,
+// architecture).
 
 import { createHash } from "node:crypto";
 import { ApiError } from "../../../lib/errors.ts";
@@ -25,7 +26,7 @@ import type { Actor } from "../core/registry.ts";
 import { checksumLengths, providerNamePattern } from "../core/rules.ts";
 import type { RegistryState } from "../core/state.ts";
 import { writableBox } from "./boxes.ts";
-import { commitToVersion, type VersionPath } from "./versions.ts";
+import { commitToVersion, findVersion, type VersionPath } from "./versions.ts";
 
 /** Where a provider is: its version, and its name and architecture (v1 callers: the name's default). */
 export interface ProviderPath extends VersionPath {
@@ -67,13 +68,21 @@ export function pathProvider(who: { api: 1 | 2 }, at: ProviderPath, version: Ver
   return p;
 }
 
+/** The provider `at` names, for a writer of its box (401/403/404 otherwise): the writer and the records. */
+export function writableProvider(who: Actor, at: ProviderPath) {
+  const user = requireUser(who);
+  const box = writableBox(who, at.owner, at.box);
+  const version = findVersion(box.doc, at.version);
+  return { user, box, version, provider: pathProvider(who, at, version) };
+}
+
 interface ProviderFields {
   name: string | null | undefined;
   url: string | null | undefined;
   /** undefined = unchanged, null = clear, else the new pair. */
   checksum: { type: string; hex: string } | null | undefined;
   /**
-   * One half sent as "" and the other left out (or null, i.e. unchanged, D3): it clears a half that is already
+   * One half sent as "" and the other left out (or null, i.e. unchanged): it clears a half that is already
    * empty, so it is accepted only when the provider has no checksum (the pair stays "both or neither").
    */
   halfClear: boolean;

@@ -1,5 +1,6 @@
-// Signing in (§3): credentials under the login throttle, maintenance, the two-factor code; tokens issued to a
-// user; SMS codes requested for a login. What POST /api/v1/authenticate and the web console's sign-in share.
+// Signing in (docs/registry.md#getting-a-token): credentials under the login throttle, maintenance, the
+// two-factor code; tokens issued to a user; SMS codes requested for a login. What POST /api/v1/authenticate
+// and the web console's sign-in share.
 
 import { ApiError } from "../../../lib/errors.ts";
 import { randomSecret } from "../../../lib/ids.ts";

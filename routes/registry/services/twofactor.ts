@@ -5,16 +5,31 @@ import { ApiError } from "../../../lib/errors.ts";
 import { notFound } from "../core/errors.ts";
 import { registryLock } from "../core/locks.ts";
 import { now, type UserDoc, USERS } from "../core/model.ts";
-import type { Registry } from "../core/registry.ts";
+import type { Actor, Registry } from "../core/registry.ts";
 import { newTotpSecret, otpauthUrl } from "../core/twofactor.ts";
 import { type TwoFactorChange, twoFactorChanged } from "../core/user_events.ts";
+import { accountOf, type Whose } from "./accounts.ts";
 
 /**
  * Who may start, confirm or remove an authenticator app: an administrator through the admin API (each change
  * is an audit event), or the user, who needs a current code of the active second factor when there is one (the
  * app, or SMS with two-factor on): a session alone, e.g. a borrowed laptop, may not change the second factor.
  */
-export type TotpAuthority = { admin: string } | { currentCode: string };
+export type TotpAuthority = { user: string } | { currentCode: string };
+
+/**
+ * Who changes which user's app: the named user's by an administrator, or the caller's own with a current
+ * code.
+ */
+type Change = { key: string; admin: string } | { key: string; currentCode: string };
+
+function changeOf(who: Actor, authority: TotpAuthority): Change {
+  if ("user" in authority) {
+    const { key, admin } = accountOf(who, authority);
+    return { key, admin: admin!.username };
+  }
+  return { key: accountOf(who, "own").key, currentCode: authority.currentCode };
+}
 
 /** The user's active second factor (the app's sealed secret, SMS when two-factor is on), "" when none. */
 function activeSecondFactor(user: UserDoc): string {
@@ -26,8 +41,9 @@ function activeSecondFactor(user: UserDoc): string {
  * For the user's own change: the active second factor once `currentCode` is a current code of it ("" when none
  * is active); 422 when the code is missing or wrong (counted by the two-factor throttle, 429 past it).
  */
-async function provenSecondFactor(reg: Registry, key: string, authority: TotpAuthority): Promise<string> {
+async function provenSecondFactor(reg: Registry, authority: Change): Promise<string> {
   if ("admin" in authority) return "";
+  const key = authority.key;
   const user = reg.user(key);
   if (!user) throw notFound();
   const active = activeSecondFactor(user.doc);
@@ -47,19 +63,22 @@ async function provenSecondFactor(reg: Registry, key: string, authority: TotpAut
 }
 
 /** The second factor proven before the write must still be the active one (not changed meanwhile). */
-function sameSecondFactor(authority: TotpAuthority, user: UserDoc, proven: string): void {
+function sameSecondFactor(authority: Change, user: UserDoc, proven: string): void {
   if ("currentCode" in authority && activeSecondFactor(user) !== proven) {
     throw new ApiError(422, "Invalid two-factor code");
   }
 }
 
-function auditOf(authority: TotpAuthority, username: string, change: TwoFactorChange) {
+function auditOf(authority: Change, username: string, change: TwoFactorChange) {
   return "admin" in authority ? [twoFactorChanged(username, authority.admin, change)] : [];
 }
 
 /** Starts an authenticator app enrolment for a user (admin API, and a user's own security page). */
-export async function enrolTotpFor(reg: Registry, key: string, authority: TotpAuthority) {
-  const proven = await provenSecondFactor(reg, key, authority);
+export async function enrolTotp(who: Actor, as: TotpAuthority) {
+  const reg = who.reg;
+  const authority = changeOf(who, as);
+  const key = authority.key;
+  const proven = await provenSecondFactor(reg, authority);
   const secret = newTotpSecret();
   // One user's document (ifVersion): that user's key.
   const doc = await reg.writeIn([registryLock.namespace(key)], () => {
@@ -81,16 +100,14 @@ export async function enrolTotpFor(reg: Registry, key: string, authority: TotpAu
 }
 
 /**
- * Activates the pending enrolment with a valid code of the new app: by an administrator (`admin`, audited), or
- * the user's own confirmation, which also turns two-factor on. (A pending enrolment over an active app was
- * started with a current code of it, or by an administrator.)
+ * Activates the pending enrolment with a valid code of the new app: by an administrator (the admin API,
+ * audited), or the user's own confirmation, which also turns two-factor on. (A pending enrolment over an
+ * active app was started with a current code of it, or by an administrator.)
  */
-export async function confirmTotpFor(
-  reg: Registry,
-  key: string,
-  code: string,
-  admin?: string,
-): Promise<UserDoc> {
+export async function confirmTotp(who: Actor, whose: Whose, code: string): Promise<UserDoc> {
+  const reg = who.reg;
+  const { key, admin: adminDoc } = accountOf(who, whose);
+  const admin = adminDoc?.username;
   return await reg.writeIn([registryLock.namespace(key)], () => {
     const current = reg.user(key);
     if (!current) throw notFound();
@@ -117,11 +134,14 @@ export async function confirmTotpFor(
 }
 
 /** Removes the authenticator app; two-factor stays on only when SMS remains. */
-export async function removeTotpFor(reg: Registry, key: string, authority: TotpAuthority): Promise<UserDoc> {
+export async function removeTotp(who: Actor, as: TotpAuthority): Promise<UserDoc> {
+  const reg = who.reg;
+  const authority = changeOf(who, as);
+  const key = authority.key;
   if ("currentCode" in authority && !reg.user(key)?.doc.totp_secret) {
     throw new ApiError(422, "No authenticator app is set up");
   }
-  const proven = await provenSecondFactor(reg, key, authority);
+  const proven = await provenSecondFactor(reg, authority);
   return await reg.writeIn([registryLock.namespace(key)], () => {
     const current = reg.user(key);
     if (!current) throw notFound();

@@ -1,19 +1,17 @@
-// Upload sessions (§8): prepared uploads as durable documents keyed by a hash of their secret id, the blobs they
-// hold, their expiry; and preparing one for a caller (the API's GET …/upload and the web console's upload form).
+// Upload sessions (docs/registry.md#uploads-and-limits): prepared uploads as durable documents keyed by a
+// hash of their secret id, the blobs they hold, their expiry; and preparing one for a caller (the API's GET
+// …/upload and the web console's upload form).
 
 import { ApiError } from "../../../lib/errors.ts";
 import { randomSecret } from "../../../lib/ids.ts";
 import type { DocWrite, StoredBlob, StoredDoc } from "../../../lib/store/mod.ts";
 import { defaultProvider, providerIn } from "../core/architectures.ts";
-import { requireUser } from "../core/caller.ts";
 import { notFound } from "../core/errors.ts";
 import { registryLock } from "../core/locks.ts";
 import { type BoxDoc, BOXES, type ProviderDoc, type VersionDoc } from "../core/model.ts";
 import type { Actor, Registry } from "../core/registry.ts";
 import { boxPath } from "../core/render.ts";
-import { writableBox } from "./boxes.ts";
-import { pathProvider, type ProviderPath } from "./providers.ts";
-import { findVersion } from "./versions.ts";
+import { type ProviderPath, writableProvider } from "./providers.ts";
 
 /*
  * Design. Each prepared upload is one document in `registry/uploads`, committed before the prepare answers,
@@ -209,10 +207,7 @@ export async function prepareUpload(
   at: ProviderPath,
   mode: Mode,
 ): Promise<PreparedUpload> {
-  const user = requireUser(who);
-  const box = writableBox(who, at.owner, at.box);
-  const version = findVersion(box.doc, at.version);
-  const provider = pathProvider(who, at, version);
+  const { user, box, version, provider } = writableProvider(who, at);
   if (version.status === "revoked") throw new ApiError(422, `Version ${version.version} is revoked`);
   const tag = boxPath(who.reg, box.doc);
   const id = await uploads.create({

@@ -3,10 +3,13 @@
 import { notFound } from "../core/errors.ts";
 import { registryLock } from "../core/locks.ts";
 import { type TokenDoc, TOKENS } from "../core/model.ts";
-import type { Registry } from "../core/registry.ts";
+import type { Actor } from "../core/registry.ts";
+import { accountOf, type Whose } from "./accounts.ts";
 
 /** A user's tokens (service principals' tokens are not theirs), without secrets. */
-export function tokensOf(reg: Registry, key: string) {
+export function tokensOf(who: Actor, whose: Whose) {
+  const reg = who.reg;
+  const { key } = accountOf(who, whose);
   return [...reg.store.list<TokenDoc>(TOKENS)]
     .filter((t) => typeof t.doc.principal !== "string" && t.doc.username.toLowerCase() === key)
     .map((t) => {
@@ -22,7 +25,9 @@ export function tokensOf(reg: Registry, key: string) {
 }
 
 /** Revokes one of a user's tokens; 404 when it is not theirs. */
-export async function deleteTokenOf(reg: Registry, key: string, hash: string): Promise<void> {
+export async function deleteTokenOf(who: Actor, whose: Whose, hash: string): Promise<void> {
+  const reg = who.reg;
+  const { key } = accountOf(who, whose);
   await reg.writeIn([registryLock.namespace(key), registryLock.token(hash)], () => {
     const token = reg.store.get<TokenDoc>(TOKENS, hash);
     if (!token || token.doc.username.toLowerCase() !== key) throw notFound();

@@ -1,19 +1,22 @@
-// Users for an administrator (§5): list, create and update (two-factor changes audited).
+// Users for an administrator (docs/registry.md#users-and-organizations-admin-api): list, create and update
+// (two-factor changes audited).
 
 import { requireAdmin } from "../core/caller.ts";
 import { unprocessable } from "../core/errors.ts";
 import { FieldErrors } from "../core/fields.ts";
 import { now, type UserDoc, USERS } from "../core/model.ts";
 import type { Actor, Registry } from "../core/registry.ts";
-import {
-  isValidEmail,
-  LONG_TEXT_MAX,
-  mobilePattern,
-  namespacePattern,
-  reservedNames,
-} from "../core/rules.ts";
+import { isValidEmail, LONG_TEXT_MAX, mobilePattern } from "../core/rules.ts";
 import { type TwoFactorChange, twoFactorChanged } from "../core/user_events.ts";
-import { adminCount, existingUserOf as existingUser, smsCodeRemoval } from "./accounts.ts";
+import {
+  adminCount,
+  allDocs,
+  existingUserOf as existingUser,
+  type NamespaceRemoval,
+  newNamespaceName,
+  smsCodeRemoval,
+  userRemovalWrites,
+} from "./accounts.ts";
 
 /** A user's fields as an administrator sends them, unchecked: every rule on them and its 422 message is here. */
 export type UserInput = {
@@ -59,19 +62,14 @@ function readUserFields(errors: FieldErrors, body: UserInput) {
 
 /** Every user (admins only). */
 export function listUsers(who: Actor): UserDoc[] {
-  requireAdmin(who);
-  return [...who.reg.store.list<UserDoc>(USERS)].map((u) => u.doc);
+  return allDocs<UserDoc>(who, USERS);
 }
 
 /** A new user (admins only); the password is hashed in the node's bounded hashing queue. */
 export async function createUser(who: Actor, body: UserInput): Promise<UserDoc> {
   requireAdmin(who);
   const errors = new FieldErrors();
-  const username = errors.required(body, "username", "Username", 40);
-  if (username !== undefined && !namespacePattern.test(username)) errors.add("Username is invalid");
-  else if (username !== undefined && reservedNames.has(username.toLowerCase())) {
-    errors.add("Username is reserved");
-  }
+  const username = newNamespaceName(errors, body, "username", "Username");
   const f = readUserFields(errors, body);
   if (f.email === undefined || f.email === null) errors.add("Email can't be blank");
   if (f.password === undefined || f.password === null) errors.add("Password can't be blank");
@@ -152,4 +150,18 @@ export async function updateUser(who: Actor, name: string, body: UserInput): Pro
       result: next,
     };
   });
+}
+
+/**
+ * How the user `name` is deleted (`deleteNamespace`, admins only): never the last admin; their tokens and
+ * memberships go with them.
+ */
+export function userRemoval(reg: Registry, name: string): NamespaceRemoval<UserDoc> {
+  return {
+    label: "User",
+    find: () => existingUser(reg, name),
+    refusals: (current) =>
+      current.doc.admin && adminCount(reg) <= 1 ? ["The last admin cannot be deleted"] : [],
+    writes: (current) => userRemovalWrites(reg, current.id),
+  };
 }

@@ -1,5 +1,6 @@
-// A box's versions for a caller (spec §6.3, §7): find one the caller may see, create, update, release, revoke
-// and delete one, with the lifecycle's 422s; and the commit every change under a version goes through.
+// A box's versions for a caller (docs/registry.md#vagrant-24): find one the caller may see, create, update,
+// release, revoke and delete one, with the lifecycle's 422s; and the commit every change under a version goes
+// through.
 
 import { ApiError } from "../../../lib/errors.ts";
 import type { EventInput, StoredDoc } from "../../../lib/store/mod.ts";
