@@ -2,9 +2,11 @@
 // retention limits: the embedded NDJSON log (file/eventlog.ts) and the PostgreSQL log table (postgres/log.ts)
 // both implement it.
 
-import type { LogCursor } from "./log_followers.ts";
-
-export type { LogCursor } from "./log_followers.ts";
+/** A reader's position; retention keeps segments at or after the slowest cursor (up to pinBytes). */
+export interface LogCursor {
+  next: number;
+  release(): void;
+}
 
 /** A stream-visible event, keys in the order the event stream emits them. */
 export interface StreamEvent {

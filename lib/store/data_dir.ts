@@ -1,6 +1,7 @@
 // A node's storage, opened as one: the data directory (file/: the NDJSON event log, documents checkpointed from
 // it, blobs, usage counters) or, with a database URL, PostgreSQL (postgres/) and optionally S3 blobs (s3/).
 
+import type { S3Settings } from "./s3/settings.ts";
 import { ConfigError } from "../errors.ts";
 import { Keyring, loadRootKey } from "../crypto.ts";
 import { EventLog } from "./file/eventlog.ts";
@@ -40,16 +41,7 @@ export interface StorageHealth {
   checkpoint_writer?: boolean;
 }
 
-export interface S3Settings {
-  /** WHARF_BLOB_STORE: s3://BUCKET[/PREFIX]. */
-  url: string;
-  /** WHARF_S3_ENDPOINT, WHARF_S3_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY. */
-  env: Record<string, string | undefined>;
-  downloads: "redirect" | "proxy";
-  urlTtlMs: number;
-  /** WHARF_S3_REMOVAL_GRACE: a blob modified more recently is never removed (s3/blobs.ts). */
-  removalGraceMs?: number;
-}
+export type { S3Settings };
 
 export class DataDir {
   readonly path: string;

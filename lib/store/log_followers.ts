@@ -1,13 +1,7 @@
 // Who follows a commit log, on either backend (file/eventlog.ts, postgres/log.ts): subscribers told of every durable
 // batch in index order, and readers' cursors that retention keeps the log for.
 
-import type { CommittedBatch } from "./commit_log.ts";
-
-/** A reader's position; retention keeps segments at or after the slowest cursor (up to pinBytes). */
-export interface LogCursor {
-  next: number;
-  release(): void;
-}
+import type { CommittedBatch, LogCursor } from "./commit_log.ts";
 
 export class LogFollowers {
   readonly #subscribers = new Set<(batch: CommittedBatch) => void>();

@@ -11,9 +11,10 @@ import {
   defaultLogOptions,
   type EventLogOptions,
   LogClosedError,
+  type LogCursor,
   type LogRecord,
 } from "../commit_log.ts";
-import { type LogCursor, LogFollowers } from "../log_followers.ts";
+import { LogFollowers } from "../log_followers.ts";
 
 interface Segment {
   first: number;

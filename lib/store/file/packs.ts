@@ -8,7 +8,7 @@
 // highest index wins per id, so a crash between any two steps leaves a readable, correct folder.
 
 import { atomicWrite } from "./fsutil.ts";
-import type { StoredDoc } from "../documents.ts";
+import type { StoredDoc } from "../doc_types.ts";
 
 /** A pack line: a stored document, or a deletion at `index`. */
 type PackLine = StoredDoc | { id: string; index: number; deleted: true };

@@ -3,7 +3,17 @@
 
 import { ConfigError } from "../../errors.ts";
 import { envDurationMs } from "../../config.ts";
-import type { S3Settings } from "../mod.ts";
+
+export interface S3Settings {
+  /** WHARF_BLOB_STORE: s3://BUCKET[/PREFIX]. */
+  url: string;
+  /** WHARF_S3_ENDPOINT, WHARF_S3_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY. */
+  env: Record<string, string | undefined>;
+  downloads: "redirect" | "proxy";
+  urlTtlMs: number;
+  /** WHARF_S3_REMOVAL_GRACE: a blob modified more recently is never removed (blobs.ts). */
+  removalGraceMs?: number;
+}
 
 /** How recently modified a blob may be and still never be removed (s3/blobs.ts explains why 10 minutes). */
 export const defaultRemovalGraceMs = 10 * 60_000;
