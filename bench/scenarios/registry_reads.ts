@@ -1,5 +1,8 @@
 // Registry reads with BENCH_REGISTRY_BOXES (10,000) boxes created through the API: box JSON, metadata and
-// search under wrk (50 connections), each against a plain Deno.serve sending the same bytes from memory.
+// search under wrk (50 connections), each against a plain Deno.serve sending the same bytes from memory; box JSON
+// and metadata also against the protected floor (the same bytes and headers through lib/serve.ts with the default
+// timeouts and connection cap) and metadata against the same bytes and headers on a plain Deno.serve.
+// BENCH_REGISTRY_SEARCH=0 leaves search out.
 
 import { cpuCount, type Figure, hasCommand, rssMiB, runWrk, startChild, type WrkResult } from "../lib.ts";
 import { boxName, seedBoxes } from "../registry_seed.ts";
@@ -9,6 +12,7 @@ const boxCount = Number(Deno.env.get("BENCH_REGISTRY_BOXES") ?? 10_000);
 const seconds = Number(Deno.env.get("BENCH_SECONDS") ?? 10);
 /** Measurements per route: single wrk runs on a shared 2-core machine vary by ±20 %. */
 const rounds = Number(Deno.env.get("BENCH_ROUNDS") ?? 3);
+const withSearch = Deno.env.get("BENCH_REGISTRY_SEARCH") !== "0";
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -21,6 +25,7 @@ export default async function run(): Promise<{ title: string; figures: Figure[];
   const registry = await startBenchRegistry();
   let baseline: Awaited<ReturnType<typeof startChild>> | undefined;
   let reference: Awaited<ReturnType<typeof startChild>> | undefined;
+  let floor: Awaited<ReturnType<typeof startChild>> | undefined;
   try {
     const { api, token, server } = registry;
     const seedStarted = performance.now();
@@ -29,15 +34,23 @@ export default async function run(): Promise<{ title: string; figures: Figure[];
     const checkpointSeconds = await settleCheckpoint(server.url);
 
     const sample = boxName(Math.floor(boxCount / 2));
-    const targets = [
-      { name: "GET /api/v1/box/:u/:b", path: `/api/v1/box/alice/${sample}`, target: "≥ 0.8×" },
-      { name: "GET /:u/:b (metadata)", path: `/alice/${sample}`, target: "≥ 0.8×", reference: true },
+    const targets: { name: string; path: string; target: string; reference?: boolean; floor?: boolean }[] = [
+      { name: "GET /api/v1/box/:u/:b", path: `/api/v1/box/alice/${sample}`, target: "≥ 0.8×", floor: true },
       {
+        name: "GET /:u/:b (metadata)",
+        path: `/alice/${sample}`,
+        target: "≥ 0.8×",
+        reference: true,
+        floor: true,
+      },
+    ];
+    if (withSearch) {
+      targets.push({
         name: "GET /api/v1/search?q&sort&page",
         path: "/api/v1/search?q=ubuntu&sort=downloads&order=desc&page=3&limit=10",
         target: "≥ 0.5×, p99 < 10 ms",
-      },
-    ];
+      });
+    }
     const canned: Record<string, { contentType: string; bodyBase64: string }> = {};
     const answers: Record<string, { headers: [string, string][]; bodyBase64: string }> = {};
     const sentHeaders: Record<string, string[]> = {};
@@ -83,6 +96,11 @@ export default async function run(): Promise<{ title: string; figures: Figure[];
       cpus: serverCpus,
     });
     const referenceUrl = reference.match[1]!;
+    const floorScript = new URL("../registry_protected_floor_server.ts", import.meta.url).pathname;
+    floor = await startChild(floorScript, [answersFile], /floor listening on (\S+)/, {}, {
+      cpus: serverCpus,
+    });
+    const floorUrl = floor.match[1]!;
 
     const figures: Figure[] = [{
       name: `seeding ${boxCount} boxes via the API (4 writes each, 64 in flight)`,
@@ -93,18 +111,20 @@ export default async function run(): Promise<{ title: string; figures: Figure[];
       `reads measured at steady state: the seed's documents were checkpointed first (${
         checkpointSeconds.toFixed(1)
       } s after seeding)`,
-      `${rounds} rounds of ${seconds} s per route; in each round wharf and the baseline run back to back, ` +
-      "the one going first alternating between rounds, after a 1 s unmeasured warm-up of each; req/s and p99 " +
-      "figures are medians, the ratio is theirs",
+      `${rounds} rounds of ${seconds} s per route; in each round wharf, the baseline, the same-headers reference ` +
+      "and the protected floor (where measured) run back to back, the order reversed every other round, after a " +
+      "1 s unmeasured warm-up of each; req/s and p99 figures are medians, the ratio is theirs",
     ];
     for (const t of targets) {
       const wharfRuns: WrkResult[] = [];
       const baseRuns: WrkResult[] = [];
       const refRuns: WrkResult[] = [];
+      const floorRuns: WrkResult[] = [];
       // A short unmeasured run each first: the servers' JIT warm-up stays out of the figures.
       await runWrk(`${server.url}${t.path}`, wrkOptions(1));
       await runWrk(`${baselineUrl}${t.path}`, wrkOptions(1));
       if (t.reference) await runWrk(`${referenceUrl}${t.path}`, wrkOptions(1));
+      if (t.floor) await runWrk(`${floorUrl}${t.path}`, wrkOptions(1));
       for (let round = 0; round < rounds; round++) {
         const runWharf = async () =>
           wharfRuns.push(await runWrk(`${server.url}${t.path}`, wrkOptions(seconds)));
@@ -113,8 +133,11 @@ export default async function run(): Promise<{ title: string; figures: Figure[];
         const runRef = async () => {
           if (t.reference) refRuns.push(await runWrk(`${referenceUrl}${t.path}`, wrkOptions(seconds)));
         };
-        if (round % 2 === 0) await runWharf().then(runBase).then(runRef);
-        else await runRef().then(runBase).then(runWharf);
+        const runFloor = async () => {
+          if (t.floor) floorRuns.push(await runWrk(`${floorUrl}${t.path}`, wrkOptions(seconds)));
+        };
+        if (round % 2 === 0) await runWharf().then(runBase).then(runRef).then(runFloor);
+        else await runFloor().then(runRef).then(runBase).then(runWharf);
       }
       const ratios = wharfRuns.map((w, i) => w.requestsPerSec / baseRuns[i]!.requestsPerSec);
       figures.push({
@@ -161,7 +184,41 @@ export default async function run(): Promise<{ title: string; figures: Figure[];
             })`,
         );
       }
+      if (floorRuns.length) {
+        const floorVsBase = floorRuns.map((r, i) => r.requestsPerSec / baseRuns[i]!.requestsPerSec);
+        const wharfVsFloor = wharfRuns.map((w, i) => w.requestsPerSec / floorRuns[i]!.requestsPerSec);
+        figures.push({
+          name: `${t.name} req/s, protected floor against the baseline`,
+          value: median(floorRuns.map((r) => r.requestsPerSec)),
+          unit: "req/s",
+          baseline: { name: "Deno.serve, same bytes", value: median(baseRuns.map((r) => r.requestsPerSec)) },
+        });
+        figures.push({
+          name: `${t.name} req/s against the protected floor`,
+          value: median(wharfRuns.map((r) => r.requestsPerSec)),
+          unit: "req/s",
+          baseline: {
+            name: "serve() of lib/serve.ts, same bytes + headers",
+            value: median(floorRuns.map((r) => r.requestsPerSec)),
+          },
+          target: "≥ 0.95× when the floor is < 0.8×",
+        });
+        notes.push(
+          `${t.name}: protected floor / baseline per round ${
+            floorVsBase.map((r) => r.toFixed(2)).join(", ")
+          } (median ${median(floorVsBase).toFixed(2)}); wharf / floor per round ${
+            wharfVsFloor.map((r) => r.toFixed(2)).join(", ")
+          } (median ${median(wharfVsFloor).toFixed(2)}); floor p99 per round ${
+            floorRuns.map((r) => r.p99ms.toFixed(2)).join(", ")
+          } ms`,
+        );
+      }
     }
+    notes.push(
+      "protected floor: bench/registry_protected_floor_server.ts, the same bytes and headers as the " +
+        "same-headers reference, served by lib/serve.ts serve() (header 10 s, body 60 s, idle 75 s, connection " +
+        "cap: app.ts's defaults) with no router, store or access log",
+    );
     notes.push(
       (pin ? `servers pinned to CPU ${serverCpus}, wrk to CPU ${clientCpus}: ` : "unpinned: ") +
         `\`wrk -t${threads} -c50 -d${seconds}s --latency ${server.url}<path>\`, paths: ${
@@ -180,6 +237,7 @@ export default async function run(): Promise<{ title: string; figures: Figure[];
   } finally {
     await baseline?.stop();
     await reference?.stop();
+    await floor?.stop();
     await registry.close();
   }
 }

@@ -79,6 +79,9 @@ Deno.test("blobs: respond streams the whole body, a Range as 206, HEAD without b
     assertEquals(part.status, 206);
     assertEquals(part.headers.get("Content-Range"), `bytes 10-19/${data.length}`);
     assertEquals(new Uint8Array(await part.arrayBuffer()), data.slice(10, 20));
+    const rest = await blobs.respond(sha256, new Request("http://x/", { headers: { Range: "bytes=10-" } }));
+    assertEquals([rest.status, rest.headers.get("Content-Length")], [206, String(data.length - 10)]);
+    assertEquals(new Uint8Array(await rest.arrayBuffer()), data.slice(10));
     const head = await blobs.respond(sha256, new Request("http://x/", { method: "HEAD" }));
     assertEquals([head.status, head.body], [200, null]);
     const past = await blobs.respond(
