@@ -165,3 +165,27 @@ export async function startChild(
     },
   };
 }
+
+/** Where a scenario runs its servers and its load generator: the last CPU and the others, when taskset exists. */
+export interface Pinning {
+  pin: boolean;
+  serverCpus: string | undefined;
+  clientCpus: string | undefined;
+}
+
+/**
+ * Pins the process `pid` (every thread) to the last CPU and leaves the others for the load generator, with
+ * taskset and ≥ 2 CPUs (BENCH_HTTP_PIN=0: unpinned), so a server is measured on one whole core.
+ */
+export async function pinServer(pid: number): Promise<Pinning> {
+  const pin = Deno.env.get("BENCH_HTTP_PIN") !== "0" && hasCommand("taskset") && cpuCount() >= 2;
+  if (!pin) return { pin, serverCpus: undefined, clientCpus: undefined };
+  const serverCpus = String(cpuCount() - 1);
+  const clientCpus = cpuCount() === 2 ? "0" : `0-${cpuCount() - 2}`;
+  const pinned = await new Deno.Command("taskset", {
+    args: ["-a", "-p", "-c", serverCpus, String(pid)],
+    stdout: "null",
+  }).output();
+  if (!pinned.success) throw new Error("taskset could not pin the wharf server");
+  return { pin, serverCpus, clientCpus };
+}

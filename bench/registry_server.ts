@@ -54,3 +54,18 @@ export async function timeShell(command: string): Promise<number> {
   if (out.code !== 0) throw new Error(`${command}: ${new TextDecoder().decode(out.stderr)}`);
   return (performance.now() - started) / 1000;
 }
+
+/** alice/bigbox 1.0.0 with a hosted virtualbox provider (not yet uploaded): what the transfer scenarios fill. */
+export async function createBigBox(api: RegistryApi, token: string): Promise<string> {
+  const B = "/api/v1/box/alice/bigbox";
+  await api.expectOk("POST", "/api/v1/boxes", {
+    token,
+    body: { username: "alice", name: "bigbox", is_private: false },
+  });
+  await api.expectOk("POST", `${B}/versions`, { token, body: { version: { version: "1.0.0" } } });
+  await api.expectOk("POST", `${B}/version/1.0.0/providers`, {
+    token,
+    body: { provider: { name: "virtualbox" } },
+  });
+  return B;
+}

@@ -12,7 +12,7 @@ import { startPostgres } from "../tests/fixtures/postgres.ts";
 import { startSwift } from "../tests/fixtures/swift.ts";
 import { type ChildServer, spawnServer } from "../tests/helpers/server.ts";
 import { ADMIN_PASSWORD, RegistryApi } from "../tests/registry_clients/registry_api.ts";
-import { peakRssMiB, timeShell } from "./registry_server.ts";
+import { createBigBox, peakRssMiB, timeShell } from "./registry_server.ts";
 
 const fileMiB = Number(Deno.env.get("BENCH_SCALE_FILE_MIB") ?? 1024);
 const rounds = Number(Deno.env.get("BENCH_TRANSFER_ROUNDS") ?? 2);
@@ -59,16 +59,7 @@ try {
   const admin = await api.login("admin", ADMIN_PASSWORD);
   await api.createUser(admin, "alice", "alice-password-1");
   const token = await api.login("alice", "alice-password-1");
-  const B = "/api/v1/box/alice/bigbox";
-  await api.expectOk("POST", "/api/v1/boxes", {
-    token,
-    body: { username: "alice", name: "bigbox", is_private: false },
-  });
-  await api.expectOk("POST", `${B}/versions`, { token, body: { version: { version: "1.0.0" } } });
-  await api.expectOk("POST", `${B}/version/1.0.0/providers`, {
-    token,
-    body: { provider: { name: "virtualbox" } },
-  });
+  const B = await createBigBox(api, token);
   const path = "/alice/boxes/bigbox/versions/1.0.0/providers/virtualbox.box";
 
   const s3 = createS3Client({

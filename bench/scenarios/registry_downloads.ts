@@ -4,8 +4,8 @@
 // bare Deno.serve ways to send a file (bench/download_floor_server.ts), in BENCH_DOWNLOAD_ROUNDS (5) interleaved
 // rounds; servers pinned to the last CPU and the clients to the others, as in registry_reads.
 
-import { cpuCount, cpuSecondsOf, type Figure, hasCommand, startChild } from "../lib.ts";
-import { startBenchRegistry, timeShell } from "../registry_server.ts";
+import { cpuSecondsOf, type Figure, hasCommand, pinServer, startChild } from "../lib.ts";
+import { createBigBox, startBenchRegistry, timeShell } from "../registry_server.ts";
 
 const fileMiB = Number(Deno.env.get("BENCH_DOWNLOAD_MIB") ?? 256);
 const clients = Number(Deno.env.get("BENCH_DOWNLOAD_CLIENTS") ?? 4);
@@ -34,30 +34,12 @@ export default async function run(): Promise<{ title: string; figures: Figure[];
     const { api, token, server, dir } = registry;
     const file = `${dir}/big.box`;
     await timeShell(`head -c ${fileMiB}M /dev/urandom > '${file}'`);
-    const B = "/api/v1/box/alice/bigbox";
-    await api.expectOk("POST", "/api/v1/boxes", {
-      token,
-      body: { username: "alice", name: "bigbox", is_private: false },
-    });
-    await api.expectOk("POST", `${B}/versions`, { token, body: { version: { version: "1.0.0" } } });
-    await api.expectOk("POST", `${B}/version/1.0.0/providers`, {
-      token,
-      body: { provider: { name: "virtualbox" } },
-    });
+    const B = await createBigBox(api, token);
     const prepared = await api.expectOk("GET", `${B}/version/1.0.0/provider/virtualbox/upload`, { token });
     await timeShell(`curl -sS --fail -T '${file}' '${prepared.upload_path}' -o /dev/null`);
     await api.expectOk("PUT", `${B}/version/1.0.0/release`, { token });
 
-    const pin = Deno.env.get("BENCH_HTTP_PIN") !== "0" && hasCommand("taskset") && cpuCount() >= 2;
-    const serverCpus = pin ? String(cpuCount() - 1) : undefined;
-    const clientCpus = pin ? (cpuCount() === 2 ? "0" : `0-${cpuCount() - 2}`) : undefined;
-    if (serverCpus !== undefined) {
-      const pinned = await new Deno.Command("taskset", {
-        args: ["-a", "-p", "-c", serverCpus, String(server.process.pid)],
-        stdout: "null",
-      }).output();
-      if (!pinned.success) throw new Error("taskset could not pin the wharf server");
-    }
+    const { pin, serverCpus, clientCpus } = await pinServer(server.process.pid);
 
     const nginxPort = freePort();
     const nginxDir = `${dir}/nginx`;

@@ -4,7 +4,16 @@
 // timeouts and connection cap) and metadata against the same bytes and headers on a plain Deno.serve.
 // BENCH_REGISTRY_SEARCH=0 leaves search out.
 
-import { cpuCount, type Figure, hasCommand, rssMiB, runWrk, startChild, type WrkResult } from "../lib.ts";
+import {
+  cpuCount,
+  type Figure,
+  hasCommand,
+  pinServer,
+  rssMiB,
+  runWrk,
+  startChild,
+  type WrkResult,
+} from "../lib.ts";
 import { boxName, seedBoxes } from "../registry_seed.ts";
 import { startBenchRegistry } from "../registry_server.ts";
 
@@ -74,17 +83,8 @@ export default async function run(): Promise<{ title: string; figures: Figure[];
     await Deno.writeTextFile(answersFile, JSON.stringify(answers));
     // As in foundation_http.ts: with taskset and ≥ 2 CPUs, both servers run pinned to the last CPU (every thread)
     // and wrk to the others, so each measures a server on one whole core rather than a share it fights wrk for.
-    const pin = Deno.env.get("BENCH_HTTP_PIN") !== "0" && hasCommand("taskset") && cpuCount() >= 2;
-    const serverCpus = pin ? String(cpuCount() - 1) : undefined;
-    const clientCpus = pin ? (cpuCount() === 2 ? "0" : `0-${cpuCount() - 2}`) : undefined;
+    const { pin, serverCpus, clientCpus } = await pinServer(server.process.pid);
     const threads = pin ? Math.max(1, cpuCount() - 1) : 2;
-    if (serverCpus !== undefined) {
-      const pinned = await new Deno.Command("taskset", {
-        args: ["-a", "-p", "-c", serverCpus, String(server.process.pid)],
-        stdout: "null",
-      }).output();
-      if (!pinned.success) throw new Error("taskset could not pin the wharf server");
-    }
     const wrkOptions = (secs: number) => ({ seconds: secs, connections: 50, threads, cpus: clientCpus });
     const script = new URL("../registry_baseline_server.ts", import.meta.url).pathname;
     baseline = await startChild(script, [bodiesFile], /baseline listening on (\S+)/, {}, {

@@ -4,7 +4,7 @@
 // is streamed, not buffered.
 
 import type { Figure } from "../lib.ts";
-import { peakRssMiB, startBenchRegistry, timeShell } from "../registry_server.ts";
+import { createBigBox, peakRssMiB, startBenchRegistry, timeShell } from "../registry_server.ts";
 
 const fileMiB = Number(Deno.env.get("BENCH_REGISTRY_FILE_MIB") ?? 256);
 const roundCount = Number(Deno.env.get("BENCH_TRANSFER_ROUNDS") ?? 3);
@@ -16,16 +16,7 @@ export default async function run(): Promise<{ title: string; figures: Figure[];
     const file = `${dir}/big.box`;
     await timeShell(`head -c ${fileMiB}M /dev/urandom > '${file}'`);
 
-    const B = "/api/v1/box/alice/bigbox";
-    await api.expectOk("POST", "/api/v1/boxes", {
-      token,
-      body: { username: "alice", name: "bigbox", is_private: false },
-    });
-    await api.expectOk("POST", `${B}/versions`, { token, body: { version: { version: "1.0.0" } } });
-    await api.expectOk("POST", `${B}/version/1.0.0/providers`, {
-      token,
-      body: { provider: { name: "virtualbox" } },
-    });
+    const B = await createBigBox(api, token);
     const url = `${server.url}/alice/boxes/bigbox/versions/1.0.0/providers/virtualbox.box`;
     const peakBefore = peakRssMiB(server.process.pid);
     // Rounds interleave each transfer with its baseline so both see the same machine state.
