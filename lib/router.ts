@@ -107,7 +107,6 @@ export class Router {
       const fast = requestPath(href);
       // Should the Host be malformed, the 400 is rendered and logged for the path as sent.
       path = fast ?? rawPath(href);
-      if (fast === undefined) logPath = this.#secretPaths.redact(path);
       this.#hostCheck.check(href);
       if (fast === undefined) {
         url = parseRequestUrl(href);
@@ -164,6 +163,8 @@ export class Router {
       apiError ?? new ApiError(500, `Internal error (request ${requestId})`),
       requestId,
     );
-    return this.#finish(response, path, sequence, method, logPath, started);
+    // A failure before the path was redacted (a malformed Host) is logged with the path as sent, redacted.
+    const logged = logPath || this.#secretPaths.redact(path);
+    return this.#finish(response, path, sequence, method, logged, started);
   }
 }
