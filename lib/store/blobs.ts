@@ -5,8 +5,6 @@
 import { BlobTooLargeError, DigestMismatchError } from "./errors.ts";
 import type { Batch, BatchReader, ParallelDigests } from "./blob_stream.ts";
 
-export { parseRange } from "./blob_http.ts";
-
 export type DigestName = "md5" | "sha1" | "sha256" | "sha384" | "sha512";
 export const digestNames: readonly DigestName[] = ["md5", "sha1", "sha256", "sha384", "sha512"];
 

@@ -1,8 +1,6 @@
 // Whether a storage engine (PostgreSQL, the object store) could not be reached, as opposed to refusing a request;
 // the store then fails with StorageUnavailableError (errors.ts; answered 503 with Retry-After: lib/store_http.ts).
 
-export { StorageUnavailableError } from "./errors.ts";
-
 const connectionCodes = new Set([
   "ECONNREFUSED",
   "ECONNRESET",

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { assert, assertEquals, assertRejects } from "../helpers/assert.ts";
 import { BlobStore } from "../../lib/store/file/blobs.ts";
-import { parseRange } from "../../lib/store/blobs.ts";
+import { parseRange } from "../../lib/store/blob_http.ts";
 import { BlobTooLargeError, DigestMismatchError } from "../../lib/store/errors.ts";
 import { chunkedStream } from "../helpers/streams.ts";
 

@@ -6,7 +6,7 @@
 import { assert, assertEquals, assertRejects } from "../helpers/assert.ts";
 import { DataDir } from "../../lib/store/mod.ts";
 import type { PgLog } from "../../lib/store/postgres/mod.ts";
-import { StorageUnavailableError } from "../../lib/store/unavailable.ts";
+import { StorageUnavailableError } from "../../lib/store/errors.ts";
 import { ApiError } from "../../lib/errors.ts";
 import { type PostgresServer, postgresSkipReason, startPostgres } from "../fixtures/postgres.ts";
 import { startCommitCutProxy } from "../fixtures/commit_cut_proxy.ts";
