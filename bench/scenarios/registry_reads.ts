@@ -96,8 +96,7 @@ export default async function run(): Promise<{ title: string; figures: Figure[];
       cpus: serverCpus,
     });
     const referenceUrl = reference.match[1]!;
-    const floorScript = new URL("../registry_protected_floor_server.ts", import.meta.url).pathname;
-    floor = await startChild(floorScript, [answersFile], /floor listening on (\S+)/, {}, {
+    floor = await startChild(referenceScript, ["--protected", answersFile], /floor listening on (\S+)/, {}, {
       cpus: serverCpus,
     });
     const floorUrl = floor.match[1]!;
@@ -215,7 +214,7 @@ export default async function run(): Promise<{ title: string; figures: Figure[];
       }
     }
     notes.push(
-      "protected floor: bench/registry_protected_floor_server.ts, the same bytes and headers as the " +
+      "protected floor: bench/registry_same_headers_server.ts --protected, the same bytes and headers as the " +
         "same-headers reference, served by lib/serve.ts serve() (header 10 s, body 60 s, idle 75 s, connection " +
         "cap: app.ts's defaults) with no router, store or access log",
     );
