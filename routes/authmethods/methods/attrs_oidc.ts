@@ -76,11 +76,12 @@ export function applyOidcAttributes(a: AttrInput): AttrOutcome {
     } else if (key === "api_url_prefix") {
       const s = v === null ? "" : readString(v, key, errors);
       if (s === undefined) continue;
+      // Canonical: the login's last redirect (a Location header) starts with it (docs/security.md).
+      const canonical = s === "" ? undefined : canonicalHttpUrl(s);
       if (s === "") errors.add(path(key), "This field should not be set to empty.");
       else if (hasControlOrSpace(s)) errors.add(path(key), "Must not contain control characters or spaces.");
-      else if (!parseHttpUrl(s)) errors.add(path(key), "Must be an http or https URL with a host.");
-      // Canonical: the login's last redirect (a Location header) starts with it (docs/security.md).
-      else out.api_url_prefix = canonicalHttpUrl(s)!.replace(/\/+$/, "");
+      else if (canonical === undefined) errors.add(path(key), "Must be an http or https URL with a host.");
+      else out.api_url_prefix = canonical.replace(/\/+$/, "");
     } else if (v === null) {
       delete out[key];
     } else if (key === "issuer") {
