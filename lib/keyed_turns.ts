@@ -1,7 +1,9 @@
 // One caller at a time per key, in arrival order (say an account's password writes, so a later caller sees what
-// the earlier one committed); the waiting callers are bounded per key and in all, and an idle key is forgotten.
+// the earlier one committed): the store's named mutexes (store/locks.ts) with the waiting callers bounded per key
+// and in all; an idle key is forgotten.
 
 import { ApiError } from "./errors.ts";
+import { KeyedLocks } from "./store/locks.ts";
 
 export interface KeyedTurnsOptions {
   /** Callers waiting on one key at most; one more is refused with 503. */
@@ -13,8 +15,9 @@ export interface KeyedTurnsOptions {
 export class KeyedTurns {
   readonly maxWaitingPerKey: number;
   readonly maxWaiting: number;
-  /** The keys with a caller running; each with the wake-ups of its waiting callers, in arrival order. */
-  #lines = new Map<string, Array<() => void>>();
+  readonly #locks = new KeyedLocks();
+  /** Callers running or waiting, per key with any. */
+  readonly #callers = new Map<string, number>();
   #waiting = 0;
 
   constructor(options: KeyedTurnsOptions = {}) {
@@ -24,7 +27,7 @@ export class KeyedTurns {
 
   /** Keys with a caller running or waiting (idle keys are not kept). */
   get keyCount(): number {
-    return this.#lines.size;
+    return this.#callers.size;
   }
 
   /** Callers waiting for their turn, all keys together. */
@@ -34,25 +37,21 @@ export class KeyedTurns {
 
   /** Runs `work` once every earlier caller of `key` has finished; 503 when the line is full. */
   async run<T>(key: string, work: () => Promise<T>): Promise<T> {
-    let line = this.#lines.get(key);
-    if (!line) {
-      line = [];
-      this.#lines.set(key, line);
-    } else {
-      if (line.length >= this.maxWaitingPerKey || this.#waiting >= this.maxWaiting) {
-        throw new ApiError(503, "Server is busy, retry later.", { headers: { "Retry-After": "1" } });
-      }
-      this.#waiting++;
-      await new Promise<void>((wake) => line!.push(wake));
+    const ahead = this.#callers.get(key) ?? 0;
+    if (ahead > 0 && (ahead - 1 >= this.maxWaitingPerKey || this.#waiting >= this.maxWaiting)) {
+      throw new ApiError(503, "Server is busy, retry later.", { headers: { "Retry-After": "1" } });
     }
+    this.#callers.set(key, ahead + 1);
+    if (ahead > 0) this.#waiting++;
+    const release = await this.#locks.acquire([key]);
+    if (ahead > 0) this.#waiting--;
     try {
       return await work();
     } finally {
-      const next = line.shift();
-      if (next) {
-        this.#waiting--;
-        next();
-      } else this.#lines.delete(key);
+      release();
+      const left = this.#callers.get(key)! - 1;
+      if (left === 0) this.#callers.delete(key);
+      else this.#callers.set(key, left);
     }
   }
 }
