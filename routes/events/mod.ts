@@ -7,6 +7,8 @@ import { AclState } from "./acl_state.ts";
 import { compileAcl, type ParsedPolicy, parsePolicy, renderRulesJson } from "./policy.ts";
 import { createAclTokenRoutes } from "./acl_tokens.ts";
 import { createAclPolicyRoutes } from "./acl_policies.ts";
+import { createAclRoleRoutes } from "./acl_roles.ts";
+import { createOneTimeTokenRoutes } from "./acl_onetime.ts";
 import { bootstrapAclAtStart, createBootstrapRoutes } from "./acl_bootstrap.ts";
 import { createEventStream } from "./stream.ts";
 import { createPublishRoutes } from "./publish.ts";
@@ -28,6 +30,7 @@ export async function createEventsApi(ctx: AppContext): Promise<ApiModule> {
     await bootstrapAclAtStart(ctx, settings.bootstrapSecret);
   }
   const stream = createEventStream(ctx, acl, settings);
+  const oneTime = createOneTimeTokenRoutes(ctx, acl, settings.oneTimeTokenTtlMs);
   const resolveCaller = acl.resolveCaller.bind(acl);
   const nodes = nodeRoutes(ctx, resolveCaller);
   const jobs = jobRoutes(ctx, resolveCaller);
@@ -42,16 +45,20 @@ export async function createEventsApi(ctx: AppContext): Promise<ApiModule> {
       ...stream.routes,
       ...createPublishRoutes(ctx, acl),
       ...createBootstrapRoutes(ctx, acl),
+      // Before the token routes, so /v1/acl/token/onetime is never read as an accessor.
+      ...oneTime.routes,
       ...createAclTokenRoutes(ctx, acl, {
         minTtlMs: settings.tokenMinTtlMs,
         maxTtlMs: settings.tokenMaxTtlMs,
       }),
       ...createAclPolicyRoutes(ctx, acl),
+      ...createAclRoleRoutes(ctx, acl),
       ...nodes.routes,
       ...jobs.routes,
     ],
     close() {
       stream.close();
+      oneTime.close();
       acl.close();
       nodes.close?.();
       jobs.close?.();

@@ -21,6 +21,7 @@ export interface TopicInfo {
 export const topics: ReadonlyMap<string, TopicInfo> = new Map<string, TopicInfo>([
   ["ACLToken", info("ACLToken", false, ["ACLTokenUpserted", "ACLTokenDeleted"])],
   ["ACLPolicy", info("ACLPolicy", false, ["ACLPolicyUpserted", "ACLPolicyDeleted"])],
+  ["ACLRole", info("ACLRole", false, ["ACLRoleUpserted", "ACLRoleDeleted"])],
   ["Job", info("Job", true, jobTypes)],
   ["Evaluation", info("Evaluation", true, [...jobTypes, "AllocationUpdateDesiredStatus"])],
   [
