@@ -2,16 +2,10 @@
 // from requests, from policy/self and from open event streams (docs/events.md#acl-roles).
 
 import { assert, assertEquals } from "../helpers/assert.ts";
-import {
-  call,
-  createToken,
-  nodeEvent,
-  publish,
-  putPolicy,
-  rootSecret,
-  startEventsServer,
-  subscribe,
-} from "./stream_helpers.ts";
+import * as helpers from "./stream_helpers.ts";
+
+const { call, createToken, nodeEvent, publish, putPolicy, rootSecret, startEventsServer, subscribe } =
+  helpers;
 
 type Named = { Name: string };
 
