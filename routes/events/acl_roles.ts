@@ -6,8 +6,8 @@ import type { RequestContext } from "../../lib/http.ts";
 import type { Route } from "../../lib/router.ts";
 import { uuid } from "../../lib/ids.ts";
 import { bodyField, policyCollection } from "./acl_model.ts";
+import { parseRoleInput } from "./acl_role_input.ts";
 import {
-  parseRoleInput,
   renderRole,
   roleCollection,
   roleEvent,
