@@ -129,7 +129,8 @@ async function copyDocuments(
   return copied;
 }
 
-async function refuseNonEmpty(sql: Sql): Promise<void> {
+/** Throws ConfigError when the database already holds wharf data (a log, documents or counters). */
+export async function refuseNonEmpty(sql: Sql): Promise<void> {
   const [row] = await sql`SELECT (SELECT last FROM wharf_head) AS last,
     (SELECT count(*) FROM wharf_documents) AS docs, (SELECT count(*) FROM wharf_counters) AS counters`;
   if (Number(row!.last) > 0 || Number(row!.docs) > 0 || Number(row!.counters) > 0) {

@@ -1,0 +1,140 @@
+// Reads a consistent snapshot of a data directory that a running server owns, writing nothing in it: the
+// checkpoint (manifest.json's index N, then the document files and packs), then the log's complete lines from
+// the oldest retained one, whose lines after N are replayed over the documents. Why that is one index's state
+// while the server checkpoints and appends: docs/backups.md "Consistency".
+
+import { collectionFolders, readCheckpointIndex, readCollectionFolder } from "../file/collection_folder.ts";
+import type { StoredDoc } from "../doc_types.ts";
+import { type LogLine, RetrySnapshot, type SourceSnapshot } from "./source.ts";
+
+const segmentName = /^(\d{20})\.ndjson$/;
+const decoder = new TextDecoder();
+
+/**
+ * Snapshot of `dir`: `onLine` gets every retained log line in order (the caller writes them out), the result the
+ * documents as of the last one. Throws RetrySnapshot when the server's checkpoint or retention moved under it.
+ */
+export async function readDataDirSnapshot(
+  dir: string,
+  packed: readonly string[],
+  onLine: (line: LogLine) => Promise<void>,
+): Promise<SourceSnapshot> {
+  const checkpointIndex = await readCheckpointIndex(dir);
+  const docs = new Map<string, Map<string, StoredDoc>>();
+  try {
+    for (const { collection, dir: folder } of collectionFolders(dir)) {
+      const found = new Map<string, StoredDoc>();
+      readCollectionFolder(folder, found, packed.includes(collection), "reader");
+      docs.set(collection, found);
+    }
+  } catch (err) {
+    // A pack that a compaction replaced after the folder was listed.
+    if (err instanceof Deno.errors.NotFound) {
+      throw new RetrySnapshot("a checkpoint replaced a pack while it was read");
+    }
+    throw err;
+  }
+  const snapshot: SourceSnapshot = {
+    checkpointIndex,
+    firstIndex: 0,
+    lastIndex: checkpointIndex,
+    docs,
+    counters: new Map(),
+  };
+  await readLog(`${dir}/events`, snapshot, onLine);
+  snapshot.counters = readCounters(`${dir}/usage`);
+  return snapshot;
+}
+
+async function readLog(dir: string, snapshot: SourceSnapshot, onLine: (line: LogLine) => Promise<void>) {
+  const segments = [...Deno.readDirSync(dir)].map((e) => segmentName.exec(e.name)).filter((m) => m !== null)
+    .map((m) => ({ first: Number(m![1]), name: m![0] })).sort((a, b) => a.first - b.first);
+  let expected = 0;
+  for (const [position, segment] of segments.entries()) {
+    let bytes: Uint8Array;
+    try {
+      bytes = await Deno.readFile(`${dir}/${segment.name}`);
+    } catch (err) {
+      // Retention removed it after the listing: what the log holds now starts later.
+      if (err instanceof Deno.errors.NotFound && expected === 0) continue;
+      throw err;
+    }
+    const last = position === segments.length - 1;
+    let offset = 0;
+    let index = segment.first;
+    if (expected === 0) {
+      if (index > snapshot.checkpointIndex + 1) {
+        throw new RetrySnapshot(
+          `the log now starts at ${index}, after the checkpoint read (${snapshot.checkpointIndex})`,
+        );
+      }
+      snapshot.firstIndex = index;
+    } else if (index !== expected) throw new Error(`the log skips from ${expected - 1} to ${index}`);
+    while (offset < bytes.length) {
+      const nl = bytes.indexOf(10, offset);
+      // The server is writing this line now (or a crash left it torn): not committed, not in the snapshot.
+      if (nl < 0) break;
+      const line = decoder.decode(bytes.subarray(offset, nl));
+      if (!line.startsWith(`{"Index":${index},`)) {
+        if (last) break;
+        throw new Error(`log segment ${segment.name} is damaged at index ${index}`);
+      }
+      if (index > snapshot.checkpointIndex) {
+        let record: { Docs?: Array<{ c: string; id: string; v: number; d: Record<string, unknown> | null }> };
+        try {
+          record = JSON.parse(line);
+        } catch {
+          if (last) break;
+          throw new Error(`log segment ${segment.name} is damaged at index ${index}`);
+        }
+        applyDocs(snapshot.docs, index, record.Docs ?? []);
+      }
+      await onLine({ index, line });
+      snapshot.lastIndex = index;
+      index++;
+      offset = nl + 1;
+    }
+    expected = index;
+  }
+  if (snapshot.firstIndex === 0) snapshot.firstIndex = snapshot.lastIndex + 1;
+  if (snapshot.lastIndex < snapshot.checkpointIndex) {
+    throw new Error(
+      `the documents are checkpointed at ${snapshot.checkpointIndex} but the log ends at ${snapshot.lastIndex}`,
+    );
+  }
+}
+
+/** Replays one log line's documents (full states, so replay over a newer file is idempotent). */
+export function applyDocs(
+  docs: Map<string, Map<string, StoredDoc>>,
+  index: number,
+  written: Array<{ c: string; id: string; v: number; d: Record<string, unknown> | null }>,
+): void {
+  for (const w of written) {
+    let collection = docs.get(w.c);
+    if (!collection) docs.set(w.c, collection = new Map());
+    if (w.d === null) collection.delete(w.id);
+    else collection.set(w.id, { id: w.id, version: w.v, index, doc: w.d });
+  }
+}
+
+/** Usage counters as last flushed (they are approximate by design: docs/storage.md "Usage counters"). */
+function readCounters(dir: string): Map<string, Record<string, number>> {
+  const counters = new Map<string, Record<string, number>>();
+  let entries: Deno.DirEntry[] = [];
+  try {
+    entries = [...Deno.readDirSync(dir)];
+  } catch (err) {
+    if (!(err instanceof Deno.errors.NotFound)) throw err;
+  }
+  for (const entry of entries) {
+    const m = /^([A-Za-z0-9_-]{1,64})\.json$/.exec(entry.name);
+    if (!entry.isFile || !m) continue;
+    try {
+      counters.set(m[1]!, JSON.parse(Deno.readTextFileSync(`${dir}/${entry.name}`)));
+    } catch {
+      // Replaced or removed while read: counters are approximate, the next backup takes them.
+    }
+  }
+  return counters;
+}

@@ -1,0 +1,129 @@
+// Helpers for the backup tests: `main.ts backup …` as a child process, registry boxes with uploaded files, and
+// a restored server's documents, blobs and events read back over HTTP.
+
+import { assertEquals } from "../helpers/assert.ts";
+import { ADMIN_PASSWORD, Client } from "../registry/helpers.ts";
+import { sha256Hex } from "../../lib/store/backup/archive.ts";
+
+const mainPath = new URL("../../main.ts", import.meta.url).pathname;
+
+export interface CommandResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `deno run -A main.ts backup ARGS` with `env` added to this process's environment. */
+export async function runBackup(args: string[], env: Record<string, string> = {}): Promise<CommandResult> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", mainPath, "backup", ...args],
+    env,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const decoder = new TextDecoder();
+  return { code: out.code, stdout: decoder.decode(out.stdout), stderr: decoder.decode(out.stderr) };
+}
+
+/** Starts `deno run -A main.ts backup ARGS` and returns the child, for a kill mid-run. */
+export function spawnBackup(args: string[], env: Record<string, string> = {}): Deno.ChildProcess {
+  return new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", mainPath, "backup", ...args],
+    env,
+    stdin: "null",
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+}
+
+/** Deterministic file content of `n` bytes for `seed`. */
+export function content(seed: number, n: number): Uint8Array<ArrayBuffer> {
+  const out = new Uint8Array(n);
+  for (let i = 0; i < n; i++) out[i] = (i * 31 + seed * 7 + (i >> 8)) & 0xff;
+  return out;
+}
+
+/** alice with box alice/devbox 1.0.0; returns alice's token. */
+export async function registryUser(api: Client): Promise<string> {
+  const admin = await api.login("admin", ADMIN_PASSWORD);
+  const u = await api.post("/api/v1/admin/users", {
+    user: { username: "alice", email: "alice@example.com", password: "alice-password" },
+  }, { token: admin });
+  assertEquals(u.status, 200, u.text);
+  const alice = await api.login("alice", "alice-password");
+  assertEquals((await api.post("/api/v1/boxes", { name: "devbox" }, { token: alice })).status, 200);
+  const v = await api.post("/api/v1/box/alice/devbox/versions", { version: { version: "1.0.0" } }, {
+    token: alice,
+  });
+  assertEquals(v.status, 200, v.text);
+  return alice;
+}
+
+/** Creates provider `name` on alice/devbox 1.0.0 and uploads `bytes` as its file. */
+export async function uploadProvider(
+  api: Client,
+  token: string,
+  name: string,
+  bytes: Uint8Array<ArrayBuffer>,
+) {
+  const path = `/api/v1/box/alice/devbox/version/1.0.0/provider/${name}`;
+  const p = await api.post("/api/v1/box/alice/devbox/version/1.0.0/providers", { provider: { name } }, {
+    token,
+  });
+  assertEquals(p.status, 200, p.text);
+  const prepared = (await api.get(`${path}/upload`, { token })).body;
+  const r = await fetch(prepared.upload_path, { method: "PUT", body: bytes });
+  assertEquals(r.status, 200, await r.text());
+}
+
+/** The sha256 of provider `name`'s file as the server at `url` hands it out. */
+export async function downloadSha(url: string, token: string, name: string): Promise<string> {
+  const r = await fetch(`${url}/alice/boxes/devbox/versions/1.0.0/providers/${name}.box`, {
+    headers: { Authorization: `Bearer ${token}` },
+  });
+  assertEquals(r.status, 200, `download of ${name}`);
+  return sha256Hex(new Uint8Array(await r.arrayBuffer()));
+}
+
+/** A test document write acknowledged by the server. */
+export interface Ack {
+  kind: "items" | "packed";
+  id: string;
+  body: Record<string, unknown>;
+  index: number;
+}
+
+/** Writes test documents (items and packed, new ones and one hot one per writer) until `stop.now`. */
+export async function writeLoop(url: string, writer: number, acks: Ack[], stop: { now: boolean }) {
+  const kind = writer % 2 === 0 ? "items" : "packed";
+  for (let seq = 0; !stop.now; seq++) {
+    const id = seq % 2 === 0 ? `w${writer}-s${seq}` : `hot-w${writer}`;
+    const body = { writer, seq, pad: "x".repeat(seq % 5 * 40) };
+    const res = await fetch(`${url}/v1/_test/${kind}/${id}`, { method: "PUT", body: JSON.stringify(body) });
+    assertEquals(res.status, 200, `write ${kind}/${id}`);
+    acks.push({ kind, id, body, index: (await res.json()).index });
+  }
+}
+
+/** The newest acknowledged write of each document at or below `index`. */
+export function stateAt(acks: Ack[], index: number): Map<string, Ack> {
+  const latest = new Map<string, Ack>();
+  for (const a of acks) {
+    if (a.index > index) continue;
+    const key = `${a.kind}/${a.id}`;
+    const seen = latest.get(key);
+    if (!seen || seen.index < a.index) latest.set(key, a);
+  }
+  return latest;
+}
+
+/** The snapshot index a `backup create` summary line names. */
+export function snapshotIndex(summary: string): number {
+  const m = /snapshot at index (\d+)/.exec(summary);
+  if (!m) throw new Error(`no snapshot index in: ${summary}`);
+  return Number(m[1]);
+}
+
+/** Every entry of an archive with its payload offset (for the corruption test). */
+export { ArchiveReader } from "../../lib/store/backup/archive.ts";
