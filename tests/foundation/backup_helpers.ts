@@ -3,6 +3,7 @@
 
 import { assertEquals } from "../helpers/assert.ts";
 import { ADMIN_PASSWORD, Client } from "../registry/helpers.ts";
+import { type Frame, subscribe } from "../events/stream_helpers.ts";
 import { sha256Hex } from "../../lib/store/backup/archive.ts";
 
 const mainPath = new URL("../../main.ts", import.meta.url).pathname;
@@ -127,3 +128,39 @@ export function snapshotIndex(summary: string): number {
 
 /** Every entry of an archive with its payload offset (for the corruption test). */
 export { ArchiveReader } from "../../lib/store/backup/archive.ts";
+
+/**
+ * The server at `url` holds exactly the test documents' state at `index`: each as its newest write at or below
+ * it, none written only after it (nothing half-written), none missing.
+ */
+export async function assertStateAt(url: string, acks: Ack[], index: number): Promise<void> {
+  const state = stateAt(acks, index);
+  for (const [key, ack] of state) {
+    const res = await fetch(`${url}/v1/_test/${key}`);
+    assertEquals(res.status, 200, `${key} restored`);
+    const stored = await res.json();
+    assertEquals({ index: stored.index, doc: stored.doc }, { index: ack.index, doc: ack.body }, key);
+  }
+  const afterOnly = acks.filter((a) => a.index > index && !state.has(`${a.kind}/${a.id}`));
+  for (const a of afterOnly.slice(0, 20)) {
+    const res = await fetch(`${url}/v1/_test/${a.kind}/${a.id}`);
+    assertEquals(res.status, 404, `${a.kind}/${a.id} was written after the snapshot`);
+    await res.body?.cancel();
+  }
+}
+
+/** Data frames (batches with events) of the server at `url` up to `upTo`, from the oldest retained one. */
+export async function eventsUpTo(url: string, upTo: number): Promise<Frame[]> {
+  const stream = await subscribe(url, "");
+  const frames: Frame[] = [];
+  try {
+    for (;;) {
+      const f = await stream.nextData(3_000).catch(() => undefined);
+      if (!f || f.Index! > upTo) return frames;
+      frames.push(f);
+      if (f.Index === upTo) return frames;
+    }
+  } finally {
+    await stream.close();
+  }
+}

@@ -7,18 +7,19 @@
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../helpers/assert.ts";
 import { type ChildServer, spawnServer } from "../helpers/server.ts";
 import { ADMIN_PASSWORD, Client } from "../registry/helpers.ts";
-import { type Frame, rootSecret, subscribe } from "../events/stream_helpers.ts";
+import { rootSecret } from "../events/stream_helpers.ts";
 import { sha256Hex } from "../../lib/store/backup/archive.ts";
 import {
   type Ack,
   ArchiveReader,
+  assertStateAt,
   content,
   downloadSha,
+  eventsUpTo,
   registryUser,
   runBackup,
   snapshotIndex,
   spawnBackup,
-  stateAt,
   uploadProvider,
   writeLoop,
 } from "./backup_helpers.ts";
@@ -32,22 +33,6 @@ const serverEnv = {
   WHARF_EVENTS_SEGMENT_INDEXES: "150",
 };
 const writers = 8;
-
-/** Data frames (batches with events) of the server at `url` up to `upTo`, from the oldest retained one. */
-async function eventsUpTo(url: string, upTo: number): Promise<Frame[]> {
-  const stream = await subscribe(url, "");
-  const frames: Frame[] = [];
-  try {
-    for (;;) {
-      const f = await stream.nextData(3_000).catch(() => undefined);
-      if (!f || f.Index! > upTo) return frames;
-      frames.push(f);
-      if (f.Index === upTo) return frames;
-    }
-  } finally {
-    await stream.close();
-  }
-}
 
 async function exists(path: string): Promise<boolean> {
   return await Deno.stat(path).then(() => true, () => false);
@@ -116,22 +101,7 @@ Deno.test({
           assertEquals(r.code, 0, r.stderr);
           assertStringIncludes(r.stdout, `snapshot at index ${index}`);
           const back = restored = await spawnServer(target, serverEnv);
-          // Exactly the state at the snapshot's index: each document as its newest write at or below it; none
-          // from a write after it (nothing half-written), none missing.
-          for (const [key, ack] of stateAt(acks, index)) {
-            const res = await fetch(`${back.url}/v1/_test/${key}`);
-            assertEquals(res.status, 200, `${key} restored`);
-            const stored = await res.json();
-            assertEquals({ index: stored.index, doc: stored.doc }, { index: ack.index, doc: ack.body }, key);
-          }
-          const afterOnly = acks.filter((a) =>
-            a.index > index && !stateAt(acks, index).has(`${a.kind}/${a.id}`)
-          );
-          for (const a of afterOnly.slice(0, 20)) {
-            const res = await fetch(`${back.url}/v1/_test/${a.kind}/${a.id}`);
-            assertEquals(res.status, 404, `${a.kind}/${a.id} was written after the snapshot`);
-            await res.body?.cancel();
-          }
+          await assertStateAt(back.url, acks, index);
           // Blobs byte-identical; alice's token, signed under the restored root key, still works.
           for (const [name, bytes] of Object.entries(files)) {
             assertEquals(await downloadSha(back.url, alice, name), sha256Hex(bytes), name);

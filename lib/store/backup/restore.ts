@@ -92,9 +92,6 @@ export async function restoreBackup(options: RestoreOptions): Promise<RestoreSum
     };
     const rootKeyEntry = entries("root.key")[0];
     const rootKey = rootKeyEntry ? decoder.decode(await reader.bytes(rootKeyEntry)) : undefined;
-    if (blobs && !await blobs.isEmpty()) {
-      throw new TargetNotEmptyError(`the bucket ${options.s3!.url} holds blobs`);
-    }
     if (options.databaseUrl) {
       await restoreIntoDatabase(options, reader, verified.scan.entries, docs, index, blobs, blobSources);
       if (rootKey !== undefined && options.rootKeyOut) {
@@ -150,6 +147,12 @@ async function copyBlobs(sources: Source[], target: BlobEndpoint, progress: (sta
   }
 }
 
+async function refuseBlobs(blobs: BlobEndpoint, where: string): Promise<void> {
+  if (!await blobs.isEmpty()) {
+    throw new TargetNotEmptyError(`${where} already holds blobs: restore writes only into an empty store`);
+  }
+}
+
 async function isEmptyDir(path: string): Promise<boolean> {
   try {
     for await (const _ of Deno.readDir(path)) return false;
@@ -176,6 +179,7 @@ async function restoreIntoDataDir(
       `${target} is not empty: restore writes only into an empty or new directory`,
     );
   }
+  if (bucket) await refuseBlobs(bucket, options.s3!.url);
   // Built beside the target and renamed onto it once complete (a rename replaces an empty directory).
   const staging = `${target}.restoring`;
   await Deno.remove(staging, { recursive: true }).catch(() => {});
@@ -231,9 +235,7 @@ async function restoreIntoDatabase(
       if (err instanceof ConfigError) throw new TargetNotEmptyError(err.message);
       throw err;
     }
-    if (!bucket && !await folderBlobs(options.dataDir!).isEmpty()) {
-      throw new TargetNotEmptyError(`${options.dataDir}/blobs holds blobs`);
-    }
+    await refuseBlobs(bucket ?? folderBlobs(options.dataDir!), options.s3?.url ?? `${options.dataDir}/blobs`);
     await sql.begin(async (tx) => {
       for (const entry of all.filter((e) => e.name.startsWith("log/"))) {
         const lines = decoder.decode(await reader.bytes(entry)).split("\n").filter(Boolean);
