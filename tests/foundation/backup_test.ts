@@ -7,7 +7,7 @@
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../helpers/assert.ts";
 import { type ChildServer, spawnServer } from "../helpers/server.ts";
 import { ADMIN_PASSWORD, Client } from "../registry/helpers.ts";
-import { rootSecret } from "../events/stream_helpers.ts";
+import { type Frame, rootSecret, subscribe } from "../events/stream_helpers.ts";
 import { sha256Hex } from "../../lib/store/backup/archive.ts";
 import {
   type Ack,
@@ -31,6 +31,8 @@ const serverEnv = {
   // Checkpoints and segment rolls happen many times while a backup reads the directory.
   WHARF_CHECKPOINT_INTERVAL: "20ms",
   WHARF_EVENTS_SEGMENT_INDEXES: "150",
+  // Retention removes old segments while the backup reads them too.
+  WHARF_EVENTS_RETAIN_INDEXES: "400",
 };
 const writers = 8;
 
@@ -51,9 +53,17 @@ Deno.test({
       server = await spawnServer(source, serverEnv);
       const api = new Client(server.url);
       const alice = await registryUser(api);
-      const files = { virtualbox: content(1, 300_000), libvirt: content(2, 6 << 20) };
+      const files = { virtualbox: content(1, 300_000), libvirt: content(2, 16 << 20) };
       for (const [name, bytes] of Object.entries(files)) await uploadProvider(api, alice, name, bytes);
 
+      // Every batch as the source streamed it, read live from the start (retention drops the old ones later).
+      const live = await subscribe(server.url, "");
+      const streamed: Frame[] = [];
+      const reading = (async () => {
+        for (let f = await live.nextData(5_000); f; f = await live.nextData(5_000).catch(() => undefined)) {
+          streamed.push(f);
+        }
+      })();
       const acks: Ack[] = [];
       const stop = { now: false };
       const loops = Array.from({ length: writers }, (_, w) => writeLoop(server!.url, w, acks, stop));
@@ -107,8 +117,11 @@ Deno.test({
             assertEquals(await downloadSha(back.url, alice, name), sha256Hex(bytes), name);
           }
           // The restored server's event stream replays the same batches at the same indexes.
-          const want = await eventsUpTo(server!.url, index);
           const got = await eventsUpTo(back.url, index);
+          const first = got[0]!.Index!;
+          assert(first > 1, `retention dropped the oldest batches before the snapshot (first ${first})`);
+          await waitFor(() => streamed.at(-1)!.Index! >= index);
+          const want = streamed.filter((f) => f.Index! >= first && f.Index! <= index);
           assert(want.length > 100, `${want.length} batches with events`);
           assertEquals(got.map((f) => f.Index), want.map((f) => f.Index));
           assertEquals(got, want);
@@ -132,11 +145,12 @@ Deno.test({
           // Killed once it is writing (the 6 MiB blob takes a moment to copy).
           for (
             let i = 0;
-            i < 400 && !(await Deno.stat(`${killed}.partial`).then((s) => s.size > 1 << 20, () => false));
+            i < 2000 && !(await Deno.stat(`${killed}.partial`).then((s) => s.size > 1 << 20, () => false));
             i++
           ) {
             await new Promise((r) => setTimeout(r, 5));
           }
+          assert(await exists(`${killed}.partial`), "the backup was writing when it was killed");
           child.kill("SIGKILL");
           const status = await child.status;
           assertEquals(status.signal, "SIGKILL");
@@ -184,6 +198,14 @@ Deno.test({
         assertEquals(r.code, 1);
         assertStringIncludes(r.stderr, `${blob.name} is corrupt`);
         assert(!await exists(target), "nothing restored from a damaged archive");
+        // A flipped byte in the manifest is named too.
+        const manifest = scan.entries.at(-1)!;
+        const flipped = await Deno.readFile(full);
+        flipped[manifest.offset + 5]! ^= 0x01;
+        await Deno.writeFile(damaged, flipped);
+        const m = await runBackup(["verify", "--input", damaged]);
+        assertEquals(m.code, 1);
+        assertStringIncludes(m.stderr, "manifest.json is corrupt");
         // A truncated archive (a copy cut short) is named as such.
         await Deno.writeFile(damaged, (await Deno.readFile(full)).subarray(0, blob.offset + 10));
         const cut = await runBackup(["verify", "--input", damaged]);
@@ -242,6 +264,8 @@ Deno.test({
         },
       );
       assert(ackedBefore.length > 0);
+      await live.close();
+      await reading;
     } finally {
       restored?.kill("SIGKILL");
       await restored?.status;
@@ -251,3 +275,11 @@ Deno.test({
     }
   },
 });
+
+async function waitFor(condition: () => boolean, ms = 5_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error("not within the time");
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

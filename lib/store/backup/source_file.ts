@@ -3,6 +3,7 @@
 // the oldest retained one, whose lines after N are replayed over the documents. Why that is one index's state
 // while the server checkpoints and appends: docs/backups.md "Consistency".
 
+import { ConfigError } from "../../errors.ts";
 import { collectionFolders, readCheckpointIndex, readCollectionFolder } from "../file/collection_folder.ts";
 import type { StoredDoc } from "../doc_types.ts";
 import { type LogLine, RetrySnapshot, type SourceSnapshot } from "./source.ts";
@@ -19,6 +20,9 @@ export async function readDataDirSnapshot(
   packed: readonly string[],
   onLine: (line: LogLine) => Promise<void>,
 ): Promise<SourceSnapshot> {
+  if (!await Deno.stat(`${dir}/events`).then((s) => s.isDirectory, () => false)) {
+    throw new ConfigError(`${dir} is not a wharf data directory (it has no events/ folder)`);
+  }
   const checkpointIndex = await readCheckpointIndex(dir);
   const docs = new Map<string, Map<string, StoredDoc>>();
   try {
@@ -47,18 +51,36 @@ export async function readDataDirSnapshot(
 }
 
 async function readLog(dir: string, snapshot: SourceSnapshot, onLine: (line: LogLine) => Promise<void>) {
-  const segments = [...Deno.readDirSync(dir)].map((e) => segmentName.exec(e.name)).filter((m) => m !== null)
+  const listed = [...Deno.readDirSync(dir)].map((e) => segmentName.exec(e.name)).filter((m) => m !== null)
     .map((m) => ({ first: Number(m![1]), name: m![0] })).sort((a, b) => a.first - b.first);
+  // Every segment is opened before any is read: retention may unlink one meanwhile, and an open file stays
+  // readable. Retention removes the oldest first, so a segment gone before its open means the ones before it
+  // are gone too: the log now starts after it.
+  let segments: Array<{ first: number; name: string; file: Deno.FsFile }> = [];
+  try {
+    for (const segment of listed) {
+      try {
+        segments.push({ ...segment, file: await Deno.open(`${dir}/${segment.name}`, { read: true }) });
+      } catch (err) {
+        if (!(err instanceof Deno.errors.NotFound)) throw err;
+        for (const s of segments) s.file.close();
+        segments = [];
+      }
+    }
+    await readSegments(segments, snapshot, onLine);
+  } finally {
+    for (const s of segments) s.file.close();
+  }
+}
+
+async function readSegments(
+  segments: Array<{ first: number; name: string; file: Deno.FsFile }>,
+  snapshot: SourceSnapshot,
+  onLine: (line: LogLine) => Promise<void>,
+) {
   let expected = 0;
   for (const [position, segment] of segments.entries()) {
-    let bytes: Uint8Array;
-    try {
-      bytes = await Deno.readFile(`${dir}/${segment.name}`);
-    } catch (err) {
-      // Retention removed it after the listing: what the log holds now starts later.
-      if (err instanceof Deno.errors.NotFound && expected === 0) continue;
-      throw err;
-    }
+    const bytes = await readToEnd(segment.file);
     const last = position === segments.length - 1;
     let offset = 0;
     let index = segment.first;
@@ -102,6 +124,25 @@ async function readLog(dir: string, snapshot: SourceSnapshot, onLine: (line: Log
       `the documents are checkpointed at ${snapshot.checkpointIndex} but the log ends at ${snapshot.lastIndex}`,
     );
   }
+}
+
+async function readToEnd(file: Deno.FsFile): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const buf = new Uint8Array(1 << 20);
+    const n = await file.read(buf);
+    if (n === null) break;
+    chunks.push(buf.subarray(0, n));
+    total += n;
+  }
+  const out = new Uint8Array(total);
+  let offset = 0;
+  for (const c of chunks) {
+    out.set(c, offset);
+    offset += c.length;
+  }
+  return out;
 }
 
 /** Replays one log line's documents (full states, so replay over a newer file is idempotent). */
