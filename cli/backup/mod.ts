@@ -57,11 +57,11 @@ export async function runBackupCli(
     io.err(usage);
     return 2;
   }
-  const progress = io.progress ?? (() => {});
+  const run: Run = { options, env, io, progress: io.progress ?? (() => {}) };
   try {
-    if (command === "create") return await create(options, env, io, progress);
-    if (command === "verify") return await verify(options, io, progress);
-    return await restore(options, env, io, progress);
+    if (command === "create") return await create(run);
+    if (command === "verify") return await verify(run);
+    return await restore(run);
   } catch (e) {
     io.err(`wharf backup ${command}: ${e instanceof Error ? e.message : e}`);
     if (e instanceof ConfigError) return 2;
@@ -87,12 +87,15 @@ function required(options: Map<string, string>, name: string): string {
   return value;
 }
 
-async function create(
-  options: Map<string, string>,
-  env: Record<string, string>,
-  io: BackupIo,
-  progress: (line: string) => void,
-): Promise<number> {
+/** One command's parsed options, settings and output. */
+interface Run {
+  options: Map<string, string>;
+  env: Record<string, string>;
+  io: BackupIo;
+  progress: (line: string) => void;
+}
+
+async function create({ options, env, io, progress }: Run): Promise<number> {
   const databaseUrl = env.WHARF_DATABASE_URL;
   const dataDir = databaseUrl ? options.get("--data-dir") ?? "" : required(options, "--data-dir");
   const output = required(options, "--output");
@@ -135,7 +138,7 @@ async function create(
   return summary.missingBlobs.length ? 3 : 0;
 }
 
-async function verify(options: Map<string, string>, io: BackupIo, progress: (line: string) => void) {
+async function verify({ options, io, progress }: Run): Promise<number> {
   const input = required(options, "--input");
   let entries = 0;
   const result = await verifyBackup(input, {
@@ -158,12 +161,7 @@ async function verify(options: Map<string, string>, io: BackupIo, progress: (lin
   return 0;
 }
 
-async function restore(
-  options: Map<string, string>,
-  env: Record<string, string>,
-  io: BackupIo,
-  progress: (line: string) => void,
-): Promise<number> {
+async function restore({ options, env, io, progress }: Run): Promise<number> {
   const input = required(options, "--input");
   const databaseUrl = env.WHARF_DATABASE_URL;
   const dataDir = databaseUrl ? options.get("--data-dir") : required(options, "--data-dir");

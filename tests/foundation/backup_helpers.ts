@@ -2,7 +2,7 @@
 // a restored server's documents, blobs and events read back over HTTP.
 
 import { assertEquals } from "../helpers/assert.ts";
-import { ADMIN_PASSWORD, Client } from "../registry/helpers.ts";
+import type { Client } from "../registry/helpers.ts";
 import { type Frame, subscribe } from "../events/stream_helpers.ts";
 import { sha256Hex } from "../../lib/store/backup/archive.ts";
 
@@ -43,22 +43,6 @@ export function content(seed: number, n: number): Uint8Array<ArrayBuffer> {
   const out = new Uint8Array(n);
   for (let i = 0; i < n; i++) out[i] = (i * 31 + seed * 7 + (i >> 8)) & 0xff;
   return out;
-}
-
-/** alice with box alice/devbox 1.0.0; returns alice's token. */
-export async function registryUser(api: Client): Promise<string> {
-  const admin = await api.login("admin", ADMIN_PASSWORD);
-  const u = await api.post("/api/v1/admin/users", {
-    user: { username: "alice", email: "alice@example.com", password: "alice-password" },
-  }, { token: admin });
-  assertEquals(u.status, 200, u.text);
-  const alice = await api.login("alice", "alice-password");
-  assertEquals((await api.post("/api/v1/boxes", { name: "devbox" }, { token: alice })).status, 200);
-  const v = await api.post("/api/v1/box/alice/devbox/versions", { version: { version: "1.0.0" } }, {
-    token: alice,
-  });
-  assertEquals(v.status, 200, v.text);
-  return alice;
 }
 
 /** Creates provider `name` on alice/devbox 1.0.0 and uploads `bytes` as its file. */

@@ -6,7 +6,7 @@
 
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../helpers/assert.ts";
 import { type ChildServer, spawnServer } from "../helpers/server.ts";
-import { ADMIN_PASSWORD, Client } from "../registry/helpers.ts";
+import { ADMIN_PASSWORD, aliceWithDevbox, Client } from "../registry/helpers.ts";
 import { type Frame, rootSecret, subscribe } from "../events/stream_helpers.ts";
 import { sha256Hex } from "../../lib/store/backup/archive.ts";
 import {
@@ -16,7 +16,6 @@ import {
   content,
   downloadSha,
   eventsUpTo,
-  registryUser,
   runBackup,
   snapshotIndex,
   spawnBackup,
@@ -52,7 +51,7 @@ Deno.test({
     try {
       server = await spawnServer(source, serverEnv);
       const api = new Client(server.url);
-      const alice = await registryUser(api);
+      const alice = await aliceWithDevbox(api);
       const files = { virtualbox: content(1, 300_000), libvirt: content(2, 16 << 20) };
       for (const [name, bytes] of Object.entries(files)) await uploadProvider(api, alice, name, bytes);
 

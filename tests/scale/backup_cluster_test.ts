@@ -5,21 +5,10 @@
 
 import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
 import { type ChildServer, spawnServer } from "../helpers/server.ts";
-import { Client } from "../registry/helpers.ts";
+import { aliceWithDevbox, Client } from "../registry/helpers.ts";
 import { rootSecret } from "../events/stream_helpers.ts";
 import { sha256Hex } from "../../lib/store/backup/archive.ts";
-import {
-  type Ack,
-  assertStateAt,
-  content,
-  downloadSha,
-  eventsUpTo,
-  registryUser,
-  runBackup,
-  snapshotIndex,
-  uploadProvider,
-  writeLoop,
-} from "../foundation/backup_helpers.ts";
+import * as backup from "../foundation/backup_helpers.ts";
 import { clusterTest } from "./helpers.ts";
 
 clusterTest(
@@ -28,31 +17,31 @@ clusterTest(
   async (c) => {
     const node = await c.spawn("a");
     const api = new Client(node.url);
-    const alice = await registryUser(api);
-    const files = { virtualbox: content(1, 300_000), libvirt: content(2, 1 << 20) };
-    for (const [name, bytes] of Object.entries(files)) await uploadProvider(api, alice, name, bytes);
+    const alice = await aliceWithDevbox(api);
+    const files = { virtualbox: backup.content(1, 300_000), libvirt: backup.content(2, 1 << 20) };
+    for (const [name, bytes] of Object.entries(files)) await backup.uploadProvider(api, alice, name, bytes);
 
     const work = await Deno.makeTempDir({ prefix: "wharf-backup-cluster-" });
     c.defer(() => Deno.remove(work, { recursive: true }));
-    const acks: Ack[] = [];
+    const acks: backup.Ack[] = [];
     const stop = { now: false };
-    const loops = Array.from({ length: 4 }, (_, w) => writeLoop(node.url, w, acks, stop));
+    const loops = Array.from({ length: 4 }, (_, w) => backup.writeLoop(node.url, w, acks, stop));
     await new Promise((r) => setTimeout(r, 500));
     const before = [...acks];
     const archive = `${work}/cluster.wbak`;
     // The nodes' own settings: the database, the bucket, the root key.
-    const made = await runBackup(["create", "--output", archive, "--include-root-key"], c.env);
+    const made = await backup.runBackup(["create", "--output", archive, "--include-root-key"], c.env);
     stop.now = true;
     await Promise.all(loops);
     assertEquals(made.code, 0, made.stderr);
     assertStringIncludes(made.stdout, " 2 blobs ");
-    const index = snapshotIndex(made.stdout);
+    const index = backup.snapshotIndex(made.stdout);
     assert(
       before.length > 0 && before.every((a) => a.index <= index),
       "every write acknowledged before is in it",
     );
     assert(acks.some((a) => a.index > index), "writes went on after the snapshot");
-    const want = await eventsUpTo(node.url, index);
+    const want = await backup.eventsUpTo(node.url, index);
 
     const started: ChildServer[] = [];
     c.defer(async () => {
@@ -63,16 +52,16 @@ clusterTest(
     });
     const check = async (server: ChildServer) => {
       started.push(server);
-      await assertStateAt(server.url, acks, index);
+      await backup.assertStateAt(server.url, acks, index);
       for (const [name, bytes] of Object.entries(files)) {
-        assertEquals(await downloadSha(server.url, alice, name), sha256Hex(bytes), name);
+        assertEquals(await backup.downloadSha(server.url, alice, name), sha256Hex(bytes), name);
       }
-      assertEquals(await eventsUpTo(server.url, index), want);
+      assertEquals(await backup.eventsUpTo(server.url, index), want);
     };
 
     // Into an embedded data directory: no database, blobs in its folder, the root key restored as root.key.
     const dataDir = `${work}/embedded`;
-    const embedded = await runBackup(["restore", "--input", archive, "--data-dir", dataDir]);
+    const embedded = await backup.runBackup(["restore", "--input", archive, "--data-dir", dataDir]);
     assertEquals(embedded.code, 0, embedded.stderr);
     await check(
       await spawnServer(dataDir, { WHARF_TEST_ROUTES: "1", WHARF_ACL_BOOTSTRAP_SECRET: rootSecret }),
@@ -85,13 +74,16 @@ clusterTest(
       WHARF_DATABASE_URL: await c.pg.createDatabase(),
     };
     const keyFile = `${work}/root.key`;
-    const restored = await runBackup(["restore", "--input", archive, "--root-key-out", keyFile], fresh);
+    const restored = await backup.runBackup(
+      ["restore", "--input", archive, "--root-key-out", keyFile],
+      fresh,
+    );
     assertEquals(restored.code, 0, restored.stderr);
     assertEquals((await Deno.readTextFile(keyFile)).trim(), c.env.WHARF_ROOT_KEY);
     const nodeDir = `${work}/node-b`;
     await check(await spawnServer(nodeDir, { ...fresh, WHARF_NODE_NAME: "b" }));
 
-    const again = await runBackup(["restore", "--input", archive], fresh);
+    const again = await backup.runBackup(["restore", "--input", archive], fresh);
     assertEquals(again.code, 3, again.stderr);
     assertStringIncludes(again.stderr, "already holds wharf data");
   },

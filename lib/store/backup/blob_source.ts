@@ -5,7 +5,7 @@
 import type { S3Settings } from "../s3/settings.ts";
 import type { Blobs } from "../blobs.ts";
 import { BlobNotFoundError } from "../errors.ts";
-import { ensureDir, tempSuffix, writeAll } from "../file/fsutil.ts";
+import { ensureDir, readDirOrEmpty, tempSuffix, writeAll } from "../file/fsutil.ts";
 
 export interface BlobEndpoint {
   /** The blob's size and bytes, or undefined when the store does not hold it. */
@@ -45,17 +45,13 @@ export function folderBlobs(dataDir: string): BlobEndpoint {
       }
       await Deno.rename(tmp, path(sha256));
     },
-    async isEmpty() {
-      try {
-        for (const shard of Deno.readDirSync(`${dataDir}/blobs`)) {
-          if (shard.isDirectory && /^[0-9a-f]{2}$/.test(shard.name)) {
-            for (const _ of Deno.readDirSync(`${dataDir}/blobs/${shard.name}`)) return false;
-          }
-        }
-      } catch (err) {
-        if (!(err instanceof Deno.errors.NotFound)) throw err;
-      }
-      return await Promise.resolve(true);
+    isEmpty() {
+      const shards = readDirOrEmpty(`${dataDir}/blobs`).filter((e) =>
+        e.isDirectory && /^[0-9a-f]{2}$/.test(e.name)
+      );
+      return Promise.resolve(
+        shards.every((shard) => readDirOrEmpty(`${dataDir}/blobs/${shard.name}`).length === 0),
+      );
     },
     close() {},
   };

@@ -57,7 +57,6 @@ interface Source {
   entry: ArchiveEntry;
 }
 
-const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 export async function restoreBackup(options: RestoreOptions): Promise<RestoreSummary> {
@@ -92,24 +91,24 @@ export async function restoreBackup(options: RestoreOptions): Promise<RestoreSum
     };
     const rootKeyEntry = entries("root.key")[0];
     const rootKey = rootKeyEntry ? decoder.decode(await reader.bytes(rootKeyEntry)) : undefined;
+    const plan: Plan = {
+      options,
+      reader,
+      all: verified.scan.entries,
+      docs,
+      index,
+      bucket: blobs,
+      blobSources,
+      rootKey,
+    };
     if (options.databaseUrl) {
-      await restoreIntoDatabase(options, reader, verified.scan.entries, docs, index, blobs, blobSources);
+      await restoreIntoDatabase(plan);
       if (rootKey !== undefined && options.rootKeyOut) {
-        await atomicWrite(options.rootKeyOut, encoder.encode(rootKey + "\n"));
-        await Deno.chmod(options.rootKeyOut, 0o600);
+        await writeSecret(options.rootKeyOut, rootKey);
         summary.rootKey = "written";
       } else if (rootKey !== undefined) summary.rootKey = "not written";
     } else {
-      await restoreIntoDataDir(
-        options,
-        reader,
-        verified.scan.entries,
-        docs,
-        index,
-        blobs,
-        blobSources,
-        rootKey,
-      );
+      await restoreIntoDataDir(plan);
       if (rootKey !== undefined) summary.rootKey = "written";
     }
     return summary;
@@ -147,6 +146,12 @@ async function copyBlobs(sources: Source[], target: BlobEndpoint, progress: (sta
   }
 }
 
+/** A file only its owner reads, from its creation on. */
+async function writeSecret(path: string, text: string): Promise<void> {
+  await Deno.writeTextFile(path, text + "\n", { mode: 0o600 });
+  await Deno.chmod(path, 0o600);
+}
+
 async function refuseBlobs(blobs: BlobEndpoint, where: string): Promise<void> {
   if (!await blobs.isEmpty()) {
     throw new TargetNotEmptyError(`${where} already holds blobs: restore writes only into an empty store`);
@@ -163,16 +168,22 @@ async function isEmptyDir(path: string): Promise<boolean> {
   }
 }
 
-async function restoreIntoDataDir(
-  options: RestoreOptions,
-  reader: ArchiveReader,
-  all: ArchiveEntry[],
-  docs: CollectionDocs[],
-  index: number,
-  bucket: BlobEndpoint | undefined,
-  blobSources: Source[],
-  rootKey: string | undefined,
-): Promise<void> {
+/** What a restore writes, read from the verified archive. */
+interface Plan {
+  options: RestoreOptions;
+  reader: ArchiveReader;
+  /** Every entry of the archive. */
+  all: ArchiveEntry[];
+  docs: CollectionDocs[];
+  index: number;
+  /** The bucket the blobs go to (WHARF_BLOB_STORE), else the data directory's folder. */
+  bucket: BlobEndpoint | undefined;
+  blobSources: Source[];
+  rootKey: string | undefined;
+}
+
+async function restoreIntoDataDir(plan: Plan): Promise<void> {
+  const { options, reader, all, docs, index, bucket, blobSources, rootKey } = plan;
   const target = options.dataDir!.replace(/\/+$/, "");
   if (!await isEmptyDir(target)) {
     throw new TargetNotEmptyError(
@@ -206,23 +217,15 @@ async function restoreIntoDataDir(
   }
   await copyBlobs(blobSources, bucket ?? folderBlobs(staging), options.progress);
   if (rootKey !== undefined) {
-    await atomicWrite(`${staging}/root.key`, encoder.encode(rootKey + "\n"));
-    await Deno.chmod(`${staging}/root.key`, 0o600);
+    await writeSecret(`${staging}/root.key`, rootKey);
   }
   await Deno.rename(staging, target);
   const parent = target.includes("/") ? target.slice(0, target.lastIndexOf("/")) || "/" : ".";
   await syncDir(parent);
 }
 
-async function restoreIntoDatabase(
-  options: RestoreOptions,
-  reader: ArchiveReader,
-  all: ArchiveEntry[],
-  docs: CollectionDocs[],
-  index: number,
-  bucket: BlobEndpoint | undefined,
-  blobSources: Source[],
-): Promise<void> {
+async function restoreIntoDatabase(plan: Plan): Promise<void> {
+  const { options, reader, all, docs, index, bucket, blobSources } = plan;
   const { connect, ensureSchema } = await import("../postgres/schema.ts");
   const { PgSnapshots } = await import("../postgres/snapshots.ts");
   const { refuseNonEmpty } = await import("../migrate.ts");

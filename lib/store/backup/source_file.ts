@@ -4,6 +4,7 @@
 // while the server checkpoints and appends: docs/backups.md "Consistency".
 
 import { ConfigError } from "../../errors.ts";
+import { readDirOrEmpty } from "../file/fsutil.ts";
 import { collectionFolders, readCheckpointIndex, readCollectionFolder } from "../file/collection_folder.ts";
 import type { StoredDoc } from "../doc_types.ts";
 import { type LogLine, RetrySnapshot, type SourceSnapshot } from "./source.ts";
@@ -126,23 +127,14 @@ async function readSegments(
   }
 }
 
+/** The file's bytes up to its size now (the active segment may grow meanwhile: what follows is left out). */
 async function readToEnd(file: Deno.FsFile): Promise<Uint8Array> {
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const buf = new Uint8Array(1 << 20);
-    const n = await file.read(buf);
-    if (n === null) break;
-    chunks.push(buf.subarray(0, n));
-    total += n;
+  const out = new Uint8Array((await file.stat()).size);
+  let filled = 0;
+  for (let n: number | null = 0; n !== null && filled < out.length; filled += n ?? 0) {
+    n = await file.read(out.subarray(filled));
   }
-  const out = new Uint8Array(total);
-  let offset = 0;
-  for (const c of chunks) {
-    out.set(c, offset);
-    offset += c.length;
-  }
-  return out;
+  return out.subarray(0, filled);
 }
 
 /** Replays one log line's documents (full states, so replay over a newer file is idempotent). */
@@ -162,13 +154,7 @@ export function applyDocs(
 /** Usage counters as last flushed (they are approximate by design: docs/storage.md "Usage counters"). */
 function readCounters(dir: string): Map<string, Record<string, number>> {
   const counters = new Map<string, Record<string, number>>();
-  let entries: Deno.DirEntry[] = [];
-  try {
-    entries = [...Deno.readDirSync(dir)];
-  } catch (err) {
-    if (!(err instanceof Deno.errors.NotFound)) throw err;
-  }
-  for (const entry of entries) {
+  for (const entry of readDirOrEmpty(dir)) {
     const m = /^([A-Za-z0-9_-]{1,64})\.json$/.exec(entry.name);
     if (!entry.isFile || !m) continue;
     try {
