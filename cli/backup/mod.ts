@@ -97,6 +97,8 @@ interface Run {
 
 async function create({ options, env, io, progress }: Run): Promise<number> {
   const databaseUrl = env.WHARF_DATABASE_URL;
+  // As `storage migrate` and the server take it: --data-dir, else WHARF_DATA_DIR.
+  if (!options.has("--data-dir") && env.WHARF_DATA_DIR) options.set("--data-dir", env.WHARF_DATA_DIR);
   const dataDir = databaseUrl ? options.get("--data-dir") ?? "" : required(options, "--data-dir");
   const output = required(options, "--output");
   const { s3 } = s3Settings(env);

@@ -262,6 +262,20 @@ Deno.test({
           assertEquals(withBase.code, 0, withBase.stderr);
         },
       );
+
+      await t.step(
+        "a referenced blob the store lost: the archive is written and the exit code says so",
+        async () => {
+          const lost = sha256Hex(files.virtualbox);
+          await Deno.remove(`${source}/blobs/${lost.slice(0, 2)}/${lost}`);
+          const output = `${work}/incomplete.wbak`;
+          const made = await runBackup(["create", "--data-dir", source, "--output", output]);
+          assertEquals(made.code, 3, made.stderr);
+          assertStringIncludes(made.stdout, "INCOMPLETE: 1 referenced blobs are missing from the store");
+          const v = await runBackup(["verify", "--input", output]);
+          assertEquals(v.code, 0, v.stderr);
+        },
+      );
       assert(ackedBefore.length > 0);
       await live.close();
       await reading;
