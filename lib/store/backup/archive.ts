@@ -14,7 +14,7 @@ export const archiveEnd = "WHARF-BACKUP-END\n";
 export const manifestEntry = "manifest.json";
 /** Entry names an archive may hold: never a path outside the entry's own kind (restore writes by kind). */
 export const entryName =
-  /^(documents\/(registry|auth|cluster|test)\/[a-z][a-z0-9_-]{0,63}\.ndjson|log\/\d{20}\.ndjson|blobs\/[0-9a-f]{64}|counters\/[A-Za-z0-9_-]{1,64}\.json|root\.key|manifest\.json)$/;
+  /^(documents\/(registry|auth|cluster|test)\/[a-z][a-z0-9_-]{0,63}\/\d{6}\.ndjson|log\/\d{20}\.ndjson|blobs\/[0-9a-f]{64}|counters\/[A-Za-z0-9_-]{1,64}\.json|root\.key|manifest\.json)$/;
 const maxHeaderBytes = 4096;
 const chunkBytes = 1 << 20;
 const encoder = new TextEncoder();

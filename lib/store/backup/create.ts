@@ -48,8 +48,8 @@ export interface CreateSummary {
 }
 
 const attempts = 3;
-const linesPerLogEntry = 10_000;
-const bytesPerLogEntry = 8 << 20;
+const linesPerEntry = 10_000;
+const bytesPerEntry = 8 << 20;
 const encoder = new TextEncoder();
 
 export async function createBackup(options: CreateOptions): Promise<CreateSummary> {
@@ -102,9 +102,9 @@ async function attemptBackup(
   rootKey: string | undefined,
 ): Promise<CreateSummary> {
   const { source, progress } = options;
-  const log = new LogEntries(writer);
-  const onLine = async (line: LogLine) => {
-    await log.add(line);
+  const log = new LineEntries(writer, (first) => `log/${String(first).padStart(20, "0")}.ndjson`);
+  const onLine = async ({ index, line }: LogLine) => {
+    await log.add(index, line);
     if (log.batches % 10_000 === 0) progress(`log: ${log.batches} batches`);
   };
   let snapshot: SourceSnapshot;
@@ -123,9 +123,14 @@ async function attemptBackup(
   let documents = 0;
   for (const [collection, docs] of [...snapshot.docs].sort(([a], [b]) => a.localeCompare(b))) {
     if (!docs.size) continue;
-    const lines = [...docs.values()].sort((a, b) => a.index - b.index || cmp(a.id, b.id))
-      .map((d) => JSON.stringify(d) + "\n");
-    await writer.add(`documents/${collection}.ndjson`, encoder.encode(lines.join("")));
+    const entries = new LineEntries(
+      writer,
+      (_, part) => `documents/${collection}/${String(part).padStart(6, "0")}.ndjson`,
+    );
+    for (const d of [...docs.values()].sort((a, b) => a.index - b.index || cmp(a.id, b.id))) {
+      await entries.add(d.index, JSON.stringify(d));
+    }
+    await entries.flush();
     documents += docs.size;
   }
   progress(`documents: ${documents}`);
@@ -194,30 +199,36 @@ async function attemptBackup(
   return summary;
 }
 
-/** Log lines gathered into entries of at most 10,000 batches or 8 MiB, named by their first index. */
-class LogEntries {
+/**
+ * JSON lines (log batches, documents) gathered into entries of at most 10,000 lines or 8 MiB, so no entry is
+ * one huge string; `nameOf` names each entry by its first line's index and its number.
+ */
+class LineEntries {
   readonly #writer: ArchiveWriter;
+  readonly #nameOf: (firstIndex: number, part: number) => string;
   #lines: string[] = [];
   #bytes = 0;
   #first = 0;
+  #parts = 0;
+  /** Lines added so far (log batches). */
   batches = 0;
 
-  constructor(writer: ArchiveWriter) {
+  constructor(writer: ArchiveWriter, nameOf: (firstIndex: number, part: number) => string) {
     this.#writer = writer;
+    this.#nameOf = nameOf;
   }
 
-  async add({ index, line }: LogLine): Promise<void> {
+  async add(index: number, line: string): Promise<void> {
     if (!this.#lines.length) this.#first = index;
     this.#lines.push(line + "\n");
     this.#bytes += line.length + 1;
     this.batches++;
-    if (this.#lines.length >= linesPerLogEntry || this.#bytes >= bytesPerLogEntry) await this.flush();
+    if (this.#lines.length >= linesPerEntry || this.#bytes >= bytesPerEntry) await this.flush();
   }
 
   async flush(): Promise<void> {
     if (!this.#lines.length) return;
-    const name = `log/${String(this.#first).padStart(20, "0")}.ndjson`;
-    await this.#writer.add(name, encoder.encode(this.#lines.join("")));
+    await this.#writer.add(this.#nameOf(this.#first, ++this.#parts), encoder.encode(this.#lines.join("")));
     this.#lines = [];
     this.#bytes = 0;
   }

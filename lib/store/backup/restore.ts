@@ -125,13 +125,17 @@ interface CollectionDocs {
 }
 
 async function readDocuments(reader: ArchiveReader, entries: ArchiveEntry[]): Promise<CollectionDocs[]> {
-  const out: CollectionDocs[] = [];
+  const out = new Map<string, StoredDoc[]>();
   for (const entry of entries) {
-    const collection = entry.name.slice("documents/".length, -".ndjson".length);
-    const text = decoder.decode(await reader.bytes(entry));
-    out.push({ collection, docs: text.split("\n").filter(Boolean).map((l) => JSON.parse(l) as StoredDoc) });
+    // documents/<family>/<collection>/<part>.ndjson
+    const collection = entry.name.split("/").slice(1, 3).join("/");
+    let docs = out.get(collection);
+    if (!docs) out.set(collection, docs = []);
+    for (const line of decoder.decode(await reader.bytes(entry)).split("\n")) {
+      if (line) docs.push(JSON.parse(line) as StoredDoc);
+    }
   }
-  return out;
+  return [...out].map(([collection, docs]) => ({ collection, docs }));
 }
 
 function snapshotEntries(docs: CollectionDocs[]): SnapshotEntry[] {
