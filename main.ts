@@ -16,6 +16,11 @@ async function main(): Promise<number> {
     const { runStorageCli } = await import("./cli/storage/mod.ts");
     return await runStorageCli(Deno.args.slice(1), Deno.env.toObject());
   }
+  if (Deno.args[0] === "backup") {
+    // Online backups of a running server's data dir or a cluster, their verification and restore (docs/backups.md).
+    const { runBackupCli, processIo } = await import("./cli/backup/mod.ts");
+    return await runBackupCli(Deno.args.slice(1), Deno.env.toObject(), processIo());
+  }
   let config;
   try {
     config = loadConfig(Deno.args, Deno.env.toObject());

@@ -73,7 +73,9 @@ const storageIndependent = [
   // tests/console/browser_flow_test.ts and http_test.ts). ~75 s of the pass.
   "tests/foundation/connection_limits_test.ts",
   "tests/console/browser_safety_test.ts",
-  // `main.ts` spawned on a data directory: kill -9 replay, graceful shutdown, a child's memory.
+  // `main.ts` spawned on a data directory: backups of it (the cluster's in tests/scale/backup_cluster_test.ts),
+  // kill -9 replay, graceful shutdown, a child's memory.
+  "tests/foundation/backup_test.ts",
   "tests/foundation/crash_test.ts",
   "tests/foundation/shutdown_test.ts",
   "tests/hostile/chunked_body_memory_test.ts",

@@ -9,6 +9,7 @@ import { ConfigError } from "../errors.ts";
 import type { Blobs } from "./blobs.ts";
 import { lockDataDir, type S3Settings } from "./data_dir.ts";
 import { EventLog } from "./file/eventlog.ts";
+import { readDirOrEmpty } from "./file/fsutil.ts";
 import type { StoredDoc } from "./doc_types.ts";
 import { collectionFolders, readCheckpointIndex, readCollectionFolder } from "./file/collection_folder.ts";
 import { connect, ensureSchema, type Sql } from "./postgres/schema.ts";
@@ -129,7 +130,8 @@ async function copyDocuments(
   return copied;
 }
 
-async function refuseNonEmpty(sql: Sql): Promise<void> {
+/** Throws ConfigError when the database already holds wharf data (a log, documents or counters). */
+export async function refuseNonEmpty(sql: Sql): Promise<void> {
   const [row] = await sql`SELECT (SELECT last FROM wharf_head) AS last,
     (SELECT count(*) FROM wharf_documents) AS docs, (SELECT count(*) FROM wharf_counters) AS counters`;
   if (Number(row!.last) > 0 || Number(row!.docs) > 0 || Number(row!.counters) > 0) {
@@ -141,13 +143,7 @@ async function refuseNonEmpty(sql: Sql): Promise<void> {
 
 async function copyCounters(sql: Sql, dir: string): Promise<number> {
   let copied = 0;
-  let entries: Deno.DirEntry[] = [];
-  try {
-    entries = [...Deno.readDirSync(dir)];
-  } catch (err) {
-    if (!(err instanceof Deno.errors.NotFound)) throw err;
-  }
-  for (const entry of entries) {
+  for (const entry of readDirOrEmpty(dir)) {
     if (!entry.isFile || !entry.name.endsWith(".json")) continue;
     const values = JSON.parse(await Deno.readTextFile(`${dir}/${entry.name}`)) as Record<string, number>;
     const rows = Object.entries(values).map(([k, v]) => ({ k, v }));
@@ -173,9 +169,9 @@ async function copyBlobs(
   const target: Blobs = new S3BlobStore(client, location, { downloads: "proxy", urlTtlMs: 60_000 });
   let copied = 0;
   try {
-    for (const shard of safeReadDir(dir)) {
+    for (const shard of readDirOrEmpty(dir)) {
       if (!shard.isDirectory || !/^[0-9a-f]{2}$/.test(shard.name)) continue;
-      for (const entry of safeReadDir(`${dir}/${shard.name}`)) {
+      for (const entry of readDirOrEmpty(`${dir}/${shard.name}`)) {
         if (!/^[0-9a-f]{64}$/.test(entry.name)) continue;
         const file = await Deno.open(`${dir}/${shard.name}/${entry.name}`, { read: true });
         // Streamed through the same ingest as an upload: the sha256 computed on the way verifies the copy.
@@ -193,15 +189,6 @@ async function copyBlobs(
     client.destroy();
   }
   return copied;
-}
-
-function safeReadDir(dir: string): Deno.DirEntry[] {
-  try {
-    return [...Deno.readDirSync(dir)];
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return [];
-    throw err;
-  }
 }
 
 async function verify(sql: Sql, summary: MigrateSummary, sourceLogHash: string): Promise<void> {

@@ -133,3 +133,19 @@ export async function publishExternal(
   const r = await f.api.put(`/api/v1/box/${tag}/version/${version}/release`, undefined, { token });
   assertEquals(r.status, 200, r.text);
 }
+
+/** User alice (password "alice-password") with box alice/devbox 1.0.0, made through the admin API; returns her token. */
+export async function aliceWithDevbox(api: Client): Promise<string> {
+  const admin = await api.login("admin", ADMIN_PASSWORD);
+  const u = await api.post("/api/v1/admin/users", {
+    user: { username: "alice", email: "alice@example.com", password: "alice-password" },
+  }, { token: admin });
+  assertEquals(u.status, 200, u.text);
+  const alice = await api.login("alice", "alice-password");
+  assertEquals((await api.post("/api/v1/boxes", { name: "devbox" }, { token: alice })).status, 200);
+  const v = await api.post("/api/v1/box/alice/devbox/versions", { version: { version: "1.0.0" } }, {
+    token: alice,
+  });
+  assertEquals(v.status, 200, v.text);
+  return alice;
+}

@@ -6,7 +6,7 @@ import { type ChildServer, spawnServer } from "../helpers/server.ts";
 import { sha256Hex } from "../../lib/crypto.ts";
 import { packedCollections } from "../../app.ts";
 import { DataDir } from "../../lib/store/mod.ts";
-import { ADMIN_PASSWORD, Client } from "./helpers.ts";
+import { ADMIN_PASSWORD, aliceWithDevbox, Client } from "./helpers.ts";
 import { dataDirText } from "../helpers/files.ts";
 
 const UPLOADS = "registry/uploads";
@@ -30,17 +30,7 @@ class Deployment {
 
 /** alice with box alice/devbox 1.0.0 and the providers `names` (no file yet); returns alice's token. */
 async function setUp(api: Client, names: string[]): Promise<string> {
-  const admin = await api.login("admin", ADMIN_PASSWORD);
-  const u = await api.post("/api/v1/admin/users", {
-    user: { username: "alice", email: "alice@example.com", password: "alice-password" },
-  }, { token: admin });
-  assertEquals(u.status, 200, u.text);
-  const alice = await api.login("alice", "alice-password");
-  assertEquals((await api.post("/api/v1/boxes", { name: "devbox" }, { token: alice })).status, 200);
-  const v = await api.post("/api/v1/box/alice/devbox/versions", { version: { version: "1.0.0" } }, {
-    token: alice,
-  });
-  assertEquals(v.status, 200, v.text);
+  const alice = await aliceWithDevbox(api);
   for (const name of names) {
     const p = await api.post("/api/v1/box/alice/devbox/version/1.0.0/providers", { provider: { name } }, {
       token: alice,

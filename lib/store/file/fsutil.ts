@@ -60,6 +60,16 @@ export async function removeTempFiles(dir: string): Promise<number> {
   return removed;
 }
 
+/** The entries of `dir`, none when it does not exist. */
+export function readDirOrEmpty(dir: string): Deno.DirEntry[] {
+  try {
+    return [...Deno.readDirSync(dir)];
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return [];
+    throw err;
+  }
+}
+
 export async function ensureDir(path: string): Promise<void> {
   await Deno.mkdir(path, { recursive: true });
 }

@@ -1,0 +1,275 @@
+// `backup restore`: verifies the archive (and an incremental's base) first, refuses a target that holds
+// anything, then writes the snapshot as a server would have left it: a data directory (built beside the target
+// and renamed into place, so a killed restore leaves no half-filled one) or a cluster's database and bucket.
+
+import { ConfigError } from "../../errors.ts";
+import type { StoredDoc } from "../doc_types.ts";
+import type { S3Settings } from "../s3/settings.ts";
+import type { SnapshotEntry } from "../snapshots.ts";
+import { FileSnapshots } from "../file/snapshots.ts";
+import { atomicWrite, ensureDir, syncDir } from "../file/fsutil.ts";
+import { type ArchiveEntry, ArchiveReader } from "./archive.ts";
+import { type BlobEndpoint, bucketBlobs, folderBlobs } from "./blob_source.ts";
+import { verifyBackup } from "./verify.ts";
+
+export interface RestoreOptions {
+  input: string;
+  basePath?: string;
+  /** The data directory to create (or, with a database, where file blobs go). */
+  dataDir?: string;
+  databaseUrl?: string;
+  s3?: S3Settings;
+  packed: readonly string[];
+  /** With a database: where to write the archive's root key (the nodes take it as WHARF_ROOT_KEY). */
+  rootKeyOut?: string;
+  progress(stage: string): void;
+}
+
+export interface RestoreSummary {
+  index: number;
+  firstIndex: number;
+  batches: number;
+  documents: number;
+  blobs: number;
+  rootKey: "written" | "absent" | "not written";
+}
+
+/** The archive or its base is damaged or missing: nothing was written. */
+export class BackupDamagedError extends Error {
+  readonly problems: string[];
+  constructor(problems: string[]) {
+    super(problems.join("; "));
+    this.name = "BackupDamagedError";
+    this.problems = problems;
+  }
+}
+
+/** The target already holds data: nothing was written. */
+export class TargetNotEmptyError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "TargetNotEmptyError";
+  }
+}
+
+interface Source {
+  reader: ArchiveReader;
+  entry: ArchiveEntry;
+}
+
+const decoder = new TextDecoder();
+
+export async function restoreBackup(options: RestoreOptions): Promise<RestoreSummary> {
+  const { progress } = options;
+  progress("verifying the archive");
+  const verified = await verifyBackup(options.input, options.basePath ? { basePath: options.basePath } : {});
+  if (verified.problems.length) throw new BackupDamagedError(verified.problems);
+  const manifest = verified.scan.manifest!;
+  const index = Number(manifest.snapshot_index);
+  const reader = await ArchiveReader.open(options.input);
+  const baseReader = verified.base ? await ArchiveReader.open(verified.base.path) : undefined;
+  const blobs = options.s3 ? await bucketBlobs(options.s3) : options.dataDir ? undefined : (() => {
+    throw new ConfigError("the blobs need a place: WHARF_BLOB_STORE or --data-dir");
+  })();
+  try {
+    const entries = (prefix: string) => verified.scan.entries.filter((e) => e.name.startsWith(prefix));
+    const blobSources: Source[] = entries("blobs/").map((entry) => ({ reader, entry }));
+    if (baseReader) {
+      const wanted = new Set((manifest.base as { blobs: string[] }).blobs.map((s) => `blobs/${s}`));
+      for (const entry of verified.base!.scan.entries) {
+        if (wanted.has(entry.name)) blobSources.push({ reader: baseReader, entry });
+      }
+    }
+    const docs = await readDocuments(reader, entries("documents/"));
+    const summary: RestoreSummary = {
+      index,
+      firstIndex: Number(manifest.first_index),
+      batches: Number(manifest.batches),
+      documents: docs.reduce((n, d) => n + d.docs.length, 0),
+      blobs: blobSources.length,
+      rootKey: "absent",
+    };
+    const rootKeyEntry = entries("root.key")[0];
+    const rootKey = rootKeyEntry ? decoder.decode(await reader.bytes(rootKeyEntry)) : undefined;
+    const plan: Plan = {
+      options,
+      reader,
+      all: verified.scan.entries,
+      docs,
+      index,
+      bucket: blobs,
+      blobSources,
+      rootKey,
+    };
+    if (options.databaseUrl) {
+      await restoreIntoDatabase(plan);
+      if (rootKey !== undefined && options.rootKeyOut) {
+        await writeSecret(options.rootKeyOut, rootKey);
+        summary.rootKey = "written";
+      } else if (rootKey !== undefined) summary.rootKey = "not written";
+    } else {
+      await restoreIntoDataDir(plan);
+      if (rootKey !== undefined) summary.rootKey = "written";
+    }
+    return summary;
+  } finally {
+    blobs?.close();
+    reader.close();
+    baseReader?.close();
+  }
+}
+
+interface CollectionDocs {
+  collection: string;
+  docs: StoredDoc[];
+}
+
+async function readDocuments(reader: ArchiveReader, entries: ArchiveEntry[]): Promise<CollectionDocs[]> {
+  const out = new Map<string, StoredDoc[]>();
+  for (const entry of entries) {
+    // documents/<family>/<collection>/<part>.ndjson
+    const collection = entry.name.split("/").slice(1, 3).join("/");
+    let docs = out.get(collection);
+    if (!docs) out.set(collection, docs = []);
+    for (const line of decoder.decode(await reader.bytes(entry)).split("\n")) {
+      if (line) docs.push(JSON.parse(line) as StoredDoc);
+    }
+  }
+  return [...out].map(([collection, docs]) => ({ collection, docs }));
+}
+
+function snapshotEntries(docs: CollectionDocs[]): SnapshotEntry[] {
+  return docs.flatMap(({ collection, docs }) => docs.map((d) => ({ collection, id: d.id, current: d })));
+}
+
+async function copyBlobs(sources: Source[], target: BlobEndpoint, progress: (stage: string) => void) {
+  let done = 0;
+  for (const { reader, entry } of sources) {
+    await target.write(entry.name.slice("blobs/".length), ReadableStream.from(reader.chunks(entry)));
+    progress(`blobs: ${++done} of ${sources.length}`);
+  }
+}
+
+/** A file only its owner reads, from its creation on. */
+async function writeSecret(path: string, text: string): Promise<void> {
+  await Deno.writeTextFile(path, text + "\n", { mode: 0o600 });
+  await Deno.chmod(path, 0o600);
+}
+
+async function refuseBlobs(blobs: BlobEndpoint, where: string): Promise<void> {
+  if (!await blobs.isEmpty()) {
+    throw new TargetNotEmptyError(`${where} already holds blobs: restore writes only into an empty store`);
+  }
+}
+
+async function isEmptyDir(path: string): Promise<boolean> {
+  try {
+    for await (const _ of Deno.readDir(path)) return false;
+    return true;
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return true;
+    throw err;
+  }
+}
+
+/** What a restore writes, read from the verified archive. */
+interface Plan {
+  options: RestoreOptions;
+  reader: ArchiveReader;
+  /** Every entry of the archive. */
+  all: ArchiveEntry[];
+  docs: CollectionDocs[];
+  index: number;
+  /** The bucket the blobs go to (WHARF_BLOB_STORE), else the data directory's folder. */
+  bucket: BlobEndpoint | undefined;
+  blobSources: Source[];
+  rootKey: string | undefined;
+}
+
+async function restoreIntoDataDir(plan: Plan): Promise<void> {
+  const { options, reader, all, docs, index, bucket, blobSources, rootKey } = plan;
+  const target = options.dataDir!.replace(/\/+$/, "");
+  if (!await isEmptyDir(target)) {
+    throw new TargetNotEmptyError(
+      `${target} is not empty: restore writes only into an empty or new directory`,
+    );
+  }
+  if (bucket) await refuseBlobs(bucket, options.s3!.url);
+  // Built beside the target and renamed onto it once complete (a rename replaces an empty directory).
+  const staging = `${target}.restoring`;
+  await Deno.remove(staging, { recursive: true }).catch(() => {});
+  await ensureDir(staging);
+  const byCollection = new Map(docs.map((d) => [d.collection, d.docs]));
+  await new FileSnapshots(staging, options.packed).write(snapshotEntries(docs), index, {
+    live: (collection) => byCollection.get(collection) ?? [],
+    background: false,
+  });
+  options.progress(`documents: ${docs.reduce((n, d) => n + d.docs.length, 0)} written`);
+  await ensureDir(`${staging}/events`);
+  const logEntries = all.filter((e) => e.name.startsWith("log/"));
+  for (const entry of logEntries) {
+    await atomicWrite(`${staging}/events/${entry.name.slice(4)}`, await reader.bytes(entry));
+  }
+  // With no retained batch the log continues after the snapshot's index.
+  if (!logEntries.length) {
+    await atomicWrite(`${staging}/events/${String(index + 1).padStart(20, "0")}.ndjson`, new Uint8Array());
+  }
+  await syncDir(`${staging}/events`);
+  for (const entry of all.filter((e) => e.name.startsWith("counters/"))) {
+    await ensureDir(`${staging}/usage`);
+    await atomicWrite(`${staging}/usage/${entry.name.slice(9)}`, await reader.bytes(entry));
+  }
+  await copyBlobs(blobSources, bucket ?? folderBlobs(staging), options.progress);
+  if (rootKey !== undefined) {
+    await writeSecret(`${staging}/root.key`, rootKey);
+  }
+  await Deno.rename(staging, target);
+  const parent = target.includes("/") ? target.slice(0, target.lastIndexOf("/")) || "/" : ".";
+  await syncDir(parent);
+}
+
+async function restoreIntoDatabase(plan: Plan): Promise<void> {
+  const { options, reader, all, docs, index, bucket, blobSources } = plan;
+  const { connect, ensureSchema } = await import("../postgres/schema.ts");
+  const { PgSnapshots } = await import("../postgres/snapshots.ts");
+  const { refuseNonEmpty } = await import("../migrate.ts");
+  const sql = connect(options.databaseUrl!, { max: 2 });
+  try {
+    await ensureSchema(sql);
+    try {
+      await refuseNonEmpty(sql);
+    } catch (err) {
+      if (err instanceof ConfigError) throw new TargetNotEmptyError(err.message);
+      throw err;
+    }
+    await refuseBlobs(bucket ?? folderBlobs(options.dataDir!), options.s3?.url ?? `${options.dataDir}/blobs`);
+    await sql.begin(async (tx) => {
+      for (const entry of all.filter((e) => e.name.startsWith("log/"))) {
+        const lines = decoder.decode(await reader.bytes(entry)).split("\n").filter(Boolean);
+        for (let i = 0; i < lines.length; i += 500) {
+          const rows = lines.slice(i, i + 500).map((l) => ({ i: JSON.parse(l).Index as number, l }));
+          await tx`INSERT INTO wharf_log (idx, line)
+            SELECT i, l FROM json_to_recordset(${JSON.stringify(rows)}::text::json) AS x(i bigint, l text)`;
+        }
+      }
+      await tx`UPDATE wharf_head SET last = ${index}`;
+    });
+    options.progress("log: written");
+    const entries = snapshotEntries(docs);
+    const snapshots = new PgSnapshots(sql, "backup restore");
+    for (let i = 0; i < entries.length; i += 2000) await snapshots.write(entries.slice(i, i + 2000), index);
+    if (!entries.length) await snapshots.write([], index);
+    options.progress(`documents: ${entries.length} written`);
+    for (const entry of all.filter((e) => e.name.startsWith("counters/"))) {
+      const values = JSON.parse(decoder.decode(await reader.bytes(entry))) as Record<string, number>;
+      const rows = Object.entries(values).map(([k, v]) => ({ k, v }));
+      if (!rows.length) continue;
+      await sql`INSERT INTO wharf_counters (name, key, value)
+        SELECT ${entry.name.slice(9, -5)}, k, v FROM json_to_recordset(${JSON.stringify(rows)}::text::json)
+          AS x(k text, v float8)`;
+    }
+    await copyBlobs(blobSources, bucket ?? folderBlobs(options.dataDir!), options.progress);
+  } finally {
+    await sql.end({ timeout: 2 });
+  }
+}

@@ -1,0 +1,298 @@
+// Online backups of a running server's data directory (docs/backups.md), through `main.ts backup …` child
+// processes against a spawned server under concurrent writes: the restore holds every write acknowledged before
+// the backup started and nothing half-written, blobs byte-identical, the same events at the same indexes; a
+// kill -9 mid-backup leaves the server unharmed and no file by the final name; restore refuses a non-empty
+// target; a flipped byte fails verify and restore naming the entry; an incremental holds only new blobs.
+
+import { assert, assertEquals, assertMatch, assertStringIncludes } from "../helpers/assert.ts";
+import { type ChildServer, spawnServer } from "../helpers/server.ts";
+import { ADMIN_PASSWORD, aliceWithDevbox, Client } from "../registry/helpers.ts";
+import { type Frame, rootSecret, subscribe } from "../events/stream_helpers.ts";
+import { sha256Hex } from "../../lib/store/backup/archive.ts";
+import {
+  type Ack,
+  ArchiveReader,
+  assertStateAt,
+  content,
+  downloadSha,
+  eventsUpTo,
+  runBackup,
+  snapshotIndex,
+  spawnBackup,
+  uploadProvider,
+  writeLoop,
+} from "./backup_helpers.ts";
+
+const serverEnv = {
+  WHARF_TEST_ROUTES: "1",
+  WHARF_REGISTRY_ADMIN_PASSWORD: ADMIN_PASSWORD,
+  WHARF_ACL_BOOTSTRAP_SECRET: rootSecret,
+  // Checkpoints and segment rolls happen many times while a backup reads the directory.
+  WHARF_CHECKPOINT_INTERVAL: "20ms",
+  WHARF_EVENTS_SEGMENT_INDEXES: "150",
+  // Retention removes old segments while the backup reads them too.
+  WHARF_EVENTS_RETAIN_INDEXES: "400",
+};
+const writers = 8;
+
+async function exists(path: string): Promise<boolean> {
+  return await Deno.stat(path).then(() => true, () => false);
+}
+
+Deno.test({
+  name: "backup of a running data directory: consistent under writes, kill -9 safe, verified, incremental",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn(t) {
+    const work = await Deno.makeTempDir({ prefix: "wharf-backup-" });
+    const source = `${work}/source`;
+    let server: ChildServer | undefined;
+    let restored: ChildServer | undefined;
+    try {
+      server = await spawnServer(source, serverEnv);
+      const api = new Client(server.url);
+      const alice = await aliceWithDevbox(api);
+      const files = { virtualbox: content(1, 300_000), libvirt: content(2, 16 << 20) };
+      for (const [name, bytes] of Object.entries(files)) await uploadProvider(api, alice, name, bytes);
+
+      // Every batch as the source streamed it, read live from the start (retention drops the old ones later).
+      const live = await subscribe(server.url, "");
+      const streamed: Frame[] = [];
+      const reading = (async () => {
+        for (let f = await live.nextData(5_000); f; f = await live.nextData(5_000).catch(() => undefined)) {
+          streamed.push(f);
+        }
+      })();
+      const acks: Ack[] = [];
+      const stop = { now: false };
+      const loops = Array.from({ length: writers }, (_, w) => writeLoop(server!.url, w, acks, stop));
+      const full = `${work}/full.wbak`;
+      let index = 0;
+      let ackedBefore: Ack[] = [];
+      await t.step(
+        "a backup taken under concurrent writes restores every write acknowledged before it",
+        async () => {
+          await new Promise((r) => setTimeout(r, 700));
+          ackedBefore = [...acks];
+          const during = acks.length;
+          const made = await runBackup([
+            "create",
+            "--data-dir",
+            source,
+            "--output",
+            full,
+            "--include-root-key",
+          ]);
+          const writtenDuring = acks.length - during;
+          stop.now = true;
+          await Promise.all(loops);
+          assertEquals(made.code, 0, made.stderr);
+          assertMatch(made.stdout, /^backup .* snapshot at index \d+ .* 2 blobs .*root key included/);
+          // Writes went on while the backup read the directory.
+          assert(writtenDuring > 20, `only ${writtenDuring} writes were acknowledged during the backup`);
+          assert(!await exists(`${full}.partial`), "no partial file is left");
+          index = snapshotIndex(made.stdout);
+          assert(
+            ackedBefore.every((a) => a.index <= index),
+            "the snapshot is after every write acknowledged before it",
+          );
+          assert(
+            acks.some((a) => a.index > index),
+            "writes acknowledged after the snapshot exist (so the test can fail)",
+          );
+
+          const verified = await runBackup(["verify", "--input", full]);
+          assertEquals(verified.code, 0, verified.stderr);
+          assertStringIncludes(verified.stdout, `intact`);
+
+          const target = `${work}/restored`;
+          const r = await runBackup(["restore", "--input", full, "--data-dir", target]);
+          assertEquals(r.code, 0, r.stderr);
+          assertStringIncludes(r.stdout, `snapshot at index ${index}`);
+          const back = restored = await spawnServer(target, serverEnv);
+          await assertStateAt(back.url, acks, index);
+          // Blobs byte-identical; alice's token, signed under the restored root key, still works.
+          for (const [name, bytes] of Object.entries(files)) {
+            assertEquals(await downloadSha(back.url, alice, name), sha256Hex(bytes), name);
+          }
+          // The restored server's event stream replays the same batches at the same indexes.
+          const got = await eventsUpTo(back.url, index);
+          const first = got[0]!.Index!;
+          assert(first > 1, `retention dropped the oldest batches before the snapshot (first ${first})`);
+          await waitFor(() => streamed.at(-1)!.Index! >= index);
+          const want = streamed.filter((f) => f.Index! >= first && f.Index! <= index);
+          assert(want.length > 100, `${want.length} batches with events`);
+          assertEquals(got.map((f) => f.Index), want.map((f) => f.Index));
+          assertEquals(got, want);
+          // And goes on from there.
+          const next = await fetch(`${back.url}/v1/_test/items/after-restore`, {
+            method: "PUT",
+            body: "{}",
+          });
+          assertEquals((await next.json()).index, index + 1);
+          restored.kill();
+          await restored.status;
+          restored = undefined;
+        },
+      );
+
+      await t.step(
+        "kill -9 of a backup mid-run leaves the server unharmed and no file by the final name",
+        async () => {
+          const killed = `${work}/killed.wbak`;
+          const child = spawnBackup(["create", "--data-dir", source, "--output", killed]);
+          // Killed once it is writing (the 6 MiB blob takes a moment to copy).
+          for (
+            let i = 0;
+            i < 2000 && !(await Deno.stat(`${killed}.partial`).then((s) => s.size > 1 << 20, () => false));
+            i++
+          ) {
+            await new Promise((r) => setTimeout(r, 5));
+          }
+          assert(await exists(`${killed}.partial`), "the backup was writing when it was killed");
+          child.kill("SIGKILL");
+          const status = await child.status;
+          assertEquals(status.signal, "SIGKILL");
+          assert(!await exists(killed), "no archive by the final name after a kill -9");
+          const res = await fetch(`${server!.url}/v1/_test/items/after-kill`, {
+            method: "PUT",
+            body: '{"ok":1}',
+          });
+          assertEquals(res.status, 200);
+          await res.body?.cancel();
+          assertEquals(await downloadSha(server!.url, alice, "libvirt"), sha256Hex(files.libvirt));
+          // A partial file is never taken for a backup.
+          if (await exists(`${killed}.partial`)) {
+            const v = await runBackup(["verify", "--input", `${killed}.partial`]);
+            assertEquals(v.code, 1, v.stdout);
+          }
+        },
+      );
+
+      await t.step("restore refuses a target that holds anything", async () => {
+        const busy = `${work}/busy`;
+        await Deno.mkdir(busy);
+        await Deno.writeTextFile(`${busy}/keep.txt`, "mine");
+        const r = await runBackup(["restore", "--input", full, "--data-dir", busy]);
+        assertEquals(r.code, 3, r.stderr);
+        assertStringIncludes(r.stderr, "is not empty");
+        assertEquals([...Deno.readDirSync(busy)].map((e) => e.name), ["keep.txt"]);
+      });
+
+      await t.step("a flipped byte fails verify and restore, naming the entry", async () => {
+        const reader = await ArchiveReader.open(full);
+        const scan = await reader.scan({ hash: false });
+        reader.close();
+        const blob = scan.entries.find((e) => e.name === `blobs/${sha256Hex(files.virtualbox)}`)!;
+        const bytes = await Deno.readFile(full);
+        bytes[blob.offset + 1000]! ^= 0x01;
+        const damaged = `${work}/damaged.wbak`;
+        await Deno.writeFile(damaged, bytes);
+        const v = await runBackup(["verify", "--input", damaged]);
+        assertEquals(v.code, 1);
+        assertStringIncludes(v.stderr, `${blob.name} is corrupt`);
+        assertStringIncludes(v.stdout, "DAMAGED");
+        const target = `${work}/from-damaged`;
+        const r = await runBackup(["restore", "--input", damaged, "--data-dir", target]);
+        assertEquals(r.code, 1);
+        assertStringIncludes(r.stderr, `${blob.name} is corrupt`);
+        assert(!await exists(target), "nothing restored from a damaged archive");
+        // A flipped byte in the manifest is named too.
+        const manifest = scan.entries.at(-1)!;
+        const flipped = await Deno.readFile(full);
+        flipped[manifest.offset + 5]! ^= 0x01;
+        await Deno.writeFile(damaged, flipped);
+        const m = await runBackup(["verify", "--input", damaged]);
+        assertEquals(m.code, 1);
+        assertStringIncludes(m.stderr, "manifest.json is corrupt");
+        // A truncated archive (a copy cut short) is named as such.
+        await Deno.writeFile(damaged, (await Deno.readFile(full)).subarray(0, blob.offset + 10));
+        const cut = await runBackup(["verify", "--input", damaged]);
+        assertEquals(cut.code, 1);
+        assertStringIncludes(cut.stderr, `${blob.name} is truncated`);
+      });
+
+      await t.step(
+        "an incremental backup holds only blobs its base lacks, and restores with it",
+        async () => {
+          const extra = content(3, 200_000);
+          await uploadProvider(api, alice, "vmware_desktop", extra);
+          const incremental = `${work}/incremental.wbak`;
+          const made = await runBackup([
+            "create",
+            "--data-dir",
+            source,
+            "--output",
+            incremental,
+            "--incremental-from",
+            full,
+          ]);
+          assertEquals(made.code, 0, made.stderr);
+          assertStringIncludes(made.stdout, " 1 blobs ");
+          assertStringIncludes(made.stdout, "2 blobs left in its base");
+          assertStringIncludes(made.stdout, "root key NOT included");
+          const size = (await Deno.stat(incremental)).size;
+          assert(
+            size < (await Deno.stat(full)).size - (6 << 20),
+            `the incremental (${size} bytes) skips the big blob`,
+          );
+          const target = `${work}/restored-incremental`;
+          const r = await runBackup(["restore", "--input", incremental, "--data-dir", target]);
+          assertEquals(r.code, 0, r.stderr);
+          await Deno.copyFile(`${work}/restored/root.key`, `${target}/root.key`);
+          const back = restored = await spawnServer(target, serverEnv);
+          for (const [name, bytes] of Object.entries({ ...files, vmware_desktop: extra })) {
+            assertEquals(await downloadSha(back.url, alice, name), sha256Hex(bytes), name);
+          }
+          restored.kill();
+          await restored.status;
+          restored = undefined;
+          // Without its base it is refused, naming the base.
+          await Deno.rename(full, `${work}/moved.wbak`);
+          const alone = await runBackup(["restore", "--input", incremental, "--data-dir", `${work}/no-base`]);
+          assertEquals(alone.code, 1);
+          assertStringIncludes(alone.stderr, "its base full.wbak");
+          const withBase = await runBackup([
+            "verify",
+            "--input",
+            incremental,
+            "--base",
+            `${work}/moved.wbak`,
+          ]);
+          assertEquals(withBase.code, 0, withBase.stderr);
+        },
+      );
+
+      await t.step(
+        "a referenced blob the store lost: the archive is written and the exit code says so",
+        async () => {
+          const lost = sha256Hex(files.virtualbox);
+          await Deno.remove(`${source}/blobs/${lost.slice(0, 2)}/${lost}`);
+          const output = `${work}/incomplete.wbak`;
+          const made = await runBackup(["create", "--data-dir", source, "--output", output]);
+          assertEquals(made.code, 3, made.stderr);
+          assertStringIncludes(made.stdout, "INCOMPLETE: 1 referenced blobs are missing from the store");
+          const v = await runBackup(["verify", "--input", output]);
+          assertEquals(v.code, 0, v.stderr);
+        },
+      );
+      assert(ackedBefore.length > 0);
+      await live.close();
+      await reading;
+    } finally {
+      restored?.kill("SIGKILL");
+      await restored?.status;
+      server?.kill();
+      await server?.status;
+      await Deno.remove(work, { recursive: true }).catch(() => {});
+    }
+  },
+});
+
+async function waitFor(condition: () => boolean, ms = 5_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error("not within the time");
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

@@ -1,0 +1,90 @@
+// Online backup of a cluster (docs/backups.md): `backup create` with the nodes' settings (PostgreSQL + Swift's
+// S3 API) while a node takes writes, then restored into an embedded data directory and into a fresh database
+// and bucket; each restored server holds the state at the snapshot's index, byte-identical blobs and the same
+// events; a second restore into the now non-empty database is refused.
+
+import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
+import { type ChildServer, spawnServer } from "../helpers/server.ts";
+import { aliceWithDevbox, Client } from "../registry/helpers.ts";
+import { rootSecret } from "../events/stream_helpers.ts";
+import { sha256Hex } from "../../lib/store/backup/archive.ts";
+import * as backup from "../foundation/backup_helpers.ts";
+import { clusterTest } from "./helpers.ts";
+
+clusterTest(
+  "a cluster's backup, taken under writes, restores into a data directory and into a fresh database and bucket",
+  { bucket: "wharf-backup-source", env: { WHARF_TEST_ROUTES: "1", WHARF_S3_REMOVAL_GRACE: "1s" } },
+  async (c) => {
+    const node = await c.spawn("a");
+    const api = new Client(node.url);
+    const alice = await aliceWithDevbox(api);
+    const files = { virtualbox: backup.content(1, 300_000), libvirt: backup.content(2, 1 << 20) };
+    for (const [name, bytes] of Object.entries(files)) await backup.uploadProvider(api, alice, name, bytes);
+
+    const work = await Deno.makeTempDir({ prefix: "wharf-backup-cluster-" });
+    c.defer(() => Deno.remove(work, { recursive: true }));
+    const acks: backup.Ack[] = [];
+    const stop = { now: false };
+    const loops = Array.from({ length: 4 }, (_, w) => backup.writeLoop(node.url, w, acks, stop));
+    await new Promise((r) => setTimeout(r, 500));
+    const before = [...acks];
+    const archive = `${work}/cluster.wbak`;
+    // The nodes' own settings: the database, the bucket, the root key.
+    const made = await backup.runBackup(["create", "--output", archive, "--include-root-key"], c.env);
+    stop.now = true;
+    await Promise.all(loops);
+    assertEquals(made.code, 0, made.stderr);
+    assertStringIncludes(made.stdout, " 2 blobs ");
+    const index = backup.snapshotIndex(made.stdout);
+    assert(
+      before.length > 0 && before.every((a) => a.index <= index),
+      "every write acknowledged before is in it",
+    );
+    assert(acks.some((a) => a.index > index), "writes went on after the snapshot");
+    const want = await backup.eventsUpTo(node.url, index);
+
+    const started: ChildServer[] = [];
+    c.defer(async () => {
+      for (const s of started) {
+        s.kill();
+        await s.status;
+      }
+    });
+    const check = async (server: ChildServer) => {
+      started.push(server);
+      await backup.assertStateAt(server.url, acks, index);
+      for (const [name, bytes] of Object.entries(files)) {
+        assertEquals(await backup.downloadSha(server.url, alice, name), sha256Hex(bytes), name);
+      }
+      assertEquals(await backup.eventsUpTo(server.url, index), want);
+    };
+
+    // Into an embedded data directory: no database, blobs in its folder, the root key restored as root.key.
+    const dataDir = `${work}/embedded`;
+    const embedded = await backup.runBackup(["restore", "--input", archive, "--data-dir", dataDir]);
+    assertEquals(embedded.code, 0, embedded.stderr);
+    await check(
+      await spawnServer(dataDir, { WHARF_TEST_ROUTES: "1", WHARF_ACL_BOOTSTRAP_SECRET: rootSecret }),
+    );
+
+    // Into a fresh database and bucket, as a new cluster's first node would run.
+    const fresh = {
+      ...c.env,
+      ...c.swift!.env("wharf-backup-restored"),
+      WHARF_DATABASE_URL: await c.pg.createDatabase(),
+    };
+    const keyFile = `${work}/root.key`;
+    const restored = await backup.runBackup(
+      ["restore", "--input", archive, "--root-key-out", keyFile],
+      fresh,
+    );
+    assertEquals(restored.code, 0, restored.stderr);
+    assertEquals((await Deno.readTextFile(keyFile)).trim(), c.env.WHARF_ROOT_KEY);
+    const nodeDir = `${work}/node-b`;
+    await check(await spawnServer(nodeDir, { ...fresh, WHARF_NODE_NAME: "b" }));
+
+    const again = await backup.runBackup(["restore", "--input", archive], fresh);
+    assertEquals(again.code, 3, again.stderr);
+    assertStringIncludes(again.stderr, "already holds wharf data");
+  },
+);
