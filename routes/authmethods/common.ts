@@ -18,7 +18,12 @@ export const collections = {
   users: "auth/users",
   tokens: "auth/tokens",
   tombstones: "auth/tombstones",
+  managedGroups: "auth/managed-groups",
 } as const;
+
+/** The method types that have managed groups, and their groups' id prefixes. */
+export type ManagedGroupType = "oidc" | "ldap";
+export const managedGroupPrefix: Record<ManagedGroupType, string> = { oidc: "mgoidc", ldap: "mgldap" };
 
 /**
  * Lock keys of invariants that span documents. Every write that can remove an admin takes `admins` (the

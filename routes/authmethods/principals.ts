@@ -15,6 +15,8 @@ export interface NewAccount {
   key: string;
   attributes: Record<string, unknown>;
   passwordHash?: string;
+  /** OIDC: the managed groups whose filter matched at this first login. */
+  managedGroupIds?: string[];
   name?: string;
   description?: string;
   admin?: boolean;
@@ -34,6 +36,7 @@ export function accountWithUser(a: NewAccount): { accountId: string; userId: str
     attributes: a.attributes,
     key: a.key,
     ...(a.passwordHash ? { password_hash: a.passwordHash } : {}),
+    ...(a.managedGroupIds?.length ? { managed_group_ids: a.managedGroupIds } : {}),
     user_id: userId,
     created_time: now,
     updated_time: now,

@@ -151,7 +151,14 @@ export interface OidcProtocol {
     attrs: Record<string, unknown>,
     options: { code: string; codeVerifier: string; nonce: string; redirectUri: string; timeoutMs: number },
   ): Promise<
-    | { ok: true; claims: Record<string, unknown> }
+    | {
+      ok: true;
+      /** The ID token's claims with userinfo merged (the ID token's identity claims win). */
+      claims: Record<string, unknown>;
+      /** The ID token's claims and the userinfo answer apart, for managed-group filters (/token, /userinfo). */
+      idToken?: Record<string, unknown>;
+      userinfo?: Record<string, unknown>;
+    }
     | { ok: false; reason: "idp_error" | "token_validation_failed"; message: string }
   >;
 }

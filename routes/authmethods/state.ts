@@ -7,6 +7,9 @@ import type { AppContext } from "../../lib/app.ts";
 import type { DocChange, DocWrite, EventInput, StoredDoc } from "../../lib/store/mod.ts";
 import { ChangeLog } from "./change_log.ts";
 import { type Attrs, collections, type MethodType } from "./common.ts";
+import { type ManagedGroupDoc, MembershipIndex } from "./memberships.ts";
+
+export type { ManagedGroupDoc } from "./memberships.ts";
 
 export interface ScopeDoc {
   [k: string]: unknown;
@@ -45,6 +48,8 @@ export interface AccountDoc {
   /** Lookup key within the method: login name (password), the entry's DN as the directory returns it (LDAP), issuer + sub (OIDC). */
   key: string;
   password_hash?: string;
+  /** OIDC accounts: the oidc managed groups whose filter matched at the account's last login. */
+  managed_group_ids?: string[];
   user_id: string;
   created_time: string;
   updated_time: string;
@@ -117,13 +122,20 @@ export class AuthState {
   #methodNames = new Map<string, string>();
   #unsubscribe: Array<() => void> = [];
   readonly listCache: ListCache = new Map();
+  /** Managed groups by method, and their members (memberships.ts). */
+  readonly memberships: MembershipIndex;
   /** Changes to the listed collections (not tokens), for patching cached listings and for list refreshes. */
   #changes: ChangeLog;
 
   constructor(app: AppContext) {
     this.app = app;
+    this.memberships = new MembershipIndex((id) => this.managedGroup(id)?.doc);
     for (const a of this.list<AccountDoc>(collections.accounts)) {
       this.#accountByKey.set(accountKey(a.doc), a.id);
+      this.memberships.accountChanged(a.id, undefined, a.doc);
+    }
+    for (const g of this.list<ManagedGroupDoc>(collections.managedGroups)) {
+      this.memberships.groupChanged(g.id, undefined, g.doc);
     }
     for (const m of this.list<MethodDoc>(collections.methods)) {
       if (m.doc.name) this.#methodNames.set(nameKey(m.doc), m.id);
@@ -134,6 +146,7 @@ export class AuthState {
       collections.tombstones,
       collections.scopes,
       collections.users,
+      collections.managedGroups,
     ];
     this.#changes = new ChangeLog(
       watched.flatMap((c) => [...this.list(c)].map((d) => ({ index: d.index, collection: c, id: d.id }))),
@@ -154,6 +167,14 @@ export class AuthState {
         this.#accountByKey.delete(accountKey(prev));
       }
       if (cur) this.#accountByKey.set(accountKey(cur), c.id);
+      this.memberships.accountChanged(c.id, prev, cur);
+    });
+    watch(collections.managedGroups, (c) => {
+      this.memberships.groupChanged(
+        c.id,
+        c.previous?.doc as ManagedGroupDoc | undefined,
+        c.current?.doc as ManagedGroupDoc | undefined,
+      );
     });
     watch(collections.methods, (c) => {
       const prev = c.previous?.doc as MethodDoc | undefined;
@@ -231,6 +252,20 @@ export class AuthState {
 
   method(id: string) {
     return this.get<MethodDoc>(collections.methods, id);
+  }
+
+  managedGroup(id: string) {
+    return this.get<ManagedGroupDoc>(collections.managedGroups, id);
+  }
+
+  /** The ids of the managed groups any of `accountIds` is a member of, sorted (unknown ids are skipped). */
+  managedGroupIdsOfAccounts(accountIds: Iterable<string>): string[] {
+    const out = new Set<string>();
+    for (const id of accountIds) {
+      const account = this.get<AccountDoc>(collections.accounts, id);
+      if (account) { for (const g of this.memberships.groupIdsOfAccount(account.doc)) out.add(g); }
+    }
+    return [...out].sort();
   }
 
   accountByKey(methodId: string, key: string): StoredDoc<AccountDoc> | undefined {

@@ -186,9 +186,14 @@ export function listAccounts(svc: AuthService, ctx: RequestContext): Response {
   });
 }
 
+/** A read shows the managed groups the account is a member of, as Boundary's does. */
 export function readAccount(svc: AuthService, ctx: RequestContext): Response {
   const { caller, stored } = loadAccount(svc, ctx, true);
-  return json(renderAccount(svc.state, stored, caller));
+  const groups = svc.state.memberships.groupIdsOfAccount(stored.doc);
+  return json({
+    ...renderAccount(svc.state, stored, caller),
+    ...(groups.length ? { managed_group_ids: groups } : {}),
+  });
 }
 
 /**
