@@ -23,7 +23,7 @@ import {
   updateManagedGroup,
 } from "./managed_groups/managed_groups.ts";
 import { callbackRoute } from "./login/authenticate_oidc.ts";
-import { deleteAuthToken, readAuthToken } from "./principals/authtokens.ts";
+import { deleteAuthToken, listAuthTokens, readAuthToken } from "./principals/authtokens.ts";
 import { bootstrapIfEmpty } from "./principals/bootstrap.ts";
 import { createMethod, listMethods, readMethod, removeMethod } from "./methods/methods.ts";
 import { changeState, updateMethod } from "./methods/methods_update.ts";
@@ -90,6 +90,7 @@ export async function createAuthMethodsApi(ctx: AppContext): Promise<ApiModule> 
     { method: "GET", path: "/v1/users", handler: h(listUsers) },
     { method: "GET", path: `/v1/users/${id}`, handler: h(readUser) },
     { method: "PATCH", path: `/v1/users/${id}`, handler: h(updateUser) },
+    { method: "GET", path: "/v1/auth-tokens", handler: h(listAuthTokens) },
     { method: "GET", path: `/v1/auth-tokens/${id}`, handler: h(readAuthToken) },
     { method: "DELETE", path: `/v1/auth-tokens/${id}`, handler: h(deleteAuthToken) },
     { method: "GET", path: "/authentication-complete", handler: () => completionPage() },

@@ -99,7 +99,11 @@ export class AuthService {
     this.oidcAttempts = new OidcAttempts(app, envDurationMs(env, "WHARF_OIDC_ATTEMPT_TTL", 5 * 60_000));
     const startsPerMinute = envInt(env, "WHARF_OIDC_STARTS_PER_MINUTE", 30, 0);
     this.oidcStarts = new RateLimiter(startsPerMinute / 60, startsPerMinute);
-    this.#sweeper = setInterval(() => this.callers.sweep().catch(() => {}), tokenSweepMs);
+    // Dead tokens go, and tombstones past every list token's life (each deleted token leaves one).
+    this.#sweeper = setInterval(() => {
+      this.callers.sweep().catch(() => {});
+      this.state.pruneTombstones().catch(() => {});
+    }, tokenSweepMs);
     // A changed or deleted method retires its connections (the pool also compares connection settings).
     this.#unwatchMethods = app.data.store.watch(collections.methods, (c) => this.ldapPool.invalidate(c.id));
   }

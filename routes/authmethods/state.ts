@@ -124,6 +124,8 @@ export class AuthState {
   readonly listCache: ListCache = new Map();
   /** Managed groups by method, and their members (memberships.ts). */
   readonly memberships: MembershipIndex;
+  /** Counts changes to the listed collections and to tokens: the auth-token list's cache generation. */
+  #tokenListGeneration = 0;
   /** Changes to the listed collections (not tokens), for patching cached listings and for list refreshes. */
   #changes: ChangeLog;
 
@@ -157,6 +159,7 @@ export class AuthState {
     const watch = (c: string, fn: (change: DocChange) => void) => {
       this.#unsubscribe.push(app.data.store.watch(c, (change) => {
         this.#changes.record(c, change.id, change.index);
+        this.#tokenListGeneration++;
         fn(change);
       }));
     };
@@ -176,6 +179,7 @@ export class AuthState {
         c.current?.doc as ManagedGroupDoc | undefined,
       );
     });
+    this.#unsubscribe.push(app.data.store.watch(collections.tokens, () => this.#tokenListGeneration++));
     watch(collections.methods, (c) => {
       const prev = c.previous?.doc as MethodDoc | undefined;
       const cur = c.current?.doc as MethodDoc | undefined;
@@ -190,6 +194,11 @@ export class AuthState {
   /** Bumped by every change to a listed collection: cached listings are valid while it holds. */
   get generation(): number {
     return this.#changes.generation;
+  }
+
+  /** Bumped by every change to a listed collection or a token: cached auth-token listings hold while it does. */
+  get tokenListGeneration(): number {
+    return this.#tokenListGeneration;
   }
 
   /** The highest commit index applied to the listed collections: every later write has a higher one. */
@@ -319,10 +328,15 @@ export class AuthState {
     const events: EventInput[] = [];
     for (const t of tokens) {
       writes.push({ collection: collections.tokens, id: t.id, doc: null });
+      writes.push(this.tokenTombstone(t.id, t.doc, now));
       events.push(tokenDeletedEvent(t.id, t.doc, reason));
     }
-    void now;
     return { writes, events };
+  }
+
+  /** A deleted token's tombstone: auth-token list refreshes answer it in removed_ids. */
+  tokenTombstone(id: string, doc: TokenDoc, now: string): DocWrite {
+    return this.tombstone(id, "auth-token", doc.scope_id, now, doc.user_id);
   }
 
   tombstone(id: string, resource: string, scopeId: string, now: string, parentId?: string): DocWrite {
@@ -335,7 +349,7 @@ export class AuthState {
     return { collection: collections.tombstones, id, doc };
   }
 
-  /** Tombstones older than 30 days are no longer needed by any valid list token. */
+  /** Tombstones older than 30 days are no longer needed by any valid list token (at start and every sweep). */
   async pruneTombstones(): Promise<void> {
     const cutoff = Date.now() - tombstoneTtlMs;
     const old = [...this.list<TombstoneDoc>(collections.tombstones)].filter((t) =>
@@ -343,7 +357,8 @@ export class AuthState {
     );
     if (!old.length) return;
     await this.store.transact([], () => ({
-      writes: old.map((t) => ({ collection: collections.tombstones, id: t.id, doc: null })),
+      // Bounded per commit; the rest go at the next sweep.
+      writes: old.slice(0, 10_000).map((t) => ({ collection: collections.tombstones, id: t.id, doc: null })),
     }));
   }
 }

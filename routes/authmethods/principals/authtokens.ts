@@ -1,10 +1,14 @@
-// /v1/auth-tokens/{id}: read and delete (logout) by the token's owner or an admin.
+// /v1/auth-tokens: list (an admin sees every token of the scope, a user their own), and read and delete
+// (logout) of one by the token's owner or an admin.
 
 import { json, type RequestContext } from "../../../lib/http.ts";
-import { assertIdFormat, collections, lockKeys, parentLocks } from "../common.ts";
-import { forbidden, notFound, unauthenticated } from "../errors.ts";
-import type { AuthService } from "../service.ts";
-import { tokenDeletedEvent, type TokenDoc } from "../state.ts";
+import { filterIter } from "../lists/list_route.ts";
+import { listResponse, parseFilterParam, runList } from "../lists/listing.ts";
+import { resolveScopeId } from "../methods/methods.ts";
+import { assertIdFormat, collections, lockKeys, nowIso, parentLocks } from "../common.ts";
+import { fieldError, forbidden, notFound, unauthenticated } from "../errors.ts";
+import { type AuthService, listEnvironment } from "../service.ts";
+import { type ScopeDoc, tokenDeletedEvent, type TokenDoc, type TombstoneDoc } from "../state.ts";
 import { cookiesSecure, httpCookie, jsCookie, renderToken } from "../tokens.ts";
 
 function loadToken(svc: AuthService, ctx: RequestContext) {
@@ -30,7 +34,10 @@ export async function deleteAuthToken(svc: AuthService, ctx: RequestContext): Pr
     if (!cur) throw notFound();
     const reason = caller.kind === "user" && caller.tokenId === id ? "logout" : "admin";
     return {
-      writes: [{ collection: collections.tokens, id, doc: null }],
+      writes: [
+        { collection: collections.tokens, id, doc: null },
+        svc.state.tokenTombstone(id, cur.doc, nowIso()),
+      ],
       events: [tokenDeletedEvent(id, cur.doc, reason)],
     };
   }, { sharedLocks: parentLocks([stored.doc]) });
@@ -42,4 +49,40 @@ export async function deleteAuthToken(svc: AuthService, ctx: RequestContext): Pr
     headers.append("Set-Cookie", `${httpCookie}=; HttpOnly; ${flags}`);
   }
   return json({}, 200, headers);
+}
+
+/**
+ * GET /v1/auth-tokens?scope_id=…[&recursive=true]: the tokens issued by the scope's methods (every org's too
+ * when recursive from global), newest first, with filter, list tokens and refresh as the other lists.
+ */
+export function listAuthTokens(svc: AuthService, ctx: RequestContext): Response {
+  const caller = svc.requireUser(ctx);
+  const url = ctx.url;
+  const raw = url.searchParams.get("scope_id");
+  if (!raw) throw fieldError({ name: "scope_id", description: "This field is required." });
+  const scope = resolveScopeId(svc, raw);
+  const recursiveRaw = url.searchParams.get("recursive");
+  if (recursiveRaw !== null && !["true", "false", ""].includes(recursiveRaw.toLowerCase())) {
+    throw fieldError({ name: "recursive", description: "Must be true or false." });
+  }
+  const scopes = new Set([scope.id]);
+  if (recursiveRaw?.toLowerCase() === "true" && scope.id === "global") {
+    for (const s of svc.state.list<ScopeDoc>(collections.scopes)) scopes.add(s.id);
+  }
+  const visible = (userId: string) => caller.admin || userId === caller.userId;
+  const body = runList<TokenDoc>({
+    resource: "auth-token",
+    candidates: filterIter(svc.state.list<TokenDoc>(collections.tokens), (t) => scopes.has(t.doc.scope_id)),
+    tombstones: filterIter(
+      svc.state.list<TombstoneDoc>(collections.tombstones),
+      (t) => t.doc.resource === "auth-token" && scopes.has(t.doc.scope_id) && visible(t.doc.parent_id ?? ""),
+    ),
+    render: (t) => (visible(t.doc.user_id) ? renderToken(svc.state, t.id, t.doc) : undefined),
+    caller,
+    queryKey: JSON.stringify([[...scopes].sort(), url.searchParams.get("filter") ?? ""]),
+    ...listEnvironment(svc, url),
+    // Tokens are not among the listed collections the family's generation counts.
+    generation: svc.state.tokenListGeneration,
+  }, parseFilterParam(url));
+  return listResponse(body);
 }
