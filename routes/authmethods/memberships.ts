@@ -4,7 +4,7 @@
 // account is a member of the oidc groups whose filter matched at its last login (`managed_group_ids`).
 
 import type { EventInput } from "../../lib/store/mod.ts";
-import type { ManagedGroupType } from "./common.ts";
+import { type ManagedGroupType, resourceEvent } from "./common.ts";
 
 export interface ManagedGroupDoc {
   [k: string]: unknown;
@@ -134,20 +134,6 @@ export function managedGroupEvent(
   actor: { kind: string; userId?: string },
   extra: Record<string, unknown> = {},
 ): EventInput {
-  return {
-    Topic: "ManagedGroup",
-    Type: type,
-    Key: id,
-    Payload: {
-      ManagedGroup: {
-        id,
-        auth_method_id: doc.auth_method_id,
-        scope_id: doc.scope_id,
-        type: doc.type,
-        version,
-        actor_user_id: actor.userId ?? "",
-        ...extra,
-      },
-    },
-  };
+  const fields = { id, auth_method_id: doc.auth_method_id, scope_id: doc.scope_id, type: doc.type, version };
+  return resourceEvent("ManagedGroup", type, fields, actor, extra);
 }

@@ -6,7 +6,7 @@ import { Buffer } from "node:buffer";
 import type { AppContext } from "../../lib/app.ts";
 import type { DocChange, DocWrite, EventInput, StoredDoc } from "../../lib/store/mod.ts";
 import { ChangeLog } from "./change_log.ts";
-import { type Attrs, collections, type MethodType } from "./common.ts";
+import { type Attrs, collections, type MethodType, resourceEvent } from "./common.ts";
 import { type ManagedGroupDoc, MembershipIndex } from "./memberships.ts";
 
 export type { ManagedGroupDoc } from "./memberships.ts";
@@ -388,19 +388,11 @@ export function methodEvent(
   actor: ActorCaller,
   extra: Record<string, unknown> = {},
 ): EventInput {
-  return {
-    Topic: "AuthMethod",
-    Type: type,
-    Key: id,
-    Payload: {
-      AuthMethod: {
-        id,
-        scope_id: doc.scope_id,
-        type: doc.type,
-        version,
-        actor_user_id: actor.kind === "user" ? actor.userId : "",
-        ...extra,
-      },
-    },
-  };
+  return resourceEvent(
+    "AuthMethod",
+    type,
+    { id, scope_id: doc.scope_id, type: doc.type, version },
+    actor,
+    extra,
+  );
 }

@@ -3,34 +3,11 @@
 // pages with list tokens, a refresh with removed_ids, org scopes and recursive.
 
 import { assert, assertEquals } from "../helpers/assert.ts";
-import { type Client, fieldNames, login, makeUser, withAuthServer } from "./helpers.ts";
+import { type Client, fieldNames, listEveryPage, login, makeUser, withAuthServer } from "./helpers.ts";
 
-type Item = Record<string, unknown>;
-
-/** Every page from `token` on (or a fresh listing): the items, removed_ids, pages and the last list token. */
-async function listAll(c: Client, query: string, token?: string) {
-  const items: Item[] = [];
-  const removed: string[] = [];
-  let next = token;
-  let pages = 0;
-  for (;;) {
-    const r = await c.get(`/v1/auth-tokens?${query}${next ? `&list_token=${next}` : ""}`);
-    assertEquals(r.status, 200, JSON.stringify(r.body));
-    pages++;
-    items.push(...(r.body.items ?? []));
-    removed.push(...(r.body.removed_ids ?? []));
-    next = r.body.list_token;
-    if (r.body.response_type === "complete") {
-      return {
-        items,
-        ids: items.map((i) => String(i.id)),
-        removed,
-        pages,
-        token: next,
-      };
-    }
-  }
-}
+/** Every page of /v1/auth-tokens?<query> as `c` sees it (listEveryPage). */
+const listAll = (c: Client, query: string, token?: string) =>
+  listEveryPage((p) => c.get(p), `/v1/auth-tokens?${query}`, token);
 
 const tokenId = (token: string) => token.slice(0, token.indexOf("_s1"));
 

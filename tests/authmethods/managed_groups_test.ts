@@ -15,6 +15,7 @@ import {
 import { oidcUsers, startOidcProvider } from "../fixtures/oidc_provider.ts";
 import { completeProviderLogin } from "../fixtures/oidc_browser.ts";
 import { type AuthServer, callApi, startAuthServer } from "../fixtures/wharf_auth.ts";
+import { listEveryPage } from "./helpers.ts";
 
 const callbackPath = "/v1/auth-methods/oidc:authenticate:callback";
 type Body = Record<string, unknown>;
@@ -56,21 +57,9 @@ async function groupsOfAccount(api: AuthServer, accountId: string): Promise<stri
   return ((await ok(api.call("GET", `/v1/accounts/${accountId}`))).managed_group_ids ?? []) as string[];
 }
 
-/** Every page of a listing from `token` on (or a fresh one): the ids, removed_ids and the last list token. */
-async function listAll(api: AuthServer, query: string, token?: string) {
-  const ids: string[] = [];
-  const removed: string[] = [];
-  let next = token;
-  let pages = 0;
-  for (;;) {
-    const b = await ok(api.call("GET", `/v1/managed-groups?${query}${next ? `&list_token=${next}` : ""}`));
-    pages++;
-    ids.push(...((b.items ?? []) as Body[]).map((i) => String(i.id)));
-    removed.push(...((b.removed_ids ?? []) as string[]));
-    next = String(b.list_token);
-    if (b.response_type === "complete") return { ids, removed, token: next, pages };
-  }
-}
+/** Every page of /v1/managed-groups?<query> (listEveryPage). */
+const listAll = (api: AuthServer, query: string, token?: string) =>
+  listEveryPage((p) => api.call("GET", p), `/v1/managed-groups?${query}`, token);
 
 async function ldapmodify(slapd: Slapd, ldif: string): Promise<void> {
   const cmd = new Deno.Command("ldapmodify", {

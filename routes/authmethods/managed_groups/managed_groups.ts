@@ -16,10 +16,9 @@ import {
 import { fieldError, FieldErrors, notFound, versioned, versionMismatch } from "../errors.ts";
 import {
   applyNameDescription,
-  checkCreateVersion,
-  checkPatchKeys,
+  checkChildPatchKeys,
+  checkCreateKeys,
   fieldMask,
-  rejectReadOnly,
   requireVersion,
 } from "../fields.ts";
 import { respondWithChildList } from "../lists/list_route.ts";
@@ -35,6 +34,8 @@ import {
 
 const groupPrefixes = Object.values(managedGroupPrefix);
 const readOnly = ["id", "scope", "created_time", "updated_time", "member_ids", "authorized_actions"];
+/** Keys a PATCH may carry (type and auth_method_id only unchanged). */
+const patchKeys = ["name", "description", "version", "type", "auth_method_id", "attributes"];
 const nameLock = (methodId: string) => `auth/managed-group-names/${methodId}`;
 
 /** The auth method named by `raw` (400 for a malformed id or a password method, 404 when absent). */
@@ -68,8 +69,7 @@ export async function createManagedGroup(svc: AuthService, ctx: RequestContext):
   const body = await readObjectBody(ctx);
   const method = groupMethod(svc, body.auth_method_id);
   const errors = new FieldErrors();
-  rejectReadOnly(body, readOnly, errors);
-  checkCreateVersion(body, errors);
+  checkCreateKeys(body, readOnly, errors);
   for (const k of Object.keys(body)) {
     if (
       !["auth_method_id", "type", "name", "description", "attributes", "version", ...readOnly].includes(k)
@@ -137,16 +137,7 @@ export async function updateManagedGroup(svc: AuthService, ctx: RequestContext):
   const { id, actor, stored } = loadGroup(svc, ctx);
   const body = await readObjectBody(ctx);
   const errors = new FieldErrors();
-  checkPatchKeys(
-    body,
-    ["name", "description", "version", "type", "auth_method_id", "attributes"],
-    readOnly,
-    errors,
-  );
-  if ("type" in body && body.type !== stored.doc.type) errors.add("type", "Cannot modify the resource type.");
-  if ("auth_method_id" in body && body.auth_method_id !== stored.doc.auth_method_id) {
-    errors.add("auth_method_id", "This field is read only.");
-  }
+  checkChildPatchKeys(body, patchKeys, readOnly, stored.doc, errors);
   const attrsIn = attributesObject(body, errors);
   errors.throwIfAny();
   const version = requireVersion(body);

@@ -7,7 +7,7 @@ import { isObject, type ManagedGroupType, omitZero } from "../common.ts";
 import { type Expr, FilterParseError, maxFilterLength, parseFilter } from "../lists/bexpr/parse.ts";
 import { evaluateFilter } from "../lists/bexpr/eval.ts";
 import type { AuthState, ManagedGroupDoc } from "../state.ts";
-import { renderScopeRef } from "../tokens.ts";
+import { methodChildFields } from "../principals.ts";
 
 /** Bounds of one group's names (docs/security.md#auth-methods). */
 export const maxGroupNames = 256;
@@ -87,15 +87,7 @@ export function attributesObject(
 export function renderManagedGroup(state: AuthState, s: StoredDoc<ManagedGroupDoc>): Record<string, unknown> {
   const d = s.doc;
   return omitZero({
-    id: s.id,
-    scope: renderScopeRef(d.scope_id, state.scope(d.scope_id)?.doc),
-    name: d.name,
-    description: d.description,
-    created_time: d.created_time,
-    updated_time: d.updated_time,
-    version: s.version,
-    type: d.type,
-    auth_method_id: d.auth_method_id,
+    ...methodChildFields(state, s),
     attributes: d.type === "ldap"
       ? { group_names: d.attributes.group_names }
       : { filter: d.attributes.filter },

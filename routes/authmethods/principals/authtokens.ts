@@ -4,11 +4,11 @@
 import { json, type RequestContext } from "../../../lib/http.ts";
 import { filterIter } from "../lists/list_route.ts";
 import { listResponse, parseFilterParam, runList } from "../lists/listing.ts";
-import { resolveScopeId } from "../methods/methods.ts";
+import { listedScopes } from "../methods/methods.ts";
 import { assertIdFormat, collections, lockKeys, nowIso, parentLocks } from "../common.ts";
-import { fieldError, forbidden, notFound, unauthenticated } from "../errors.ts";
+import { forbidden, notFound, unauthenticated } from "../errors.ts";
 import { type AuthService, listEnvironment } from "../service.ts";
-import { type ScopeDoc, tokenDeletedEvent, type TokenDoc, type TombstoneDoc } from "../state.ts";
+import { tokenDeletedEvent, type TokenDoc, type TombstoneDoc } from "../state.ts";
 import { cookiesSecure, httpCookie, jsCookie, renderToken } from "../tokens.ts";
 
 function loadToken(svc: AuthService, ctx: RequestContext) {
@@ -58,17 +58,7 @@ export async function deleteAuthToken(svc: AuthService, ctx: RequestContext): Pr
 export function listAuthTokens(svc: AuthService, ctx: RequestContext): Response {
   const caller = svc.requireUser(ctx);
   const url = ctx.url;
-  const raw = url.searchParams.get("scope_id");
-  if (!raw) throw fieldError({ name: "scope_id", description: "This field is required." });
-  const scope = resolveScopeId(svc, raw);
-  const recursiveRaw = url.searchParams.get("recursive");
-  if (recursiveRaw !== null && !["true", "false", ""].includes(recursiveRaw.toLowerCase())) {
-    throw fieldError({ name: "recursive", description: "Must be true or false." });
-  }
-  const scopes = new Set([scope.id]);
-  if (recursiveRaw?.toLowerCase() === "true" && scope.id === "global") {
-    for (const s of svc.state.list<ScopeDoc>(collections.scopes)) scopes.add(s.id);
-  }
+  const { scopes } = listedScopes(svc, url);
   const visible = (userId: string) => caller.admin || userId === caller.userId;
   const body = runList<TokenDoc>({
     resource: "auth-token",
