@@ -15,6 +15,7 @@ import {
 import { oidcUsers, startOidcProvider } from "../fixtures/oidc_provider.ts";
 import { completeProviderLogin } from "../fixtures/oidc_browser.ts";
 import { type AuthServer, callApi, startAuthServer } from "../fixtures/wharf_auth.ts";
+import { rootSecret, subscribe } from "../events/stream_helpers.ts";
 import { listEveryPage } from "./helpers.ts";
 
 const callbackPath = "/v1/auth-methods/oidc:authenticate:callback";
@@ -85,7 +86,10 @@ async function ldapLogin(api: AuthServer, methodId: string, name: string, passwo
 }
 
 Deno.test("managed groups through the HTTP API, with memberships from real LDAP and OIDC logins", async (t) => {
-  const api = await startAuthServer();
+  const api = await startAuthServer({
+    WHARF_ACL_BOOTSTRAP_SECRET: rootSecret,
+    WHARF_EVENTS_HEARTBEAT_MS: "50",
+  });
   const slapd = await startSlapd();
   const op = await startOidcProvider({ redirectUris: [`${api.url}${callbackPath}`] });
   try {
@@ -346,6 +350,33 @@ Deno.test("managed groups through the HTTP API, with memberships from real LDAP 
         assertEquals((await api.call("GET", `/v1/managed-groups/${id}`)).status, 404);
       }
       assertEquals((await api.call("GET", `/v1/managed-groups?auth_method_id=${oidcId}`)).status, 404);
+    });
+    await t.step("changes are events on topic ManagedGroup, without members or claims", async () => {
+      const stream = await subscribe(api.url, "topic=ManagedGroup&index=1");
+      try {
+        const events = (await stream.dataUntilQuiet(300)).flatMap((f) => f.Events ?? []);
+        const types = new Set(events.map((e) => e.Type));
+        assertEquals([...types].sort(), [
+          "ManagedGroupCreated",
+          "ManagedGroupDeleted",
+          "ManagedGroupUpdated",
+        ]);
+        const updated = events.find((e) => e.Type === "ManagedGroupUpdated")!;
+        const payload = (updated.Payload as { ManagedGroup: Body }).ManagedGroup;
+        assertEquals(Object.keys(payload).sort(), [
+          "actor_user_id",
+          "auth_method_id",
+          "changed_fields",
+          "id",
+          "scope_id",
+          "type",
+          "version",
+        ]);
+        const text = JSON.stringify(events);
+        assert(!text.includes("member_ids") && !text.includes(oidcUsers.alice.sub), text.slice(0, 400));
+      } finally {
+        await stream.close();
+      }
     });
   } finally {
     await op.stop();
