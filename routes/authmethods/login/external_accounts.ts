@@ -35,7 +35,8 @@ export function upsertExternalAccount(
   const writes: DocWrite[] = [];
   const groupsChanged = managedGroupIds !== undefined &&
     (existing.doc.managed_group_ids ?? []).join("\u0000") !== managedGroupIds.join("\u0000");
-  if (existing.doc.key !== key || !sameProfile(existing.doc.attributes, attributes) || groupsChanged) {
+  const profileChanged = existing.doc.key !== key || !sameProfile(existing.doc.attributes, attributes);
+  if (profileChanged || groupsChanged) {
     const now = nowIso();
     const { managed_group_ids: _old, ...rest } = existing.doc;
     const groups = managedGroupIds ?? existing.doc.managed_group_ids ?? [];
@@ -51,7 +52,8 @@ export function upsertExternalAccount(
       },
       ifVersion: existing.version,
     });
-    const user = svc.state.get<UserDoc>(collections.users, existing.doc.user_id);
+    // The user mirrors the account's profile, not its memberships.
+    const user = profileChanged ? svc.state.get<UserDoc>(collections.users, existing.doc.user_id) : undefined;
     if (user) {
       const { login_name: _l, full_name: _f, email: _e, ...rest } = user.doc;
       writes.push({
