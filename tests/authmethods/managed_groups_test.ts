@@ -379,8 +379,6 @@ Deno.test("managed groups through the HTTP API, with memberships from real LDAP 
       }
     });
   } finally {
-    await op.stop();
-    await slapd.stop();
-    await api.stop();
+    await Promise.all([op.stop(), slapd.stop(), api.stop()]);
   }
 });

@@ -101,6 +101,7 @@ const nomad = jsonWrite(as.nomad);
 const pw = (w: StoredWorld) => w.auth.passwordMethod;
 const oidc = (w: StoredWorld) => w.auth.oidcMethod;
 const ldap = (w: StoredWorld) => w.auth.ldapMethod;
+const group = (w: StoredWorld) => w.auth.managedGroup;
 // deno-lint-ignore no-explicit-any
 const attr = (name: string) => (item: any) => item.attributes?.[name];
 
@@ -338,18 +339,16 @@ export const storedFields: StoredField[] = [
     write: authPatch("accounts", (w) => w.auth.account, (v) => ({ description: v })),
     stored: authRead("accounts", (w) => w.auth.account, (i) => i.description),
   },
-  {
-    family: "auth",
-    name: "managed group name",
-    write: authPatch("managed-groups", (w) => w.auth.managedGroup, (v) => ({ name: v })),
-    stored: authRead("managed-groups", (w) => w.auth.managedGroup, (i) => i.name),
-  },
-  {
-    family: "auth",
-    name: "managed group filter",
-    write: authPatch("managed-groups", (w) => w.auth.managedGroup, (v) => ({ attributes: { filter: v } })),
-    stored: authRead("managed-groups", (w) => w.auth.managedGroup, attr("filter")),
-  },
+  ...(["name", "filter"] as const).map((key) => ({
+    family: "auth" as const,
+    name: `managed group ${key}`,
+    write: authPatch(
+      "managed-groups",
+      group,
+      (v) => key === "name" ? { name: v } : { attributes: { filter: v } },
+    ),
+    stored: authRead("managed-groups", group, (i) => key === "name" ? i.name : attr("filter")(i)),
+  })),
   {
     family: "auth",
     name: "account login_name",
