@@ -64,6 +64,10 @@ export const topics: ReadonlyMap<string, TopicInfo> = new Map<string, TopicInfo>
       "AuthenticationFailuresSummarized",
     ]),
   ],
+  [
+    "ManagedGroup",
+    info("ManagedGroup", false, ["ManagedGroupCreated", "ManagedGroupUpdated", "ManagedGroupDeleted"]),
+  ],
   ["User", info("User", false, ["UserTwoFactorChanged"])],
   [
     "Box",

@@ -101,6 +101,7 @@ const nomad = jsonWrite(as.nomad);
 const pw = (w: StoredWorld) => w.auth.passwordMethod;
 const oidc = (w: StoredWorld) => w.auth.oidcMethod;
 const ldap = (w: StoredWorld) => w.auth.ldapMethod;
+const group = (w: StoredWorld) => w.auth.managedGroup;
 // deno-lint-ignore no-explicit-any
 const attr = (name: string) => (item: any) => item.attributes?.[name];
 
@@ -338,6 +339,16 @@ export const storedFields: StoredField[] = [
     write: authPatch("accounts", (w) => w.auth.account, (v) => ({ description: v })),
     stored: authRead("accounts", (w) => w.auth.account, (i) => i.description),
   },
+  ...(["name", "filter"] as const).map((key) => ({
+    family: "auth" as const,
+    name: `managed group ${key}`,
+    write: authPatch(
+      "managed-groups",
+      group,
+      (v) => key === "name" ? { name: v } : { attributes: { filter: v } },
+    ),
+    stored: authRead("managed-groups", group, (i) => key === "name" ? i.name : attr("filter")(i)),
+  })),
   {
     family: "auth",
     name: "account login_name",
@@ -586,6 +597,9 @@ export function readsFor(field: StoredField, w: StoredWorld): Read[] {
           `/v1/scopes/${w.auth.org}`,
           `/v1/accounts/${w.auth.account}`,
           `/v1/accounts?auth_method_id=${w.auth.passwordMethod}`,
+          `/v1/managed-groups/${w.auth.managedGroup}`,
+          `/v1/managed-groups?auth_method_id=${w.auth.oidcMethod}`,
+          "/v1/auth-tokens?scope_id=global",
         ),
       ];
     case "events":
