@@ -131,12 +131,20 @@ export class Router {
       if (answer instanceof Promise) {
         return answer.then(
           (r) => this.#finish(r, path, sequence, method, logPath, started, metrics),
-          (err) => this.#fail(err, path, sequence, method, logPath, started, metrics),
+          (err) => {
+            const failed = this.#failure(err, path, sequence);
+            return this.#finish(failed, path, sequence, method, logPath, started, metrics);
+          },
         );
       }
       return this.#finish(answer, path, sequence, method, logPath, started, metrics);
     } catch (err) {
-      return this.#fail(err, path, sequence, method, logPath, started, route?.metrics);
+      const response = this.#failure(err, path, sequence);
+      // A failure before the path was redacted (a malformed Host) is logged with the path as sent, redacted.
+      logPath ||= this.#secretPaths.redact(path);
+      // A request no route matched counts as its family's "unmatched", never under its path.
+      const metrics = route ? route.metrics : this.#options.metrics?.unmatched(this.#families.ownerOf(path));
+      return this.#finish(response, path, sequence, method, logPath, started, metrics);
     }
   }
 
@@ -157,15 +165,7 @@ export class Router {
   }
 
   /** Renders a failure in the shape of the family owning `path` (looked up only here: errors are rare). */
-  #fail(
-    err: unknown,
-    path: string,
-    sequence: number,
-    method: string,
-    logPath: string,
-    started: number,
-    metrics: RouteMetrics | undefined,
-  ) {
+  #failure(err: unknown, path: string, sequence: number): Response {
     const requestId = requestIdOf(sequence);
     const apiError = asApiError(err);
     if (!apiError) {
@@ -175,16 +175,10 @@ export class Router {
         stack: err instanceof Error ? err.stack : undefined,
       });
     }
-    const family = this.#families.ownerOf(path);
-    const response = this.#families.render(
-      family,
+    return this.#families.render(
+      this.#families.ownerOf(path),
       apiError ?? new ApiError(500, `Internal error (request ${requestId})`),
       requestId,
     );
-    // A failure before the path was redacted (a malformed Host) is logged with the path as sent, redacted.
-    const logged = logPath || this.#secretPaths.redact(path);
-    // A request no route matched counts as its family's "unmatched", never under its path.
-    metrics ??= this.#options.metrics?.unmatched(family);
-    return this.#finish(response, path, sequence, method, logged, started, metrics);
   }
 }

@@ -14,45 +14,46 @@ export interface ProcessMetrics {
 }
 
 export function registerProcessMetrics(registry: MetricsRegistry): ProcessMetrics {
-  const rss = registry.gauge("process_resident_memory_bytes", "Resident memory size in bytes.").labels();
-  const virtual = registry.gauge("process_virtual_memory_bytes", "Virtual memory size in bytes.").labels();
-  const cpu = registry.counter("process_cpu_seconds_total", "User and system CPU time spent in seconds.")
-    .labels();
-  const openFds = registry.gauge("process_open_fds", "Number of open file descriptors.").labels();
-  const maxFds = registry.gauge("process_max_fds", "Maximum number of open file descriptors.").labels();
-  const start = registry.gauge(
-    "process_start_time_seconds",
-    "Start time of the process since unix epoch in seconds.",
-  )
-    .labels();
-  start.set(Math.round(performance.timeOrigin / 10) / 100);
-  const heapUsed = registry.gauge("wharf_runtime_heap_used_bytes", "V8 heap in use, in bytes.").labels();
-  const heapTotal = registry.gauge("wharf_runtime_heap_total_bytes", "V8 heap reserved, in bytes.").labels();
-  const external = registry.gauge(
+  let memory = Deno.memoryUsage();
+  registry.onScrape(() => void (memory = Deno.memoryUsage()));
+  registry.gaugeFrom("process_resident_memory_bytes", "Resident memory size in bytes.", () => memory.rss);
+  registry.gaugeFrom("wharf_runtime_heap_used_bytes", "V8 heap in use, in bytes.", () => memory.heapUsed);
+  registry.gaugeFrom("wharf_runtime_heap_total_bytes", "V8 heap reserved, in bytes.", () => memory.heapTotal);
+  registry.gaugeFrom(
     "wharf_runtime_external_memory_bytes",
     "Memory held outside the V8 heap by JavaScript objects (buffers), in bytes.",
-  ).labels();
+    () => memory.external,
+  );
+  const startSeconds = Math.round(performance.timeOrigin / 10) / 100;
+  registry.gaugeFrom(
+    "process_start_time_seconds",
+    "Start time of the process since unix epoch in seconds.",
+    () => startSeconds,
+  );
+  // From /proc/self (Linux): CPU, virtual memory, file descriptors.
+  const virtual = registry.gaugeValue("process_virtual_memory_bytes", "Virtual memory size in bytes.");
+  const cpu = registry.counterValue(
+    "process_cpu_seconds_total",
+    "User and system CPU time spent in seconds.",
+  );
+  const fds = registry.gauge("process_open_fds", "Number of open file descriptors.");
+  const maxFds = registry.gauge("process_max_fds", "Maximum number of open file descriptors.");
   const lag = registry.histogram(
     "wharf_runtime_event_loop_lag_seconds",
     `How late a timer set every ${lagProbeMs} ms fired: time the event loop was busy with other work.`,
     [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
   ).labels();
-  const lagMax = registry.gauge(
+  let maxSince = 0;
+  registry.gaugeFrom(
     "wharf_runtime_event_loop_lag_max_seconds",
     "The largest event-loop lag seen since the previous scrape.",
-  ).labels();
-  let maxSince = 0;
-
-  registry.onScrape(async () => {
-    const memory = Deno.memoryUsage();
-    rss.set(memory.rss);
-    heapUsed.set(memory.heapUsed);
-    heapTotal.set(memory.heapTotal);
-    external.set(memory.external);
-    lagMax.set(maxSince);
-    maxSince = 0;
-    await readProc();
-  });
+    () => {
+      const max = maxSince;
+      maxSince = 0;
+      return max;
+    },
+  );
+  registry.onScrape(() => readProc());
 
   async function readProc(): Promise<void> {
     if (Deno.build.os !== "linux") return;
@@ -61,11 +62,11 @@ export function registerProcessMetrics(registry: MetricsRegistry): ProcessMetric
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
     cpu.set((Number(fields[11]) + Number(fields[12])) / ticksPerSecond);
     virtual.set(Number(fields[20]));
-    let fds = 0;
-    for await (const _ of Deno.readDir("/proc/self/fd")) fds++;
-    openFds.set(fds);
+    let open = 0;
+    for await (const _ of Deno.readDir("/proc/self/fd")) open++;
+    fds.labels().set(open);
     const limits = /^Max open files\s+(\d+)/m.exec(await Deno.readTextFile("/proc/self/limits"));
-    if (limits) maxFds.set(Number(limits[1]));
+    if (limits) maxFds.labels().set(Number(limits[1]));
   }
 
   let expected = performance.now() + lagProbeMs;

@@ -128,6 +128,28 @@ export class MetricsRegistry {
     return this.#add(new ValueFamily(name, help, "gauge", labelNames));
   }
 
+  /** An unlabelled counter's one series. */
+  counterValue(name: string, help: string): ValueChild {
+    return this.counter(name, help).labels();
+  }
+
+  /** An unlabelled gauge's one series. */
+  gaugeValue(name: string, help: string): ValueChild {
+    return this.gauge(name, help).labels();
+  }
+
+  /** An unlabelled gauge read from `read` at each scrape (for numbers kept elsewhere or cheap to compute). */
+  gaugeFrom(name: string, help: string, read: () => number): void {
+    const child = this.gaugeValue(name, help);
+    this.onScrape(() => child.set(read()));
+  }
+
+  /** An unlabelled counter whose total `read` returns at each scrape (a count kept by the code it counts). */
+  counterFrom(name: string, help: string, read: () => number): void {
+    const child = this.counterValue(name, help);
+    this.onScrape(() => child.set(read()));
+  }
+
   histogram(
     name: string,
     help: string,

@@ -12,33 +12,31 @@ export function registerStoreMetrics(registry: MetricsRegistry, data: DataDir): 
     "Time a commit took from asking for its locks to being durable (its _count is the commit rate).",
     commitBuckets,
   ).labels();
-  const failed = registry.counter(
+  const failed = registry.counterValue(
     "wharf_store_commit_failures_total",
     "Commits that did not commit (a plan refused the write, or the storage failed).",
-  ).labels();
+  );
   data.store.observeCommits((seconds, committed) => {
     commitSeconds.observe(seconds);
     if (!committed) failed.inc();
   });
 
-  const head = registry.gauge(
+  const head = registry.gaugeValue(
     "wharf_store_log_head_index",
     "Index of the newest commit this node has applied.",
-  )
-    .labels();
-  const first = registry.gauge(
+  );
+  const first = registry.gaugeValue(
     "wharf_store_log_first_index",
     "Index of the oldest commit the event log retains.",
-  )
-    .labels();
+  );
   const logBytes = registry.gauge(
     "wharf_store_log_bytes",
     "Bytes of the event log's retained segment files (data directory only).",
   );
-  const lag = registry.gauge(
+  const lag = registry.gaugeValue(
     "wharf_store_checkpoint_lag_indexes",
     "Commits applied since the last document checkpoint: what a restart would replay.",
-  ).labels();
+  );
   const documents = registry.gauge("wharf_store_documents", "Documents held, by collection.", ["collection"]);
   const cluster = registerClusterMetrics(registry);
 
