@@ -15,6 +15,7 @@ import { RouteTable } from "./router/match.ts";
 import { rawPath, requestPath } from "./router/request_path.ts";
 import type { CompiledRoute, Route, RouteStep } from "./router/route.ts";
 import type { HttpMetrics, RouteMetrics } from "./metrics/http.ts";
+import type { Family } from "./http.ts";
 import { AccessLog } from "./router/steps/access_log.ts";
 import { checkBodyLimit } from "./router/steps/body_limit.ts";
 import { catchUpWith, type ClusterView } from "./router/steps/cluster.ts";
@@ -132,18 +133,20 @@ export class Router {
         return answer.then(
           (r) => this.#finish(r, path, sequence, method, logPath, started, metrics),
           (err) => {
-            const failed = this.#failure(err, path, sequence);
+            const failed = this.#failure(err, this.#families.ownerOf(path), sequence);
             return this.#finish(failed, path, sequence, method, logPath, started, metrics);
           },
         );
       }
       return this.#finish(answer, path, sequence, method, logPath, started, metrics);
     } catch (err) {
-      const response = this.#failure(err, path, sequence);
+      // Failures are rendered in the shape of the family owning the path (looked up only here: errors are rare).
+      const family = this.#families.ownerOf(path);
+      const response = this.#failure(err, family, sequence);
       // A failure before the path was redacted (a malformed Host) is logged with the path as sent, redacted.
       logPath ||= this.#secretPaths.redact(path);
       // A request no route matched counts as its family's "unmatched", never under its path.
-      const metrics = route ? route.metrics : this.#options.metrics?.unmatched(this.#families.ownerOf(path));
+      const metrics = route ? route.metrics : this.#options.metrics?.unmatched(family);
       return this.#finish(response, path, sequence, method, logPath, started, metrics);
     }
   }
@@ -164,8 +167,8 @@ export class Router {
     return response;
   }
 
-  /** Renders a failure in the shape of the family owning `path` (looked up only here: errors are rare). */
-  #failure(err: unknown, path: string, sequence: number): Response {
+  /** Renders a failure in the shape of `family` (the path's owner); a failure that is no ApiError is logged. */
+  #failure(err: unknown, family: Family, sequence: number): Response {
     const requestId = requestIdOf(sequence);
     const apiError = asApiError(err);
     if (!apiError) {
@@ -176,7 +179,7 @@ export class Router {
       });
     }
     return this.#families.render(
-      this.#families.ownerOf(path),
+      family,
       apiError ?? new ApiError(500, `Internal error (request ${requestId})`),
       requestId,
     );
