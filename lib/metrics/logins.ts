@@ -4,6 +4,9 @@
 import { asApiError } from "../store_http.ts";
 import type { MetricsRegistry, ValueFamily } from "./registry.ts";
 
+/** The auth method types a login is counted under (registry: the registry's own passwords). */
+export type LoginMethod = "password" | "ldap" | "oidc" | "registry";
+
 /** What a login attempt came to: a token, refused credentials, the throttle's 429, a malformed request, a 5xx. */
 export type LoginResult = "success" | "failure" | "throttled" | "invalid" | "error";
 
@@ -23,13 +26,17 @@ function loginsOf(registry: MetricsRegistry): ValueFamily {
   return f;
 }
 
+/** Counts one login attempt whose outcome the caller knows (an OIDC callback: its answer is a redirect either way). */
+export function recordLogin(registry: MetricsRegistry, method: LoginMethod, result: LoginResult): void {
+  loginsOf(registry).labels(method, result).inc();
+}
+
 /** Runs a login and counts it under `method` (a fixed type name: password, ldap, oidc, registry). */
 export async function countLogin(
   registry: MetricsRegistry,
-  method: "password" | "ldap" | "oidc" | "registry",
+  method: LoginMethod,
   login: () => Promise<Response>,
 ): Promise<Response> {
-  const logins = loginsOf(registry);
   let result: LoginResult = "error";
   try {
     const response = await login();
@@ -40,7 +47,7 @@ export async function countLogin(
     result = resultOf(status);
     throw err;
   } finally {
-    logins.labels(method, result).inc();
+    recordLogin(registry, method, result);
   }
 }
 

@@ -12,6 +12,7 @@ import {
   publishExternal,
   startRegistry,
 } from "../registry/helpers.ts";
+import { fastEnv, signInAdmin } from "../authmethods/helpers.ts";
 import { loadConfig } from "../../lib/config.ts";
 import { ConfigError } from "../../lib/errors.ts";
 
@@ -70,6 +71,7 @@ async function promtoolCheck(args: string[], input?: string): Promise<{ code: nu
 let fixture: Fixture | undefined;
 async function server(): Promise<Fixture> {
   fixture ??= await startRegistry({
+    ...fastEnv,
     WHARF_METRICS_TOKEN: metricsToken,
     WHARF_ACL_BOOTSTRAP_SECRET: rootSecret,
   });
@@ -209,11 +211,19 @@ Deno.test("metrics: logins, boxes and downloads are counted", async () => {
     }),
     302,
   );
+  // The auth methods' password login: the bootstrap admin, then a wrong password.
+  const { anon, primaryMethodId } = await signInAdmin(f.srv.url);
+  const refused = await anon.post(`/v1/auth-methods/${primaryMethodId}:authenticate`, {
+    attributes: { login_name: "admin", password: "wrong-password" },
+  });
+  assertEquals(refused.status, 401);
   const after = await metrics(f.srv.url);
   const delta = (m: string, l: Record<string, string> = {}) =>
     (valueOf(after, m, l) ?? 0) - (valueOf(before, m, l) ?? 0);
   assertEquals(delta("wharf_auth_logins_total", { method: "registry", result: "success" }), 1);
   assertEquals(delta("wharf_auth_logins_total", { method: "registry", result: "failure" }), 1);
+  assertEquals(delta("wharf_auth_logins_total", { method: "password", result: "success" }), 1);
+  assertEquals(delta("wharf_auth_logins_total", { method: "password", result: "failure" }), 1);
   assertEquals(delta("wharf_registry_objects", { kind: "boxes" }), 1);
   assertEquals(delta("wharf_registry_objects", { kind: "versions" }), 1);
   assertEquals(delta("wharf_registry_objects", { kind: "providers" }), 1);
@@ -251,6 +261,20 @@ Deno.test("metrics: hostile paths and user names never reach a label; no token o
   ) {
     const r = await f.api.post("/api/v1/authenticate", { user: { login, password: "x" } });
     assert(r.status === 401 || r.status === 422, String(r.status));
+  }
+  const { anon, primaryMethodId } = await signInAdmin(f.srv.url);
+  for (
+    const name of [
+      `${marker}\n"}`,
+      `${marker}\u0000\u001b`,
+      `${marker}${"D".repeat(500)}`,
+      `${marker}${"E".repeat(10240)}`,
+    ]
+  ) {
+    const r = await anon.post(`/v1/auth-methods/${primaryMethodId}:authenticate`, {
+      attributes: { login_name: name, password: "x" },
+    });
+    assert(r.status === 401 || r.status === 400, String(r.status));
   }
   const { text } = await scrape(f.srv.url);
   const families = parsePrometheus(text);
