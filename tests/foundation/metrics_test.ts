@@ -162,6 +162,16 @@ Deno.test("metrics: the text passes promtool check metrics and our own reader; t
     ]
   ) assert(families.has(name), `${name} is exposed`);
   assert(valueOf(families, "process_resident_memory_bytes")! > 1e6);
+  // On the cluster pass (PostgreSQL + S3) the cluster's families have their samples; on a data dir, the log's size.
+  if (f.srv.server.data.backend === "postgres") {
+    assertEquals(valueOf(families, "wharf_cluster_database_up"), 1);
+    assert(valueOf(families, "wharf_cluster_view_lag_indexes")! >= 0);
+    assertEquals(valueOf(families, "wharf_cluster_db_pool_waiting"), 0);
+    assert(valueOf(families, "wharf_cluster_commit_batches_total")! >= 1);
+  } else {
+    assertEquals(families.get("wharf_cluster_database_up")!.samples, []);
+    assert(valueOf(families, "wharf_store_log_bytes")! > 0);
+  }
   assert(valueOf(families, "wharf_http_open_connections")! >= 1);
   const duration = families.get("wharf_http_request_duration_seconds")!;
   assert(duration.samples.some((s) => s.name.endsWith("_bucket") && s.labels.le === "+Inf"));
