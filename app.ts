@@ -11,6 +11,13 @@ import { HashingQueue } from "./lib/password_hashing.ts";
 import { storageSettings } from "./lib/store/storage_settings.ts";
 import { envBool, envDurationMs, envInt } from "./lib/config.ts";
 import { defaultMaxConnections, serve, type Serving } from "./lib/serve.ts";
+import {
+  HttpMetrics,
+  MetricsRegistry,
+  registerConnectionMetrics,
+  registerProcessMetrics,
+  registerStoreMetrics,
+} from "./lib/metrics/mod.ts";
 import { createRegistryApi } from "./routes/registry/mod.ts";
 import { createAuthMethodsApi } from "./routes/authmethods/mod.ts";
 import { createEventsApi } from "./routes/events/mod.ts";
@@ -67,6 +74,11 @@ export async function startServer(
   });
   const shutdown = new AbortController();
   const passwordHashing = new HashingQueue();
+  // Metrics (docs/operations.md#metrics): the router's, the storage's and the process's here; each family adds its own.
+  const metrics = new MetricsRegistry();
+  const httpMetrics = new HttpMetrics(metrics);
+  registerStoreMetrics(metrics, data);
+  const processMetrics = registerProcessMetrics(metrics);
   const ctx: AppContext = {
     config,
     data,
@@ -74,6 +86,7 @@ export async function startServer(
     shutdownSignal: shutdown.signal,
     announce,
     passwordHashing,
+    metrics,
   };
   let modules: ApiModule[];
   try {
@@ -92,6 +105,7 @@ export async function startServer(
       registry,
     ];
   } catch (err) {
+    processMetrics.stop();
     await data.close();
     throw err;
   }
@@ -103,6 +117,7 @@ export async function startServer(
     trustProxy: config.trustProxy,
     // On a cluster a client sees its own writes whichever node a load balancer picks (lib/router.ts ClusterView).
     cluster: data.log.sync ? { sync: () => data.log.sync!(), index: () => data.log.lastIndex } : undefined,
+    metrics: httpMetrics,
   });
 
   const env = config.env;
@@ -124,11 +139,13 @@ export async function startServer(
     }, (request, info) => router.handle(request, info));
   } catch (err) {
     // A bad setting or the port in use: nothing is served, so close what was opened.
+    processMetrics.stop();
     for (const m of modules) await m.close?.();
     await data.close();
     throw err;
   }
   const addr = server.addr;
+  registerConnectionMetrics(metrics, () => server.stats());
 
   let stopping: Promise<void> | undefined;
   const stop = () => {
@@ -137,6 +154,7 @@ export async function startServer(
       const grace = new Promise<void>((r) => setTimeout(r, config.shutdownGraceMs));
       await Promise.race([server.shutdown(), grace]);
       server.closeAll();
+      processMetrics.stop();
       for (const m of modules) await m.close?.();
       await data.close();
     })();

@@ -1,10 +1,11 @@
 // deno bench: the router's per-request cost for a static JSON route, against a bare handler returning the
-// same bytes (the in-process share of the HTTP figure in docs/benchmarks.md).
+// same bytes (the in-process share of the HTTP figure in docs/benchmarks.md), with and without metrics.
 
 import { type Route, Router } from "../lib/router.ts";
 import { createLogger, formatAccessLine } from "../lib/log.ts";
 import { json, jsonText } from "../lib/http.ts";
 import { withServerFamilies } from "../tests/helpers/families.ts";
+import { HttpMetrics, MetricsRegistry } from "../lib/metrics/mod.ts";
 
 const body = JSON.stringify({ server: { ok: true, message: "ok" } });
 const bytes = new TextEncoder().encode(body);
@@ -25,11 +26,13 @@ const health = {
 function makeRouter(
   logger: ReturnType<typeof createLogger>,
   routes: readonly Route[] = [...filler, health],
+  metrics?: HttpMetrics,
 ): Router {
   return Router.forGroups(withServerFamilies(routes), {
     logger,
     maxBodyBytes: 1 << 20,
     trustProxy: false,
+    metrics,
   });
 }
 
@@ -37,6 +40,19 @@ const router = makeRouter(createLogger("info", (l) => {
   if (logged.push(l) > 1000) logged.length = 0;
 }));
 const quietRouter = makeRouter(createLogger("warn"));
+// What app.ts runs: request metrics on (lib/metrics/http.ts), with the access log on and off.
+const meteredRouter = makeRouter(
+  createLogger("info", (l) => {
+    if (logged.push(l) > 1000) logged.length = 0;
+  }),
+  undefined,
+  new HttpMetrics(new MetricsRegistry()),
+);
+const quietMeteredRouter = makeRouter(
+  createLogger("warn"),
+  undefined,
+  new HttpMetrics(new MetricsRegistry()),
+);
 
 Deno.bench("bare handler: new Response(bytes)", { baseline: true, group: "static route" }, async () => {
   const req = new Request("http://127.0.0.1/v1/agent/health");
@@ -45,15 +61,19 @@ Deno.bench("bare handler: new Response(bytes)", { baseline: true, group: "static
   void req;
 });
 
-Deno.bench("router.handle, access log on", { group: "static route" }, async () => {
-  const res = await router.handle(new Request("http://127.0.0.1/v1/agent/health"), "127.0.0.1");
-  await res.arrayBuffer();
-});
-
-Deno.bench("router.handle, access log off", { group: "static route" }, async () => {
-  const res = await quietRouter.handle(new Request("http://127.0.0.1/v1/agent/health"), "127.0.0.1");
-  await res.arrayBuffer();
-});
+for (
+  const [name, routerUnderTest] of [
+    ["router.handle, access log on", router],
+    ["router.handle, access log off", quietRouter],
+    ["router.handle, access log on, metrics on", meteredRouter],
+    ["router.handle, access log off, metrics on", quietMeteredRouter],
+  ] as const
+) {
+  Deno.bench(name, { group: "static route" }, async () => {
+    const res = await routerUnderTest.handle(new Request("http://127.0.0.1/v1/agent/health"), "127.0.0.1");
+    await res.arrayBuffer();
+  });
+}
 
 // The access line alone, through the real stderr sink (buffered lines; run with 2>/dev/null to keep the
 // terminal quiet), against the text formatter the test sink uses.
@@ -82,6 +102,7 @@ const appRoutes = await (async () => {
   }
 })();
 const appRouter = makeRouter(createLogger("warn"), appRoutes);
+const meteredAppRouter = makeRouter(createLogger("warn"), appRoutes, new HttpMetrics(new MetricsRegistry()));
 for (
   const path of [
     "/api/v1/box/alice/box-00042",
@@ -91,8 +112,10 @@ for (
     "/v1/auth-methods/ampw_1234567890",
   ]
 ) {
-  Deno.bench(`app table: GET ${path}`, { group: "app route table" }, async () => {
-    const res = await appRouter.handle(new Request(`http://127.0.0.1${path}`), "127.0.0.1");
-    await res.arrayBuffer();
-  });
+  for (const [suffix, table] of [["", appRouter], [", metrics on", meteredAppRouter]] as const) {
+    Deno.bench(`app table: GET ${path}${suffix}`, { group: "app route table" }, async () => {
+      const res = await table.handle(new Request(`http://127.0.0.1${path}`), "127.0.0.1");
+      await res.arrayBuffer();
+    });
+  }
 }

@@ -3,6 +3,7 @@
 import type { Config } from "./config.ts";
 import type { Logger } from "./log.ts";
 import type { HashingQueue } from "./password_hashing.ts";
+import type { MetricsRegistry } from "./metrics/registry.ts";
 import type { ApiFamily, Route, RouteStep } from "./router.ts";
 import type { DataDir } from "./store/mod.ts";
 
@@ -13,6 +14,8 @@ export interface AppContext {
   logger: Logger;
   /** The node's one bounded queue for password hashes and verifications, every family's (docs/security.md). */
   passwordHashing: HashingQueue;
+  /** The node's metrics, which each family registers its own into (docs/operations.md#metrics). */
+  metrics: MetricsRegistry;
   /** Aborted when shutdown begins: long-lived responses (streams) end their bodies cleanly. */
   shutdownSignal: AbortSignal;
   /** Lines meant for the operator (e.g. a generated admin password), printed to stdout. */

@@ -18,6 +18,10 @@ export interface Config {
   shutdownGraceMs: number;
   /** Enables routes that only tests use (the crash test's write route). */
   testRoutes: boolean;
+  /** WHARF_METRICS_TOKEN: a bearer token that may read /v1/metrics besides a management ACL token. */
+  metricsToken: string | undefined;
+  /** WHARF_METRICS_PUBLIC: /v1/metrics answers anyone (behind a proxy that restricts it). */
+  metricsPublic: boolean;
   /** The environment the server was started with, for family-specific settings. */
   env: Readonly<Record<string, string>>;
 }
@@ -71,8 +75,20 @@ export function loadConfig(args: readonly string[], env: Readonly<Record<string,
     maxBodyBytes: envInt(env, "WHARF_MAX_BODY_BYTES", 1 << 20, 1024),
     shutdownGraceMs: envDurationMs(env, "WHARF_SHUTDOWN_GRACE", 5000),
     testRoutes: envBool(env, "WHARF_TEST_ROUTES", false),
+    metricsToken: metricsToken(env),
+    metricsPublic: envBool(env, "WHARF_METRICS_PUBLIC", false),
     env,
   };
+}
+
+/** WHARF_METRICS_TOKEN: at least 16 printable characters without spaces (it is compared as sent). */
+function metricsToken(env: Readonly<Record<string, string>>): string | undefined {
+  const raw = env.WHARF_METRICS_TOKEN;
+  if (raw === undefined || raw === "") return undefined;
+  if (!/^[\x21-\x7e]{16,}$/.test(raw)) {
+    throw new ConfigError("WHARF_METRICS_TOKEN must be at least 16 printable characters without spaces");
+  }
+  return raw;
 }
 
 function parsePort(raw: string): number {

@@ -17,6 +17,9 @@ export class RateLimiter {
   }
 
   /** Takes one token for `key`; returns 0 when allowed, else the seconds to wait. */
+  /** Requests refused since start (for metrics). */
+  refusals = 0;
+
   take(key: string, at = performance.now()): number {
     if (!this.enabled) return 0;
     let bucket = this.#buckets.get(key);
@@ -33,6 +36,7 @@ export class RateLimiter {
       bucket.tokens -= 1;
       return 0;
     }
+    this.refusals++;
     return Math.max(1, Math.ceil((1 - bucket.tokens) / this.#rps));
   }
 

@@ -1,7 +1,7 @@
 // The router: finds a request's route (lib/router/match.ts) and runs it through the steps every request takes —
 // request id, Host check, context, body limit, the route's own steps (cluster catch-up, its module's, HEAD; composed
 // once per route), failures rendered in the shape of the family owning the path, the response-header guard, the
-// access log.
+// access log and the request metrics (lib/metrics/http.ts).
 
 import { ApiError } from "./errors.ts";
 import { asApiError } from "./store_http.ts";
@@ -13,7 +13,9 @@ import { Context, type ContextSettings, type RemoteAddress } from "./router/cont
 import { type ApiFamily, FamilyTable } from "./router/families.ts";
 import { RouteTable } from "./router/match.ts";
 import { rawPath, requestPath } from "./router/request_path.ts";
-import type { Route, RouteStep } from "./router/route.ts";
+import type { CompiledRoute, Route, RouteStep } from "./router/route.ts";
+import type { HttpMetrics, RouteMetrics } from "./metrics/http.ts";
+import type { Family } from "./http.ts";
 import { AccessLog } from "./router/steps/access_log.ts";
 import { checkBodyLimit } from "./router/steps/body_limit.ts";
 import { catchUpWith, type ClusterView } from "./router/steps/cluster.ts";
@@ -40,6 +42,8 @@ export interface RouterOptions {
   trustProxy: boolean;
   /** Present on a cluster: how a request sees what other nodes committed before it arrived. */
   cluster?: ClusterView;
+  /** Where requests are counted and timed (by family, route pattern and status class); none keeps no metrics. */
+  metrics?: HttpMetrics;
 }
 
 /** What the constructor takes beyond RouterOptions: the groups' families and each route's group. */
@@ -68,7 +72,7 @@ export class Router {
 
   private constructor(routes: readonly Route[], options: RouterOptions, groups: GroupOptions) {
     this.#options = options;
-    this.#accessLog = new AccessLog(options.logger);
+    this.#accessLog = new AccessLog(options.logger, options.metrics !== undefined);
     const families = new FamilyTable(groups.families);
     this.#families = families;
     this.#headerGuard = new HeaderGuard(options.logger, families);
@@ -76,8 +80,10 @@ export class Router {
     // Outermost first: a cluster's catch-up, then the group's own steps (which see `ctx.retry`), then the handler.
     const routerSteps: RouteStep[] = options.cluster ? [catchUpWith(options.cluster)] : [];
     const familyOf = (route: Route) => groups.groupOf.get(route)?.family?.name;
+    const metrics = options.metrics;
     this.#table = new RouteTable(routes, {
       familyOf,
+      metricsOf: metrics && ((route, family) => metrics.forRoute(family, route.path)),
       steps: routerSteps,
       groupSteps: (route) => groups.groupOf.get(route)?.steps ?? [],
       index: {
@@ -101,6 +107,7 @@ export class Router {
     const method = request.method;
     let path = "";
     let logPath = "";
+    let route: CompiledRoute | undefined;
     try {
       const href = request.url;
       let url: URL | undefined;
@@ -114,22 +121,33 @@ export class Router {
         if (path.includes("//")) path = path.replace(/\/{2,}/g, "/");
       }
       logPath = this.#secretPaths.redact(path);
-      let route = this.#table.staticRoute(path, method);
+      route = this.#table.staticRoute(path, method);
       let params: Record<string, string> = {};
       if (!route) ({ route, params } = this.#table.match(path, method));
       const maxBodyBytes = route.maxBodyBytes ?? this.#options.maxBodyBytes;
       const ctx = new Context(request, url, params, sequence, maxBodyBytes, remoteAddr, this.#settings);
       checkBodyLimit(method, request, maxBodyBytes);
       const answer = method === "HEAD" ? route.runHead(ctx) : route.run(ctx);
+      const metrics = route.metrics;
       if (answer instanceof Promise) {
         return answer.then(
-          (r) => this.#finish(r, path, sequence, method, logPath, started),
-          (err) => this.#fail(err, path, sequence, method, logPath, started),
+          (r) => this.#finish(r, path, sequence, method, logPath, started, metrics),
+          (err) => {
+            const failed = this.#failure(err, this.#families.ownerOf(path), sequence);
+            return this.#finish(failed, path, sequence, method, logPath, started, metrics);
+          },
         );
       }
-      return this.#finish(answer, path, sequence, method, logPath, started);
+      return this.#finish(answer, path, sequence, method, logPath, started, metrics);
     } catch (err) {
-      return this.#fail(err, path, sequence, method, logPath, started);
+      // Failures are rendered in the shape of the family owning the path (looked up only here: errors are rare).
+      const family = this.#families.ownerOf(path);
+      const response = this.#failure(err, family, sequence);
+      // A failure before the path was redacted (a malformed Host) is logged with the path as sent, redacted.
+      logPath ||= this.#secretPaths.redact(path);
+      // A request no route matched counts as its family's "unmatched", never under its path.
+      const metrics = route ? route.metrics : this.#options.metrics?.unmatched(family);
+      return this.#finish(response, path, sequence, method, logPath, started, metrics);
     }
   }
 
@@ -140,14 +158,17 @@ export class Router {
     method: string,
     logPath: string,
     started: number,
+    metrics: RouteMetrics | undefined,
   ) {
     response = this.#headerGuard.check(response, path, sequence);
-    this.#accessLog.write(sequence, method, logPath, response.status, started);
+    const ended = this.#accessLog.end();
+    this.#accessLog.write(sequence, method, logPath, response.status, started, ended);
+    metrics?.record(response.status, ended - started);
     return response;
   }
 
-  /** Renders a failure in the shape of the family owning `path` (looked up only here: errors are rare). */
-  #fail(err: unknown, path: string, sequence: number, method: string, logPath: string, started: number) {
+  /** Renders a failure in the shape of `family` (the path's owner); a failure that is no ApiError is logged. */
+  #failure(err: unknown, family: Family, sequence: number): Response {
     const requestId = requestIdOf(sequence);
     const apiError = asApiError(err);
     if (!apiError) {
@@ -157,14 +178,10 @@ export class Router {
         stack: err instanceof Error ? err.stack : undefined,
       });
     }
-    const family = this.#families.ownerOf(path);
-    const response = this.#families.render(
+    return this.#families.render(
       family,
       apiError ?? new ApiError(500, `Internal error (request ${requestId})`),
       requestId,
     );
-    // A failure before the path was redacted (a malformed Host) is logged with the path as sent, redacted.
-    const logged = logPath || this.#secretPaths.redact(path);
-    return this.#finish(response, path, sequence, method, logged, started);
   }
 }

@@ -47,12 +47,25 @@ export type ServeHandler = (
   info: Deno.ServeHandlerInfo<Deno.NetAddr>,
 ) => Response | Promise<Response>;
 
+/** Counts of the connection layer, read at scrape time (lib/metrics: wharf_http_*connections*). */
+export interface ConnectionStats {
+  open: number;
+  /** Requests whose response is not fully sent yet, on every connection. */
+  inflight: number;
+  /** Connections refused (503) past the connection cap, since start. */
+  refused: number;
+  /** Connections closed for a timeout, since start, by which one. */
+  timedOut: Record<"header" | "idle" | "body", number>;
+}
+
 export interface Serving {
   addr: Deno.NetAddr;
   /** "connections": wharf accepts and times connections; "deno-serve": the fallback without timeouts. */
   mode: "connections" | "deno-serve";
   /** Open connections (connections mode). */
   connections(): number;
+  /** The connection layer's counts (all zero in deno-serve mode, which keeps none). */
+  stats(): ConnectionStats;
   /** Stops accepting, closes idle connections, waits for requests in flight. */
   shutdown(): Promise<void>;
   /** Force-closes every connection left (after the shutdown grace period). */
@@ -172,6 +185,8 @@ class ConnectionsServer {
   #acceptLoop: Promise<void>;
   readonly #acceptFailed: Throttled;
   readonly #refused: Throttled;
+  #refusedCount = 0;
+  readonly #timedOut = { header: 0, idle: 0, body: 0 };
 
   constructor(options: ServeOptions, handler: ServeHandler, serveOn: ServeOnConnection) {
     this.#options = options;
@@ -200,6 +215,16 @@ class ConnectionsServer {
       addr: this.#listener.addr,
       mode: "connections",
       connections: () => this.#conns.size,
+      stats: () => {
+        let inflight = 0;
+        for (const c of this.#conns) inflight += c.inflight;
+        return {
+          open: this.#conns.size,
+          inflight,
+          refused: this.#refusedCount,
+          timedOut: { ...this.#timedOut },
+        };
+      },
       shutdown: () => {
         shuttingDown ??= this.#shutdown().then(resolveFinished);
         return shuttingDown;
@@ -249,6 +274,7 @@ class ConnectionsServer {
   }
 
   #refuse(conn: Deno.TcpConn): void {
+    this.#refusedCount++;
     this.#refused.note({ max_connections: this.#options.maxConnections });
     conn.write(busyResponse).catch(() => {}).finally(() => {
       try {
@@ -329,6 +355,7 @@ class ConnectionsServer {
 
   #close(c: Connection, reason: "header" | "idle" | "body"): void {
     this.#conns.delete(c);
+    this.#timedOut[reason]++;
     const why = reason === "header"
       ? "request headers not received in time"
       : reason === "idle"
@@ -504,6 +531,7 @@ function serveWithDenoServe(options: ServeOptions, handler: ServeHandler): Servi
     addr,
     mode: "deno-serve",
     connections: () => 0,
+    stats: () => ({ open: 0, inflight: 0, refused: 0, timedOut: { header: 0, idle: 0, body: 0 } }),
     shutdown: async () => {
       stopping = true;
       await Promise.all([...servers].map((s) => s.shutdown().catch(() => {})));

@@ -5,6 +5,7 @@ import { ApiError } from "../errors.ts";
 import type { Family, Handler } from "../http.ts";
 import { compilePathPattern } from "../route_pattern.ts";
 import { type IndexOptions, laterLiterals, literalsMatch, RouteIndex, segmentShape } from "../route_index.ts";
+import type { RouteMetrics } from "../metrics/http.ts";
 import type { CompiledRoute, Route, RouteStep } from "./route.ts";
 import { headFromGet } from "./steps/head.ts";
 
@@ -22,6 +23,8 @@ export interface TableOptions {
   /** Around one route's handler, inside `steps` (its group's). */
   groupSteps(route: Route): readonly RouteStep[];
   index: IndexOptions<CompiledRoute>;
+  /** The metrics a route records into (none when the router keeps no metrics). */
+  metricsOf?(route: Route, family: Family | undefined): RouteMetrics | undefined;
 }
 
 export class RouteTable {
@@ -95,6 +98,7 @@ function compile(r: Route, order: number, options: TableOptions): CompiledRoute 
   // Segments are trusted only with an exact RegExp: the segment count of a URLPattern-only route may vary.
   const segments = regex ? segmentShape(r.path) : undefined;
   const prefix = literalPrefix(r.path);
+  const family = options.familyOf(r);
   const route: CompiledRoute = {
     ...r,
     ...prefixProbe(prefix),
@@ -106,7 +110,8 @@ function compile(r: Route, order: number, options: TableOptions): CompiledRoute 
     segments,
     literals: laterLiterals(segments),
     order,
-    family: options.familyOf(r),
+    family,
+    metrics: options.metricsOf?.(r, family),
     run: r.handler,
     runHead: r.handler,
   };

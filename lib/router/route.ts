@@ -2,6 +2,7 @@
 
 import type { Family, Handler } from "../http.ts";
 import type { LiteralSegment } from "../route_index.ts";
+import type { RouteMetrics } from "../metrics/http.ts";
 
 export interface Route {
   method: string | readonly string[];
@@ -54,6 +55,8 @@ export interface CompiledRoute extends Route {
   order: number;
   /** The family of the module that brought the route, when it declared one (lib/router/families.ts). */
   family: Family | undefined;
+  /** What its requests count into, when the router keeps metrics (lib/metrics/http.ts). */
+  metrics: RouteMetrics | undefined;
   /** The handler behind every step of the route (composed at startup). */
   run: Handler;
   /** The same for a HEAD request answered by this GET route: the body is dropped (lib/router/steps/head.ts). */

@@ -43,6 +43,19 @@ export interface StorageHealth {
 
 export type { S3Settings };
 
+/** A cluster node's numbers for metrics, read without waiting on the database or the object store. */
+export interface ClusterStats {
+  /** Committed batches the database announced that this node has not applied yet. */
+  viewLag: number;
+  databaseUp: boolean;
+  commitBatches: number;
+  commitMembers: number;
+  poolWaiting: number;
+  poolReplaced: number;
+  /** Requests to the object store that could not reach it since start (undefined without S3). */
+  objectStoreErrors: number | undefined;
+}
+
 export class DataDir {
   readonly path: string;
   readonly log: CommitLog;
@@ -185,6 +198,24 @@ export class DataDir {
     }
     if (s3.reachable) health.object_store = await s3.reachable() ? "up" : "down";
     return health;
+  }
+
+  /** The cluster's numbers for metrics (undefined on the data directory alone). */
+  clusterStats(): ClusterStats | undefined {
+    const s3 = this.blobs as { unreachableErrors?: number };
+    const log = this.#postgres?.log;
+    if (!log && s3.unreachableErrors === undefined) return undefined;
+    const commits = log?.commitStats;
+    const pool = log?.poolStats;
+    return {
+      viewLag: log ? Math.max(0, log.announcedIndex - log.lastIndex) : 0,
+      databaseUp: log ? !log.lastError : true,
+      commitBatches: commits?.batches ?? 0,
+      commitMembers: commits?.members ?? 0,
+      poolWaiting: pool?.waiting ?? 0,
+      poolReplaced: pool?.replaced ?? 0,
+      objectStoreErrors: s3.unreachableErrors,
+    };
   }
 
   /** Which storage this node runs on (for /health and logs). */

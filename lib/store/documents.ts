@@ -43,6 +43,7 @@ export class DocumentStore {
   #inFlight = new Map<string, { version: number; exists: boolean; index: number }>();
   #checkpointIndex = 0;
   #checkpointing: Promise<void> | undefined;
+  #commitObserver: ((seconds: number, committed: boolean) => void) | undefined;
 
   private constructor(root: string, log: CommitLog, snapshots: DocSnapshots) {
     this.root = root;
@@ -145,6 +146,29 @@ export class DocumentStore {
     locks: Iterable<string>,
     plan: () => PlanResult<R> | Promise<PlanResult<R>>,
     options: { sharedLocks?: Iterable<string> } = {},
+  ): Promise<{ index: number; result: R }> {
+    const observer = this.#commitObserver;
+    if (!observer) return await this.#transact(locks, plan, options);
+    const started = performance.now();
+    let committed = false;
+    try {
+      const done = await this.#transact(locks, plan, options);
+      committed = true;
+      return done;
+    } finally {
+      observer((performance.now() - started) / 1000, committed);
+    }
+  }
+
+  /** `observer` gets each transact's duration in seconds (lock waits included) and whether it committed. */
+  observeCommits(observer: (seconds: number, committed: boolean) => void): void {
+    this.#commitObserver = observer;
+  }
+
+  async #transact<R>(
+    locks: Iterable<string>,
+    plan: () => PlanResult<R> | Promise<PlanResult<R>>,
+    options: { sharedLocks?: Iterable<string> },
   ): Promise<{ index: number; result: R }> {
     const keys = [...locks];
     const shared = [...options.sharedLocks ?? []];

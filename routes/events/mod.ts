@@ -15,6 +15,7 @@ import { createPublishRoutes } from "./publish.ts";
 import { loadEventsSettings } from "./settings.ts";
 import { nodeRoutes } from "./nodes.ts";
 import { jobRoutes } from "./jobs.ts";
+import { createMetricsRoutes } from "./metrics.ts";
 
 /** The agent health answer never changes while the server runs: serialized once. */
 const agentHealthBody = JSON.stringify({ server: { ok: true, message: "ok" } });
@@ -55,6 +56,7 @@ export async function createEventsApi(ctx: AppContext): Promise<ApiModule> {
       ...createAclRoleRoutes(ctx, acl),
       ...nodes.routes,
       ...jobs.routes,
+      ...createMetricsRoutes(ctx, acl),
     ],
     close() {
       stream.close();

@@ -26,7 +26,22 @@ export interface EventStreamApi {
 
 export function createEventStream(ctx: AppContext, acl: AclState, settings: EventsSettings): EventStreamApi {
   const hub = new StreamHub(ctx.data.log);
+  const delivered = ctx.metrics.counterValue(
+    "wharf_events_delivered_batches_total",
+    "Event batches (one commit's events that a stream's filter let through) sent to event-stream subscribers.",
+  );
   const open = new Set<StreamSubscriber>();
+  const subscribers = ctx.metrics.gaugeValue("wharf_events_subscribers", "Event streams open on this node.");
+  const lagging = ctx.metrics.gaugeValue(
+    "wharf_events_lagging_subscribers",
+    "Event streams reading the log from disk: started behind the head, or their queue overflowed (slow readers).",
+  );
+  ctx.metrics.onScrape(() => {
+    let behind = 0;
+    for (const s of open) if (s.lagging) behind++;
+    subscribers.set(open.size);
+    lagging.set(behind);
+  });
   const slots = new StreamSlots(settings.maxStreams, settings.maxStreamsPerToken);
   const endAll = () => {
     for (const s of open) s.end();
@@ -66,6 +81,7 @@ export function createEventStream(ctx: AppContext, acl: AclState, settings: Even
           ctx.logger.error("event stream failed", { request_id: req.requestId, error: String(err) });
         },
         onClose: () => cleanup(),
+        onFrame: () => delivered.value++,
       });
     } catch (err) {
       releaseSlot();

@@ -24,6 +24,8 @@ export interface SubscriberOptions {
   onError: (err: unknown) => void;
   /** Called once when the connection is over, whatever ended it. */
   onClose: () => void;
+  /** Called for each batch whose frame goes out (for metrics). */
+  onFrame?: () => void;
 }
 
 const encoder = new TextEncoder();
@@ -99,6 +101,11 @@ export class StreamSubscriber {
 
   get cursor(): number {
     return this.#cursor;
+  }
+
+  /** Whether it reads the log from disk (it started behind, or its queue overflowed) instead of live batches. */
+  get lagging(): boolean {
+    return this.#cursor < this.#liveFrom;
   }
 
   #offer(batch: PreparedBatch): void {
@@ -181,6 +188,7 @@ export class StreamSubscriber {
             return joinParts(parts);
           }
           this.#lastWrite = Date.now();
+          this.#o.onFrame?.();
           if (frame === "all" && batch.shared) {
             // A shared batch's full frame is encoded (and cut) once for every subscriber.
             const pieces = batch.fullFramePieces;

@@ -133,6 +133,11 @@ export async function createRegistryApi<F extends BrowserFront | undefined = und
   await bootstrapAdmin(reg);
   const uploads = new Uploads(reg);
   const limiter = new RateLimiter(settings.rateLimitRps, settings.rateLimitBurst);
+  const refusals = ctx.metrics.counterValue(
+    "wharf_registry_rate_limited_total",
+    "Registry API requests answered 429 by the per-client rate limit (WHARF_RATE_LIMIT_RPS, WHARF_RATE_LIMIT_BURST).",
+  );
+  ctx.metrics.onScrape(() => refusals.set(limiter.refusals));
   // Blobs that lose their last reference are collected right after the write; a full scan of the blob folder
   // (what a crash or an older version left) runs at start and every 10 minutes.
   let orphanTicks = 0;

@@ -4,6 +4,7 @@ import type { AppContext } from "../../lib/app.ts";
 import { loadConfig } from "../../lib/config.ts";
 import { createLogger } from "../../lib/log.ts";
 import { HashingQueue } from "../../lib/password_hashing.ts";
+import { MetricsRegistry } from "../../lib/metrics/registry.ts";
 import { DataDir } from "../../lib/store/mod.ts";
 
 /** Runs `fn` with a context whose data dir is removed afterwards; `env` adds WHARF_* settings. */
@@ -20,6 +21,7 @@ export async function withAppContext(
       data,
       logger: createLogger("error"),
       passwordHashing: new HashingQueue(),
+      metrics: new MetricsRegistry(),
       shutdownSignal: shutdown.signal,
       announce: () => {},
     });

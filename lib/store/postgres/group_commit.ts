@@ -119,6 +119,11 @@ export class GroupCommitter {
   /** Batches committed and members in them (for tests and the benchmark). */
   readonly stats = { batches: 0, members: 0 };
 
+  /** The commit pool's waiting reservations and replacements (for metrics). */
+  get poolStats(): { waiting: number; replaced: number } {
+    return { ...this.#pool.stats };
+  }
+
   constructor(sql: Sql, pool: CommitPool, hooks: CommitterHooks) {
     this.#sql = sql;
     this.#pool = pool;

@@ -86,6 +86,11 @@ export class PgLog implements CommitLog {
     return { ...this.#committer.stats };
   }
 
+  /** Commit reservations waiting for a pooled connection, and commit pools replaced after a failure. */
+  get poolStats(): { waiting: number; replaced: number } {
+    return this.#committer.poolStats;
+  }
+
   /** Opens the log at the newest committed Index; tailing starts when the document store follows it. */
   static async open(sql: Sql, tail: Sql, options: PgLogOptions): Promise<PgLog> {
     const log = new PgLog(sql, tail, options);

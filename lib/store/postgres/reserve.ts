@@ -47,6 +47,8 @@ export class CommitPool {
   /** The pool each reserved connection came from: only a failure on the current pool replaces it. */
   readonly #from = new WeakMap<ReservedSql, Sql>();
   #ended = false;
+  /** Reservations waiting for a connection now, and pools replaced after a failure since start (for metrics). */
+  readonly stats = { waiting: 0, replaced: 0 };
 
   constructor(make: () => Sql) {
     this.#make = make;
@@ -56,8 +58,9 @@ export class CommitPool {
   /** Reserves a connection, or throws StorageUnavailableError when none comes in time. */
   async reserve(): Promise<ReservedSql> {
     const reserving = this.#sql.reserve();
+    this.stats.waiting++;
     try {
-      const conn = await within(reserving, "reserving a connection");
+      const conn = await within(reserving, "reserving a connection").finally(() => this.stats.waiting--);
       this.#from.set(conn, this.#sql);
       return conn;
     } catch (err) {
@@ -74,6 +77,7 @@ export class CommitPool {
   discard(conn: ReservedSql): void {
     const old = this.#from.get(conn);
     if (this.#ended || old !== this.#sql) return;
+    this.stats.replaced++;
     this.#sql = this.#make();
     old.end({ timeout: 0 }).catch(() => {});
   }

@@ -100,6 +100,8 @@ export class S3BlobStore implements Blobs {
   readonly #unconfirmed = new Map<string, Array<{ tmpKey: string; size: number; copiedAt: number }>>();
   /** Set by the last request that could not reach the store, cleared by the next that did (for /health). */
   lastError: unknown;
+  /** Requests that could not reach the store, since start (for metrics). */
+  unreachableErrors = 0;
 
   readonly #probe: ObjectStoreProbe;
   #lastErrorAt = 0;
@@ -358,6 +360,7 @@ export class S3BlobStore implements Blobs {
     if (err instanceof StoreError || !isObjectStoreUnreachable(err)) return err;
     this.lastError = err;
     this.#lastErrorAt = Date.now();
+    this.unreachableErrors++;
     return new StorageUnavailableError("object store", err);
   }
 

@@ -4,6 +4,7 @@
 // and token_delivery.ts.
 
 import type { RequestContext } from "../../../lib/http.ts";
+import { countLogin } from "../../../lib/metrics/logins.ts";
 import { asAttrs } from "../methods/attrs_common.ts";
 import { assertIdFormat, isObject } from "../common.ts";
 import { failedPrecondition, fieldError, notFound } from "../errors.ts";
@@ -85,7 +86,13 @@ export async function authenticate(svc: AuthService, ctx: RequestContext): Promi
     missing.push({ name: "attributes.password", description: `At most ${maxPasswordLength} characters.` });
   }
   if (missing.length) throw fieldError(missing);
-  return stored.doc.type === "password"
-    ? await passwordLogin(svc, ctx, req, loginName as string, password as string)
-    : await ldapLogin(svc, ctx, req, loginName as string, password as string);
+  const type = stored.doc.type === "password" ? "password" : "ldap";
+  return await countLogin(
+    svc.app.metrics,
+    type,
+    () =>
+      type === "password"
+        ? passwordLogin(svc, ctx, req, loginName as string, password as string)
+        : ldapLogin(svc, ctx, req, loginName as string, password as string),
+  );
 }

@@ -11,6 +11,7 @@ import { identityLocks, upsertExternalAccount } from "./external_accounts.ts";
 import { matchingOidcGroups } from "../managed_groups/managed_groups_model.ts";
 import type { AuthRequest } from "./login_request.ts";
 import { recordFailure } from "./login_failures.ts";
+import { recordLogin } from "../../../lib/metrics/logins.ts";
 import { deliverToken, loginCommit, loginParentLocks } from "./token_delivery.ts";
 import { assertIdFormat, collections, isObject } from "../common.ts";
 import { failedPrecondition, fieldError, forbidden, notFound } from "../errors.ts";
@@ -151,6 +152,7 @@ async function callback(
   const prefix = String(method.doc.attributes.api_url_prefix ?? "");
   let finalUrl: string;
   const fail = async (reason: string, message: string) => {
+    recordLogin(svc.app.metrics, "oidc", "failure");
     await svc.oidcAttempts.fail(attempt);
     svc.app.logger.info("oidc callback failed", {
       auth_method_id: attemptMethodId,
@@ -184,6 +186,7 @@ async function callback(
     if (!result.ok) finalUrl = await fail(result.reason, result.message);
     else if (!finished) finalUrl = await fail("expired", "the authentication attempt expired");
     else {
+      recordLogin(svc.app.metrics, "oidc", "success");
       const roundtrip = attempt.secrets.roundtrip_payload;
       finalUrl = `${prefix}/authentication-complete` +
         (roundtrip !== undefined

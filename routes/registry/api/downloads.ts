@@ -33,7 +33,12 @@ export async function downloadProvider(req: Req): Promise<Response> {
     const location = headerSafeUrl(provider.url!);
     if (location === undefined) throw notFound();
     if (isGet) req.reg.countDownload(box.id);
-    return new Response(null, { status: 302, headers: { Location: location, "Cache-Control": "no-store" } });
+    const redirect = new Response(null, {
+      status: 302,
+      headers: { Location: location, "Cache-Control": "no-store" },
+    });
+    if (isGet) req.reg.metrics.downloadAnswered(redirect);
+    return redirect;
   }
   const headers: Record<string, string> = {
     "Last-Modified": new Date(provider.blob.uploaded_at).toUTCString(),
@@ -56,5 +61,6 @@ export async function downloadProvider(req: Req): Promise<Response> {
     (response.status === 302 && (range === null || /^\s*bytes\s*=\s*0\s*-/i.test(range))) ||
     (response.status === 206 && /^bytes 0-/.test(response.headers.get("Content-Range") ?? ""));
   if (isGet && fromStart) req.reg.countDownload(box.id);
+  if (isGet) req.reg.metrics.downloadAnswered(response);
   return response;
 }

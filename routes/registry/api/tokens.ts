@@ -1,6 +1,7 @@
 // Tokens (docs/registry.md#getting-a-token): POST/GET/DELETE /api/v1/authenticate and POST
 // /api/v1/two-factor/request-code, over services/tokens.ts.
 
+import { countLogin } from "../../../lib/metrics/logins.ts";
 import { json } from "../../../lib/http.ts";
 import { requireUser } from "../core/caller.ts";
 import { FieldErrors } from "../core/fields.ts";
@@ -10,13 +11,15 @@ import { issueToken, requestCode as sendCode, verifyLogin } from "../services/to
 import type { Req } from "./auth.ts";
 import { member, readBodyObject } from "./body.ts";
 
-export async function createToken(req: Req): Promise<Response> {
-  const body = await readBodyObject(req);
-  const errors = new FieldErrors();
-  const description = errors.text(member(body, "token"), "description", "Description", 255) ?? "";
-  const code = member(body, "two_factor").code;
-  const found = await verifyLogin(req.reg, req.ctx, member(body, "user"), code, errors);
-  return json(await issueToken(req.reg, found.doc.username, description, found.doc.password_hash));
+export function createToken(req: Req): Promise<Response> {
+  return countLogin(req.reg.ctx.metrics, "registry", async () => {
+    const body = await readBodyObject(req);
+    const errors = new FieldErrors();
+    const description = errors.text(member(body, "token"), "description", "Description", 255) ?? "";
+    const code = member(body, "two_factor").code;
+    const found = await verifyLogin(req.reg, req.ctx, member(body, "user"), code, errors);
+    return json(await issueToken(req.reg, found.doc.username, description, found.doc.password_hash));
+  });
 }
 
 export function validateToken(req: Req): Response {

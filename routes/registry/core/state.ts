@@ -12,6 +12,7 @@ import type { PasswordHasher } from "../../../lib/password_hashing.ts";
 import { registryHasher } from "./passwords.ts";
 import { fillArchitectureDefaults } from "./architectures.ts";
 import { registryLockSet } from "./locks.ts";
+import { RegistryMetrics } from "./metrics.ts";
 
 /** The registry's documents and indexes, without its collaborators (core/registry.ts adds those). */
 export class RegistryState {
@@ -21,6 +22,8 @@ export class RegistryState {
   readonly passwords: PasswordHasher;
   readonly downloads: Counters;
   readonly tokenUse: Counters;
+  /** Downloads, uploads and the registry's sizes for /v1/metrics (core/metrics.ts). */
+  readonly metrics: RegistryMetrics;
   /** owner key → lowercase box name → box id. */
   readonly #boxesByOwner = new Map<string, Map<string, string>>();
   /** sha256 → number of providers pointing at it. */
@@ -40,6 +43,7 @@ export class RegistryState {
   }
 
   countDownload(boxId: string): void {
+    this.metrics.downloadCounted();
     this.downloads.add(boxId);
     this.downloadGeneration++;
   }
@@ -66,6 +70,7 @@ export class RegistryState {
     this.passwords.warmUp();
     this.downloads = counters.downloads;
     this.tokenUse = counters.tokenUse;
+    this.metrics = new RegistryMetrics(ctx.metrics, () => this.allBoxes());
     for (const b of ctx.data.store.list<BoxDoc>(BOXES)) {
       fillArchitectureDefaults(b.doc);
       this.#index(b, +1);

@@ -157,12 +157,14 @@ export async function receiveUpload(
     if (s.mode === "direct") {
       await uploads.stage(hash, blob);
       committed = true;
+      who.reg.metrics.uploadStored(blob.size);
       const current = currentBox(who.reg, s.box_id).doc;
       const version = findVersion(current, s.version);
       return { box: current, version, provider: sessionProvider(version, s) };
     }
     const result = await commitUpload(who, session, blob, s.actor);
     committed = true;
+    who.reg.metrics.uploadStored(blob.size);
     return result;
   } catch (err) {
     maybeCommitted = !((asApiError(err)?.status ?? 500) < 500);

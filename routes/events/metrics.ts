@@ -1,0 +1,56 @@
+// GET /v1/metrics (Nomad's path, docs/operations.md#metrics): the node's metrics in Prometheus text format with
+// ?format=prometheus, else Nomad's JSON shape; for a management ACL token, the metrics token, or anyone when public.
+
+import type { AppContext } from "../../lib/app.ts";
+import { constantTimeEqual } from "../../lib/crypto.ts";
+import { ApiError } from "../../lib/errors.ts";
+import { json, type RequestContext } from "../../lib/http.ts";
+import { prometheusContentType, renderNomadJson, renderPrometheus } from "../../lib/metrics/mod.ts";
+import type { Route } from "../../lib/router.ts";
+import type { AclState } from "./acl_state.ts";
+import { requestSecret } from "./caller.ts";
+
+/** Scrapes answered at once: a scraper that never reads cannot pile up renderings (each a few 100 KB at most). */
+const maxConcurrentScrapes = 4;
+
+export function createMetricsRoutes(ctx: AppContext, acl: AclState): Route[] {
+  const { metricsToken, metricsPublic } = ctx.config;
+  let scraping = 0;
+
+  /** Throws 401 without credentials, 403 for credentials that may not read metrics. */
+  const authorize = (request: Request): void => {
+    if (metricsPublic) return;
+    const secret = requestSecret(request);
+    if (secret === undefined) {
+      throw new ApiError(401, "Permission denied: a management token or the metrics token is required", {
+        headers: { "WWW-Authenticate": 'Bearer realm="wharf metrics"' },
+      });
+    }
+    if (metricsToken !== undefined && constantTimeEqual(secret, metricsToken)) return;
+    // A management token of the ACL system (never "ACLs off": without ACLs only the metrics token reads).
+    const token = acl.enabled ? acl.tokenBySecret(secret) : undefined;
+    const expired = token?.ExpirationTime ? Date.parse(token.ExpirationTime) <= Date.now() : false;
+    if (token?.Type === "management" && !expired) return;
+    throw new ApiError(403, "Permission denied");
+  };
+
+  const handler = async (req: RequestContext): Promise<Response> => {
+    authorize(req.request);
+    const format = req.url.searchParams.get("format");
+    if (format !== null && format !== "prometheus") {
+      throw new ApiError(400, 'format must be "prometheus" or absent (Nomad\'s JSON)');
+    }
+    if (scraping >= maxConcurrentScrapes) {
+      throw new ApiError(429, "Too many concurrent metrics requests", { headers: { "Retry-After": "1" } });
+    }
+    scraping++;
+    try {
+      const families = await ctx.metrics.collect();
+      if (format === null) return json(renderNomadJson(families));
+      return new Response(renderPrometheus(families), { headers: { "Content-Type": prometheusContentType } });
+    } finally {
+      scraping--;
+    }
+  };
+  return [{ method: "GET", path: "/v1/metrics", handler }];
+}
