@@ -3,7 +3,7 @@
 // pages with list tokens, a refresh with removed_ids, org scopes and recursive.
 
 import { assert, assertEquals } from "../helpers/assert.ts";
-import { type Client, fieldNames, listEveryPage, login, makeUser, withAuthServer } from "./helpers.ts";
+import { Client, fieldNames, listEveryPage, login, makeUser, withAuthServer } from "./helpers.ts";
 
 /** Every page of /v1/auth-tokens?<query> as `c` sees it (listEveryPage). */
 const listAll = (c: Client, query: string, token?: string) =>
@@ -73,4 +73,13 @@ Deno.test("auth-token list: scope, visibility, filter, pages, refresh, org scope
     const orgRead = await f.admin.get(`/v1/auth-tokens/${orgToken}`);
     assertEquals(orgRead.body.scope_id, org.body.id);
     assertEquals((await f.admin.get("/v1/auth-tokens?scope_id=o_nosuchscope1")).status, 404);
+
+    // A user's refresh names only their own tokens: another user's new login is neither an item nor a removed id.
+    const annNow = new Client(f.anon.url, await login(f.anon, f.primaryMethodId, "ann", "user-password-2"));
+    const annList = await listAll(annNow, "scope_id=global");
+    assertEquals(annList.ids.length, 2);
+    const benAgain = tokenId(await login(f.anon, f.primaryMethodId, "ben", "user-password-1"));
+    const annRefresh = await listAll(annNow, "scope_id=global", annList.token);
+    assertEquals({ ids: annRefresh.ids, removed: annRefresh.removed }, { ids: [], removed: [] });
+    assert(!JSON.stringify(annRefresh).includes(benAgain));
   }));

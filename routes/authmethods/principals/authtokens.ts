@@ -62,12 +62,16 @@ export function listAuthTokens(svc: AuthService, ctx: RequestContext): Response 
   const visible = (userId: string) => caller.admin || userId === caller.userId;
   const body = runList<TokenDoc>({
     resource: "auth-token",
-    candidates: filterIter(svc.state.list<TokenDoc>(collections.tokens), (t) => scopes.has(t.doc.scope_id)),
+    // Another user's token is no candidate at all: a refresh would name it in removed_ids otherwise.
+    candidates: filterIter(
+      svc.state.list<TokenDoc>(collections.tokens),
+      (t) => scopes.has(t.doc.scope_id) && visible(t.doc.user_id),
+    ),
     tombstones: filterIter(
       svc.state.list<TombstoneDoc>(collections.tombstones),
       (t) => t.doc.resource === "auth-token" && scopes.has(t.doc.scope_id) && visible(t.doc.parent_id ?? ""),
     ),
-    render: (t) => (visible(t.doc.user_id) ? renderToken(svc.state, t.id, t.doc) : undefined),
+    render: (t) => renderToken(svc.state, t.id, t.doc),
     caller,
     queryKey: JSON.stringify([[...scopes].sort(), url.searchParams.get("filter") ?? ""]),
     ...listEnvironment(svc, url),
