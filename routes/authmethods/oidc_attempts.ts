@@ -5,7 +5,7 @@ import type { AppContext } from "../../lib/app.ts";
 import { ApiError } from "../../lib/errors.ts";
 import type { DocWrite, EventInput, StoredDoc } from "../../lib/store/mod.ts";
 import { collections, lockKeys, parentLocks } from "./common.ts";
-import { tokenDeletedEvent, type TokenDoc } from "./state.ts";
+import { tokenDeletedEvent, type TokenDoc, tokenTombstone } from "./state.ts";
 import type { NewToken } from "./tokens.ts";
 
 /*
@@ -331,7 +331,9 @@ export class OidcAttempts {
         removed++;
         const t = tokenId ? store.get<TokenDoc>(collections.tokens, tokenId) : undefined;
         if (t) {
+          // With its tombstone, so auth-token list refreshes name it in removed_ids.
           writes.push({ collection: collections.tokens, id: t.id, doc: null });
+          writes.push(tokenTombstone(t.id, t.doc, new Date(now).toISOString()));
           events.push(tokenDeletedEvent(t.id, t.doc, "uncollected"));
         }
       }

@@ -336,17 +336,11 @@ export class AuthState {
 
   /** A deleted token's tombstone: auth-token list refreshes answer it in removed_ids. */
   tokenTombstone(id: string, doc: TokenDoc, now: string): DocWrite {
-    return this.tombstone(id, "auth-token", doc.scope_id, now, doc.user_id);
+    return tokenTombstone(id, doc, now);
   }
 
   tombstone(id: string, resource: string, scopeId: string, now: string, parentId?: string): DocWrite {
-    const doc: TombstoneDoc = {
-      resource,
-      scope_id: scopeId,
-      deleted_time: now,
-      ...(parentId ? { parent_id: parentId } : {}),
-    };
-    return { collection: collections.tombstones, id, doc };
+    return tombstoneWrite(id, resource, scopeId, now, parentId);
   }
 
   /** Tombstones older than 30 days are no longer needed by any valid list token (at start and every sweep). */
@@ -369,6 +363,28 @@ function nameKey(m: MethodDoc): string {
 
 function accountKey(a: AccountDoc): string {
   return `${a.auth_method_id}\u0000${a.key}`;
+}
+
+/** A deleted resource's tombstone (list refreshes answer it in removed_ids until it is pruned). */
+function tombstoneWrite(
+  id: string,
+  resource: string,
+  scopeId: string,
+  now: string,
+  parentId?: string,
+): DocWrite {
+  const doc: TombstoneDoc = {
+    resource,
+    scope_id: scopeId,
+    deleted_time: now,
+    ...(parentId ? { parent_id: parentId } : {}),
+  };
+  return { collection: collections.tombstones, id, doc };
+}
+
+/** A deleted token's tombstone, for every path that deletes a token (logout, cascades, sweeps). */
+export function tokenTombstone(id: string, doc: TokenDoc, now: string): DocWrite {
+  return tombstoneWrite(id, "auth-token", doc.scope_id, now, doc.user_id);
 }
 
 export function tokenDeletedEvent(id: string, t: TokenDoc, reason: string): EventInput {

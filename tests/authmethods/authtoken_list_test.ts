@@ -3,7 +3,19 @@
 // pages with list tokens, a refresh with removed_ids, org scopes and recursive.
 
 import { assert, assertEquals } from "../helpers/assert.ts";
-import { Client, fieldNames, listEveryPage, login, makeUser, withAuthServer } from "./helpers.ts";
+import { oidcUsers, startOidcProvider } from "../fixtures/oidc_provider.ts";
+import { completeProviderLogin } from "../fixtures/oidc_browser.ts";
+import {
+  Client,
+  createActiveOidcMethod,
+  fieldNames,
+  listEveryPage,
+  login,
+  makeUser,
+  withAuthServer,
+} from "./helpers.ts";
+
+const callbackPath = "/v1/auth-methods/oidc:authenticate:callback";
 
 /** Every page of /v1/auth-tokens?<query> as `c` sees it (listEveryPage). */
 const listAll = (c: Client, query: string, token?: string) =>
@@ -83,3 +95,35 @@ Deno.test("auth-token list: scope, visibility, filter, pages, refresh, org scope
     assertEquals({ ids: annRefresh.ids, removed: annRefresh.removed }, { ids: [], removed: [] });
     assert(!JSON.stringify(annRefresh).includes(benAgain));
   }));
+
+Deno.test("auth-token list: a refresh names the token of an uncollected OIDC login that the sweep deleted", () =>
+  withAuthServer(async (f) => {
+    const op = await startOidcProvider({ redirectUris: [`${f.server.url}${callbackPath}`] });
+    try {
+      const methodId = await createActiveOidcMethod(f.admin, op, f.server.url);
+      const start = await f.anon.post(`/v1/auth-methods/${methodId}:authenticate`, { command: "start" });
+      assertEquals(start.status, 200, JSON.stringify(start.body));
+      const { callbackUrl } = await completeProviderLogin(start.body.attributes.auth_url, {
+        login: oidcUsers.alice.login,
+        password: oidcUsers.alice.password,
+      });
+      const callback = await fetch(callbackUrl, { redirect: "manual" });
+      await callback.body?.cancel();
+      assertEquals(callback.status, 302);
+      // The token is minted and listed, but its login never collects it.
+      const listed = await listAll(f.admin, "scope_id=global");
+      const minted = listed.items.find((i) => i.auth_method_id === methodId);
+      assert(minted, JSON.stringify(listed.items));
+      const mintedId = String(minted.id);
+      // The attempt expires (2 s) and the sweep deletes it with its token.
+      const deadline = Date.now() + 10_000;
+      while ((await f.admin.get(`/v1/auth-tokens/${mintedId}`)).status !== 404) {
+        assert(Date.now() < deadline, "the uncollected token was not swept in 10 s");
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const refreshed = await listAll(f.admin, "scope_id=global", listed.token);
+      assertEquals(refreshed.removed, [mintedId]);
+    } finally {
+      await op.stop();
+    }
+  }, { WHARF_OIDC_ATTEMPT_TTL: "2s" }));
