@@ -19,7 +19,7 @@
 import { RE2JS } from "re2js";
 import type { Binding, Expr, MatchExpr, MatchOp, Selector } from "./parse.ts";
 import { goContains, GoNumError, goParseBool, goParseFloat, goParseInt } from "./gostr.ts";
-import { hasInvalidBytes } from "../../../../lib/gostr.ts";
+import { hasInvalidBytes } from "../gostr.ts";
 
 /** An evaluation error or what would be a panic in go-bexpr: either way the item does not match. */
 class EvalError extends Error {}
@@ -38,8 +38,11 @@ interface Local {
 
 const notPresent = Symbol("not present");
 
-/** True when `root` (`{item}`) matches `expr`; an evaluation error anywhere makes it false (Boundary: no match). */
-export function evaluateFilter(expr: Expr, root: { item: unknown }): boolean {
+/** The struct a filter is evaluated over: its fields are the names a selector may start with. */
+export type FilterRoot = Readonly<Record<string, unknown>>;
+
+/** True when `root` (Boundary: `{item}`; Nomad binding rules: `{value, list}`) matches `expr`; an evaluation error anywhere makes it false (Boundary: no match). */
+export function evaluateFilter(expr: Expr, root: FilterRoot): boolean {
   try {
     return evaluate(expr, root, []);
   } catch (err) {
@@ -48,7 +51,7 @@ export function evaluateFilter(expr: Expr, root: { item: unknown }): boolean {
   }
 }
 
-function evaluate(e: Expr, root: { item: unknown }, env: Local[]): boolean {
+function evaluate(e: Expr, root: FilterRoot, env: Local[]): boolean {
   switch (e.kind) {
     case "and":
       return evaluate(e.left, root, env) && evaluate(e.right, root, env);
@@ -64,7 +67,7 @@ function evaluate(e: Expr, root: { item: unknown }, env: Local[]): boolean {
 }
 
 /** The value at `path`, `notPresent` for a key missing from an object at the last step, else an EvalError. */
-function resolve(root: { item: unknown }, path: Selector, env: readonly Local[] = []): unknown {
+function resolve(root: FilterRoot, path: Selector, env: readonly Local[] = []): unknown {
   if (path.length > 0) {
     for (let i = env.length - 1; i >= 0; i--) {
       const lv = env[i]!;
@@ -79,10 +82,10 @@ function resolve(root: { item: unknown }, path: Selector, env: readonly Local[] 
     }
   }
   if (path.length === 0) return root;
-  if (path[0] !== "item") {
-    throw new EvalError(`no field ${JSON.stringify(path[0])}: selectors start with item`);
+  if (!Object.hasOwn(root, path[0]!)) {
+    throw new EvalError(`no field ${JSON.stringify(path[0])} at the top level`);
   }
-  let cur: unknown = root.item;
+  let cur: unknown = root[path[0]!];
   for (let i = 1; i < path.length; i++) {
     const part = path[i]!;
     if (Array.isArray(cur)) {
@@ -130,7 +133,7 @@ const notPresentResult: Record<MatchOp, boolean> = {
   notMatches: true,
 };
 
-function evaluateMatch(e: MatchExpr, root: { item: unknown }, env: Local[]): boolean {
+function evaluateMatch(e: MatchExpr, root: FilterRoot, env: Local[]): boolean {
   const field = resolve(root, e.selector, env);
   if (field === notPresent) return notPresentResult[e.op];
   const raw = e.value ?? "";
@@ -291,7 +294,7 @@ function evaluateCollection(
   selector: Selector,
   binding: Binding,
   inner: Expr,
-  root: { item: unknown },
+  root: FilterRoot,
   env: Local[],
 ): boolean {
   const v = resolve(root, selector, env);
