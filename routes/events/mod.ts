@@ -7,6 +7,9 @@ import { AclState } from "./acl_state.ts";
 import { compileAcl, type ParsedPolicy, parsePolicy, renderRulesJson } from "./policy.ts";
 import { createAclTokenRoutes } from "./acl_tokens.ts";
 import { createAclPolicyRoutes } from "./acl_policies.ts";
+import { SsoState } from "./acl_sso_state.ts";
+import { createAclAuthMethodRoutes } from "./acl_auth_methods.ts";
+import { createAclBindingRuleRoutes } from "./acl_binding_rules.ts";
 import { bootstrapAclAtStart, createBootstrapRoutes } from "./acl_bootstrap.ts";
 import { createEventStream } from "./stream.ts";
 import { createPublishRoutes } from "./publish.ts";
@@ -27,6 +30,8 @@ export async function createEventsApi(ctx: AppContext): Promise<ApiModule> {
   if (settings.aclEnabled && settings.bootstrapSecret) {
     await bootstrapAclAtStart(ctx, settings.bootstrapSecret);
   }
+  const sso = new SsoState(ctx);
+  const ttlBounds = { minTtlMs: settings.tokenMinTtlMs, maxTtlMs: settings.tokenMaxTtlMs };
   const stream = createEventStream(ctx, acl, settings);
   const resolveCaller = acl.resolveCaller.bind(acl);
   const nodes = nodeRoutes(ctx, resolveCaller);
@@ -47,12 +52,15 @@ export async function createEventsApi(ctx: AppContext): Promise<ApiModule> {
         maxTtlMs: settings.tokenMaxTtlMs,
       }),
       ...createAclPolicyRoutes(ctx, acl),
+      ...createAclAuthMethodRoutes(ctx, acl, sso, ttlBounds),
+      ...createAclBindingRuleRoutes(ctx, acl, sso),
       ...nodes.routes,
       ...jobs.routes,
     ],
     close() {
       stream.close();
       acl.close();
+      sso.close();
       nodes.close?.();
       jobs.close?.();
     },
