@@ -10,6 +10,8 @@ import { createAclPolicyRoutes } from "./acl_policies.ts";
 import { SsoState } from "./acl_sso_state.ts";
 import { createAclAuthMethodRoutes } from "./acl_auth_methods.ts";
 import { createAclBindingRuleRoutes } from "./acl_binding_rules.ts";
+import { ProviderCache } from "./acl_sso_keys.ts";
+import { createAclLoginRoutes } from "./acl_sso_login.ts";
 import { bootstrapAclAtStart, createBootstrapRoutes } from "./acl_bootstrap.ts";
 import { createEventStream } from "./stream.ts";
 import { createPublishRoutes } from "./publish.ts";
@@ -31,6 +33,7 @@ export async function createEventsApi(ctx: AppContext): Promise<ApiModule> {
     await bootstrapAclAtStart(ctx, settings.bootstrapSecret);
   }
   const sso = new SsoState(ctx);
+  const providers = new ProviderCache();
   const ttlBounds = { minTtlMs: settings.tokenMinTtlMs, maxTtlMs: settings.tokenMaxTtlMs };
   const stream = createEventStream(ctx, acl, settings);
   const resolveCaller = acl.resolveCaller.bind(acl);
@@ -54,6 +57,7 @@ export async function createEventsApi(ctx: AppContext): Promise<ApiModule> {
       ...createAclPolicyRoutes(ctx, acl),
       ...createAclAuthMethodRoutes(ctx, acl, sso, ttlBounds),
       ...createAclBindingRuleRoutes(ctx, acl, sso),
+      ...createAclLoginRoutes(ctx, acl, sso, providers),
       ...nodes.routes,
       ...jobs.routes,
     ],
@@ -61,6 +65,7 @@ export async function createEventsApi(ctx: AppContext): Promise<ApiModule> {
       stream.close();
       acl.close();
       sso.close();
+      providers.close();
       nodes.close?.();
       jobs.close?.();
     },
