@@ -34,6 +34,8 @@ interface MethodEntry {
   /** The last failed discovery: repeated within discoveryRetryMs, so a login flood cannot flood the provider. */
   discoveryFailure?: { error: Error; at: number };
   verify?: Verify;
+  /** The provider's keys from discovery (OIDC ID tokens). */
+  discoveryVerify?: Verify;
 }
 
 function describe(err: unknown): string {
@@ -117,6 +119,18 @@ export class ProviderCache {
       const r = await compactVerify(token, jwks);
       return { payload: r.payload, alg: r.protectedHeader.alg };
     };
+  }
+
+  /** Verifies an ID token's signature with the keys of the provider's discovery document. */
+  async verifyWithDiscovery(
+    method: StoredAuthMethod,
+    token: string,
+  ): Promise<{ payload: Uint8Array; alg: string }> {
+    const e = this.#entry(method);
+    if (!e.discoveryVerify) {
+      e.discoveryVerify = this.remoteKeys(method, (await this.discovery(method)).jwks_uri);
+    }
+    return await e.discoveryVerify(token);
   }
 
   /** Verifies a JWT's signature with the method's keys: static PEM keys, else its JWKS URL, else discovery. */

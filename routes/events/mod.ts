@@ -12,6 +12,7 @@ import { createAclAuthMethodRoutes } from "./acl_auth_methods.ts";
 import { createAclBindingRuleRoutes } from "./acl_binding_rules.ts";
 import { ProviderCache } from "./acl_sso_keys.ts";
 import { createAclLoginRoutes } from "./acl_sso_login.ts";
+import { createAclOidcRoutes } from "./acl_sso_oidc.ts";
 import { bootstrapAclAtStart, createBootstrapRoutes } from "./acl_bootstrap.ts";
 import { createEventStream } from "./stream.ts";
 import { createPublishRoutes } from "./publish.ts";
@@ -34,6 +35,7 @@ export async function createEventsApi(ctx: AppContext): Promise<ApiModule> {
   }
   const sso = new SsoState(ctx);
   const providers = new ProviderCache();
+  const oidc = createAclOidcRoutes(ctx, acl, sso, providers);
   const ttlBounds = { minTtlMs: settings.tokenMinTtlMs, maxTtlMs: settings.tokenMaxTtlMs };
   const stream = createEventStream(ctx, acl, settings);
   const resolveCaller = acl.resolveCaller.bind(acl);
@@ -58,6 +60,7 @@ export async function createEventsApi(ctx: AppContext): Promise<ApiModule> {
       ...createAclAuthMethodRoutes(ctx, acl, sso, ttlBounds),
       ...createAclBindingRuleRoutes(ctx, acl, sso),
       ...createAclLoginRoutes(ctx, acl, sso, providers),
+      ...oidc.routes,
       ...nodes.routes,
       ...jobs.routes,
     ],
