@@ -79,7 +79,7 @@ export function createBootstrapRoutes(ctx: AppContext, acl: AclState): Route[] {
     }
     const secretId = typeof given === "string" && given !== "" ? given : uuid();
     const token = await bootstrapAcl(ctx, secretId);
-    return nomadJson(renderToken(token, secretId), token.ModifyIndex, false);
+    return nomadJson(renderToken(token, secretId, null), token.ModifyIndex, false);
   }
   return [{ method: ["POST", "PUT"], path: "/v1/acl/bootstrap", handler: bootstrap }];
 }

@@ -6,12 +6,20 @@ export const tokenCollection = "cluster/acl_tokens";
 export const policyCollection = "cluster/acl_policies";
 export const metaCollection = "cluster/acl_meta";
 
+/** A token's link to a role as rendered: the immutable ID and the role's current name. */
+export interface RoleLink {
+  ID: string;
+  Name: string;
+}
+
 /** A token as stored: the rendered fields plus an HMAC of the secret (lookup) and a sealed copy (reads). */
 export interface StoredToken {
   AccessorID: string;
   Name: string;
   Type: "client" | "management";
   Policies: string[] | null;
+  /** IDs of linked roles (docs/events.md#acl-roles); the names are looked up when rendered. */
+  Roles?: string[] | null;
   Global: boolean;
   Hash: string;
   CreateTime: string;
@@ -34,12 +42,12 @@ export interface StoredPolicy {
 }
 
 /** The fields a token and its list stub share, from Name to ExpirationTime, in Nomad's order. */
-function tokenCommonFields(t: StoredToken): Record<string, unknown> {
+function tokenCommonFields(t: StoredToken, roles: RoleLink[] | null): Record<string, unknown> {
   return {
     Name: t.Name,
     Type: t.Type,
     Policies: t.Policies,
-    Roles: null,
+    Roles: roles,
     Global: t.Global,
     Hash: t.Hash,
     CreateTime: t.CreateTime,
@@ -47,21 +55,26 @@ function tokenCommonFields(t: StoredToken): Record<string, unknown> {
   };
 }
 
-export function renderToken(t: StoredToken, secretId: string): Record<string, unknown> {
+/** `roles`: the token's links to roles that still exist (AclState.roleLinks), null when it never had any. */
+export function renderToken(
+  t: StoredToken,
+  secretId: string,
+  roles: RoleLink[] | null,
+): Record<string, unknown> {
   return {
     AccessorID: t.AccessorID,
     SecretID: secretId,
-    ...tokenCommonFields(t),
+    ...tokenCommonFields(t, roles),
     ExpirationTTL: t.ExpirationTTL,
     CreateIndex: t.CreateIndex,
     ModifyIndex: t.ModifyIndex,
   };
 }
 
-export function renderTokenStub(t: StoredToken): Record<string, unknown> {
+export function renderTokenStub(t: StoredToken, roles: RoleLink[] | null): Record<string, unknown> {
   return {
     AccessorID: t.AccessorID,
-    ...tokenCommonFields(t),
+    ...tokenCommonFields(t, roles),
     CreateIndex: t.CreateIndex,
     ModifyIndex: t.ModifyIndex,
   };

@@ -14,6 +14,7 @@ import {
   type StoredPolicy,
 } from "./acl_model.ts";
 import { type AclState, permissionDenied } from "./acl_state.ts";
+import type { AclCaller } from "./acl_types.ts";
 import { decodeObjectBody, emptyOk, nomadJson, optionalString, requireAclsEnabled } from "./acl_http.ts";
 
 const policyName = /^[a-zA-Z0-9-]{1,128}$/;
@@ -80,13 +81,28 @@ export function createAclPolicyRoutes(ctx: AppContext, acl: AclState): Route[] {
     return nomadJson(renderPolicy(policy, rulesJson), acl.tableIndex(policyCollection), true);
   }
 
-  function list(req: RequestContext): Response {
-    requireAclsEnabled(acl);
-    const caller = acl.resolveCaller(req);
+  /** The policies a caller may list (management: all; else its own and its roles'), by name prefix. */
+  function listFor(req: RequestContext, caller: AclCaller): Response {
+    const prefix = req.url.searchParams.get("prefix") ?? "";
     let policies = [...store.list<StoredPolicy>(policyCollection)].map((s) => s.doc);
-    if (!caller.acl.management) policies = policies.filter((p) => caller.policies.includes(p.Name));
+    policies = policies.filter((p) =>
+      p.Name.startsWith(prefix) && (caller.acl.management || caller.policies.includes(p.Name))
+    );
     policies.sort((a, b) => (a.Name < b.Name ? -1 : a.Name > b.Name ? 1 : 0));
     return nomadJson(policies.map(renderPolicyStub), acl.tableIndex(policyCollection), true);
+  }
+
+  function list(req: RequestContext): Response {
+    requireAclsEnabled(acl);
+    return listFor(req, acl.resolveCaller(req));
+  }
+
+  /** GET /v1/acl/policy/self: an ACL token's policies as the listing shows them; no token is refused. */
+  function self(req: RequestContext): Response {
+    requireAclsEnabled(acl);
+    const caller = acl.resolveCaller(req);
+    if (caller.accessorId === "anonymous") throw permissionDenied();
+    return listFor(req, caller);
   }
 
   async function remove(req: RequestContext): Promise<Response> {
@@ -108,6 +124,14 @@ export function createAclPolicyRoutes(ctx: AppContext, acl: AclState): Route[] {
   const path = "/v1/acl/policy/:name([^/]+)";
   return [
     { method: "GET", path: "/v1/acl/policies", handler: list },
+    { method: "GET", path: "/v1/acl/policy/self", handler: self },
+    {
+      method: ["POST", "PUT", "DELETE"],
+      path: "/v1/acl/policy/self",
+      handler: () => {
+        throw new ApiError(405, "Invalid method", { headers: { Allow: "GET" } });
+      },
+    },
     { method: ["POST", "PUT"], path, handler: upsert },
     { method: "GET", path, handler: read },
     { method: "DELETE", path, handler: remove },

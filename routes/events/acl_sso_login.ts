@@ -55,8 +55,8 @@ export function createAclLoginRoutes(
       }
       throw err;
     }
-    const { token, secretId } = await mintLoginToken(ctx, sso, method, claims);
-    return nomadJson(renderToken(token, secretId), token.ModifyIndex, false);
+    const { token, secretId } = await mintLoginToken(ctx, acl, sso, method, claims);
+    return nomadJson(renderToken(token, secretId, acl.roleLinks(token)), token.ModifyIndex, false);
   }
 
   return [{ method: ["POST", "PUT"], path: "/v1/acl/login", handler: login }];

@@ -223,8 +223,8 @@ export function createAclOidcRoutes(
     } catch (err) {
       throw new ApiError(401, `failed to exchange token with provider: ${describe(err)}`);
     }
-    const { token, secretId } = await mintLoginToken(ctx, sso, method, claims);
-    return nomadJson(renderToken(token, secretId), token.ModifyIndex, false);
+    const { token, secretId } = await mintLoginToken(ctx, acl, sso, method, claims);
+    return nomadJson(renderToken(token, secretId, acl.roleLinks(token)), token.ModifyIndex, false);
   }
 
   return {

@@ -7,7 +7,14 @@ import { ApiError } from "../../lib/errors.ts";
 import type { Acl, AclCaller } from "./acl_types.ts";
 import { requestSecret } from "./caller.ts";
 import { allowAllAcl, denyAllAcl } from "./policy_acl.ts";
-import { policyCollection, type StoredPolicy, type StoredToken, tokenCollection } from "./acl_model.ts";
+import {
+  policyCollection,
+  type RoleLink,
+  type StoredPolicy,
+  type StoredToken,
+  tokenCollection,
+} from "./acl_model.ts";
+import { roleCollection, type StoredRole } from "./acl_role_model.ts";
 
 /** The policy language (parser, RulesJSON, merge): supplied by the policy module. */
 export interface PolicyEngine {
@@ -17,9 +24,9 @@ export interface PolicyEngine {
   compile(policies: readonly unknown[]): Acl;
 }
 
-/** What changed in the ACL state at a commit: a token (by accessor) or any policy. */
+/** What changed in the ACL state at a commit: a token (by accessor), or any policy or role. */
 export type AclChange = { kind: "token"; accessorId: string; index: number } | {
-  kind: "policy";
+  kind: "policy" | "role";
   index: number;
 };
 
@@ -38,6 +45,7 @@ export class AclState {
   #listeners = new Set<(change: AclChange) => void>();
   #tableIndex = new Map<string, number>();
   #hmacCache = new Map<string, string>();
+  #roleIdByName = new Map<string, string>();
   #unwatch: Array<() => void> = [];
 
   constructor(ctx: AppContext, enabled: boolean, engine: PolicyEngine) {
@@ -47,8 +55,10 @@ export class AclState {
     const { store } = ctx.data;
     for (const t of store.list<StoredToken>(tokenCollection)) this.#indexToken(t, undefined);
     for (const p of store.list<StoredPolicy>(policyCollection)) this.#indexPolicy(p.doc);
+    for (const r of store.list<StoredRole>(roleCollection)) this.#indexRole(r, undefined);
     this.#unwatch.push(store.watch(tokenCollection, (c) => this.#onTokenChange(c)));
     this.#unwatch.push(store.watch(policyCollection, (c) => this.#onPolicyChange(c)));
+    this.#unwatch.push(store.watch(roleCollection, (c) => this.#onRoleChange(c)));
   }
 
   close(): void {
@@ -84,6 +94,29 @@ export class AclState {
     return this.#ctx.data.store.get<StoredToken>(tokenCollection, accessorId)?.doc;
   }
 
+  roleById(id: string): StoredRole | undefined {
+    return this.#ctx.data.store.get<StoredRole>(roleCollection, id)?.doc;
+  }
+
+  roleByName(name: string): StoredRole | undefined {
+    const id = this.#roleIdByName.get(name);
+    return id === undefined ? undefined : this.roleById(id);
+  }
+
+  /**
+   * A token's role links as Nomad renders them: links to deleted roles dropped, names as the roles are named
+   * now; null when the token never had a role.
+   */
+  roleLinks(token: StoredToken): RoleLink[] | null {
+    if (!token.Roles) return null;
+    const links: RoleLink[] = [];
+    for (const id of token.Roles) {
+      const role = this.roleById(id);
+      if (role) links.push({ ID: id, Name: role.Name });
+    }
+    return links;
+  }
+
   /**
    * HMAC of a presented secret. The HMAC costs ~0.1 ms, more than the rest of a small request, so recent
    * results are memoized (bounded); the map lives only in this process's memory, like the request itself.
@@ -109,7 +142,7 @@ export class AclState {
    */
   resolveCaller(req: RequestContext | Request): AclCaller {
     const request = req instanceof Request ? req : req.request;
-    if (!this.enabled) return { accessorId: "", acl: allowAllAcl, policies: [], expiresAt: undefined };
+    if (!this.enabled) return this.#aclsOff();
     const secret = requestSecret(request);
     if (secret === undefined) return this.anonymousCaller();
     const token = this.tokenBySecret(secret);
@@ -133,23 +166,37 @@ export class AclState {
       accessorId: "anonymous",
       acl: this.#compile("anonymous", ["anonymous"]),
       policies: ["anonymous"],
+      roleIds: [],
       expiresAt: undefined,
     };
   }
 
+  #aclsOff(): AclCaller {
+    return { accessorId: "", acl: allowAllAcl, policies: [], roleIds: [], expiresAt: undefined };
+  }
+
+  /** The token's rights as of now: its policies and those of the roles it links to that still exist. */
   callerForToken(token: StoredToken): AclCaller {
-    const policies = token.Policies ?? [];
+    const policies = [...token.Policies ?? []];
+    const roleIds: string[] = [];
+    for (const id of token.Roles ?? []) {
+      const role = this.roleById(id);
+      if (!role) continue;
+      roleIds.push(id);
+      for (const p of role.Policies) if (!policies.includes(p.Name)) policies.push(p.Name);
+    }
     return {
       accessorId: token.AccessorID,
       acl: token.Type === "management" ? allowAllAcl : this.#compile(token.AccessorID, policies),
       policies,
+      roleIds,
       expiresAt: token.ExpirationTime ? Date.parse(token.ExpirationTime) : undefined,
     };
   }
 
   /** The current caller for an accessor ("anonymous" included); undefined if the token is gone. */
   callerForAccessor(accessorId: string): AclCaller | undefined {
-    if (!this.enabled) return { accessorId: "", acl: allowAllAcl, policies: [], expiresAt: undefined };
+    if (!this.enabled) return this.#aclsOff();
     if (accessorId === "anonymous") return this.anonymousCaller();
     const token = this.tokenByAccessor(accessorId);
     return token ? this.callerForToken(token) : undefined;
@@ -203,6 +250,26 @@ export class AclState {
     this.#bump(policyCollection, change.index);
     this.#compiled.clear();
     this.#notify({ kind: "policy", index: change.index });
+  }
+
+  #indexRole(stored: StoredDoc<StoredRole>, previous: StoredDoc<StoredRole> | undefined): void {
+    if (previous && this.#roleIdByName.get(previous.doc.Name) === previous.id) {
+      this.#roleIdByName.delete(previous.doc.Name);
+    }
+    this.#roleIdByName.set(stored.doc.Name, stored.id);
+    this.#bump(roleCollection, stored.index);
+  }
+
+  #onRoleChange(change: DocChange): void {
+    const current = change.current as StoredDoc<StoredRole> | undefined;
+    const previous = change.previous as StoredDoc<StoredRole> | undefined;
+    if (current) this.#indexRole(current, previous);
+    else if (previous && this.#roleIdByName.get(previous.doc.Name) === previous.id) {
+      this.#roleIdByName.delete(previous.doc.Name);
+    }
+    this.#bump(roleCollection, change.index);
+    this.#compiled.clear();
+    this.#notify({ kind: "role", index: change.index });
   }
 
   #notify(change: AclChange): void {

@@ -17,6 +17,8 @@ export interface TokenInput {
   name: string;
   type: string;
   policies: string[];
+  /** Role links as given (an ID, else a name), not yet resolved against stored roles. */
+  roles: Array<{ id: string; name: string }>;
   global: boolean | undefined;
   /** Unix ms, when the body sets an expiry (from ExpirationTime or now + ExpirationTTL). */
   expiresAt: number | undefined;
@@ -34,22 +36,20 @@ export function parseTokenInput(body: Record<string, unknown>, limits: TokenLimi
   const name = optionalString(struct, "Name", bodyField(body, "Name")) ?? "";
   const type = optionalString(struct, "Type", bodyField(body, "Type")) ?? "";
   const policies = optionalStrings(struct, "Policies", bodyField(body, "Policies")) ?? [];
-  const roles = bodyField(body, "Roles");
+  const roles = parseRoleLinks(bodyField(body, "Roles"));
   const global = optionalBool(struct, "Global", bodyField(body, "Global"));
   const rawTime = bodyField(body, "ExpirationTime");
   const rawTtl = bodyField(body, "ExpirationTTL");
 
   if (accessorId !== undefined && !uuidPattern.test(accessorId)) throw invalidToken("invalid AccessorID");
   if (secretId !== undefined && !uuidPattern.test(secretId)) throw invalidToken("invalid SecretID");
-  if (roles !== undefined && roles !== null) {
-    if (!Array.isArray(roles)) throw fieldTypeError(struct, "Roles", roles, "[]*structs.ACLTokenRoleLink");
-    if (roles.length > 0) throw invalidToken("ACL roles are not supported");
-  }
   if (name.length > 256) throw invalidToken("token name too long");
   if (type === "client") {
-    if (policies.length === 0) throw invalidToken("client token missing policies or roles");
+    if (policies.length === 0 && roles.length === 0) {
+      throw invalidToken("client token missing policies or roles");
+    }
   } else if (type === "management") {
-    if (policies.length > 0) {
+    if (policies.length > 0 || roles.length > 0) {
       throw invalidToken("management token cannot be associated with policies or roles");
     }
   } else throw invalidToken("token type must be client or management");
@@ -109,8 +109,28 @@ export function parseTokenInput(body: Record<string, unknown>, limits: TokenLimi
     name,
     type,
     policies,
+    roles,
     global,
     expiresAt,
     ttlText: ttlNs !== undefined ? formatGoDuration(ttlNs) : "",
   };
+}
+
+/** The `Roles` member: [{ID, Name}] links, decoded as Go decodes []*ACLTokenRoleLink (null entries skipped). */
+function parseRoleLinks(raw: unknown): Array<{ id: string; name: string }> {
+  if (raw === undefined || raw === null) return [];
+  if (!Array.isArray(raw)) throw fieldTypeError(struct, "Roles", raw, "[]*structs.ACLTokenRoleLink");
+  const links: Array<{ id: string; name: string }> = [];
+  for (const link of raw) {
+    if (link === null) continue;
+    if (typeof link !== "object" || Array.isArray(link)) {
+      throw fieldTypeError(struct, "Roles", link, "structs.ACLTokenRoleLink");
+    }
+    const obj = link as Record<string, unknown>;
+    links.push({
+      id: optionalString("ACLTokenRoleLink", "ID", bodyField(obj, "ID")) ?? "",
+      name: optionalString("ACLTokenRoleLink", "Name", bodyField(obj, "Name")) ?? "",
+    });
+  }
+  return links;
 }

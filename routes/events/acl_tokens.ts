@@ -18,20 +18,29 @@ import {
 import { type AclState, permissionDenied, tokenHmacPurpose, tokenSealPurpose } from "./acl_state.ts";
 import { decodeObjectBody, emptyOk, nomadJson, requireAclsEnabled } from "./acl_http.ts";
 import { invalidToken, parseTokenInput, type TokenLimits } from "./acl_token_input.ts";
+import { resolveRoleLinks } from "./acl_token_roles.ts";
+import { oneTimeLock, oneTimeTokenRemoval } from "./acl_onetime.ts";
 
-export function tokenEvent(type: "ACLTokenUpserted" | "ACLTokenDeleted", token: StoredToken): EventInput {
+export function tokenEvent(
+  acl: AclState,
+  type: "ACLTokenUpserted" | "ACLTokenDeleted",
+  token: StoredToken,
+): EventInput {
   return {
     Topic: "ACLToken",
     Type: type,
     Key: token.AccessorID,
-    Payload: { ACLToken: renderToken(token, "") },
+    Payload: { ACLToken: renderToken(token, "", acl.roleLinks(token)) },
   };
 }
 
+/** Over the fields a caller sets; role IDs join only when there are some, so older hashes stay as they were. */
 export function tokenHash(
-  t: Pick<StoredToken, "Name" | "Type" | "Policies" | "Global" | "ExpirationTime">,
+  t: Pick<StoredToken, "Name" | "Type" | "Policies" | "Roles" | "Global" | "ExpirationTime">,
 ): string {
-  return contentHash([t.Name, t.Type, t.Policies, t.Global, t.ExpirationTime]);
+  const fields: unknown[] = [t.Name, t.Type, t.Policies, t.Global, t.ExpirationTime];
+  if (t.Roles?.length) fields.push(t.Roles);
+  return contentHash(fields);
 }
 
 /** Builds a stored token with a fresh (or given) secret: only its HMAC and a sealed copy are kept. */
@@ -82,12 +91,14 @@ export function createAclTokenRoutes(ctx: AppContext, acl: AclState, limits: Tok
       () => {
         if (store.get(tokenCollection, accessorId)) throw invalidToken("accessor ID already in use");
         if (acl.tokenBySecret(secretId)) throw invalidToken("secret ID already in use");
+        const roles = resolveRoleLinks(acl, input.roles);
         return (index: number) => {
           const token = newStoredToken(ctx, {
             AccessorID: accessorId,
             Name: input.name,
             Type: input.type as StoredToken["Type"],
             Policies: input.policies.length ? input.policies : null,
+            Roles: roles.length ? roles : null,
             Global: input.global ?? false,
             CreateTime: rfc3339(now),
             ExpirationTime: input.expiresAt !== undefined ? rfc3339(input.expiresAt) : null,
@@ -97,13 +108,13 @@ export function createAclTokenRoutes(ctx: AppContext, acl: AclState, limits: Tok
           }, secretId);
           return {
             writes: [{ collection: tokenCollection, id: accessorId, doc: { ...token }, ifVersion: 0 }],
-            events: [tokenEvent("ACLTokenUpserted", token)],
+            events: [tokenEvent(acl, "ACLTokenUpserted", token)],
             result: token,
           };
         };
       },
     );
-    return nomadJson(renderToken(result, secretId), result.ModifyIndex, false);
+    return nomadJson(renderToken(result, secretId, acl.roleLinks(result)), result.ModifyIndex, false);
   }
 
   async function update(req: RequestContext): Promise<Response> {
@@ -133,23 +144,29 @@ export function createAclTokenRoutes(ctx: AppContext, acl: AclState, limits: Tok
       if (input.ttlText !== "" && input.ttlText !== current.ExpirationTTL) {
         throw invalidToken("cannot update expiration TTL");
       }
+      const roles = resolveRoleLinks(acl, input.roles);
       return (index: number) => {
         const token: StoredToken = {
           ...current,
           Name: input.name,
           Type: input.type as StoredToken["Type"],
           Policies: input.policies.length ? input.policies : null,
+          Roles: roles.length ? roles : null,
           ModifyIndex: index,
         };
         token.Hash = tokenHash(token);
         return {
           writes: [{ collection: tokenCollection, id: accessorId, doc: { ...token } }],
-          events: [tokenEvent("ACLTokenUpserted", token)],
+          events: [tokenEvent(acl, "ACLTokenUpserted", token)],
           result: token,
         };
       };
     });
-    return nomadJson(renderToken(result, acl.openSecret(result)), result.ModifyIndex, false);
+    return nomadJson(
+      renderToken(result, acl.openSecret(result), acl.roleLinks(result)),
+      result.ModifyIndex,
+      false,
+    );
   }
 
   function read(req: RequestContext): Response {
@@ -159,7 +176,11 @@ export function createAclTokenRoutes(ctx: AppContext, acl: AclState, limits: Tok
     if (!caller.acl.management && caller.accessorId !== accessorId) throw permissionDenied();
     const token = acl.tokenByAccessor(accessorId);
     if (!token) throw new ApiError(404, "ACL token not found");
-    return nomadJson(renderToken(token, acl.openSecret(token)), acl.tableIndex(tokenCollection), true);
+    return nomadJson(
+      renderToken(token, acl.openSecret(token), acl.roleLinks(token)),
+      acl.tableIndex(tokenCollection),
+      true,
+    );
   }
 
   function self(req: RequestContext): Response {
@@ -169,7 +190,7 @@ export function createAclTokenRoutes(ctx: AppContext, acl: AclState, limits: Tok
     if (caller.accessorId === "anonymous") return nomadJson(anonymousToken, index, true);
     const token = acl.tokenByAccessor(caller.accessorId);
     if (!token) throw new ApiError(403, "ACL token not found");
-    return nomadJson(renderToken(token, acl.openSecret(token)), index, true);
+    return nomadJson(renderToken(token, acl.openSecret(token), acl.roleLinks(token)), index, true);
   }
 
   function list(req: RequestContext): Response {
@@ -177,19 +198,28 @@ export function createAclTokenRoutes(ctx: AppContext, acl: AclState, limits: Tok
     acl.requireManagement(req);
     const tokens = [...store.list<StoredToken>(tokenCollection)].map((s) => s.doc);
     tokens.sort((a, b) => (a.AccessorID < b.AccessorID ? -1 : a.AccessorID > b.AccessorID ? 1 : 0));
-    return nomadJson(tokens.map(renderTokenStub), acl.tableIndex(tokenCollection), true);
+    return nomadJson(
+      tokens.map((t) => renderTokenStub(t, acl.roleLinks(t))),
+      acl.tableIndex(tokenCollection),
+      true,
+    );
   }
 
   async function remove(req: RequestContext): Promise<Response> {
     requireAclsEnabled(acl);
     acl.requireManagement(req);
     const accessorId = req.params.accessor!;
-    const { index } = await store.transact([`${tokenCollection}/${accessorId}`], () => {
+    const locks = [`${tokenCollection}/${accessorId}`, oneTimeLock(accessorId)];
+    const { index } = await store.transact(locks, () => {
       const current = acl.tokenByAccessor(accessorId);
       if (!current) throw new ApiError(400, `Cannot delete nonexistent tokens: ${accessorId}`);
       return {
-        writes: [{ collection: tokenCollection, id: accessorId, doc: null }],
-        events: [tokenEvent("ACLTokenDeleted", current)],
+        // Its one-time token goes with it (an exchange would find no token anyway).
+        writes: [
+          { collection: tokenCollection, id: accessorId, doc: null },
+          ...oneTimeTokenRemoval(ctx, accessorId),
+        ],
+        events: [tokenEvent(acl, "ACLTokenDeleted", current)],
       };
     });
     return emptyOk(index);

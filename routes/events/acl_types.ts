@@ -19,8 +19,10 @@ export interface AclCaller {
   /** AccessorID of the token, "anonymous" for no token, "" when ACLs are disabled. */
   accessorId: string;
   acl: Acl;
-  /** Policy names of the token (for non-management listing rules). */
+  /** Policy names of the token, its own and its roles' (for non-management listing rules). */
   policies: readonly string[];
+  /** IDs of the roles the token links to that still exist. */
+  roleIds: readonly string[];
   /** Unix ms expiry, if the token expires. */
   expiresAt: number | undefined;
 }

@@ -13,6 +13,8 @@ import { createAclBindingRuleRoutes } from "./acl_binding_rules.ts";
 import { ProviderCache } from "./acl_sso_keys.ts";
 import { createAclLoginRoutes } from "./acl_sso_login.ts";
 import { createAclOidcRoutes } from "./acl_sso_oidc.ts";
+import { createAclRoleRoutes } from "./acl_roles.ts";
+import { createOneTimeTokenRoutes } from "./acl_onetime.ts";
 import { bootstrapAclAtStart, createBootstrapRoutes } from "./acl_bootstrap.ts";
 import { createEventStream } from "./stream.ts";
 import { createPublishRoutes } from "./publish.ts";
@@ -38,6 +40,7 @@ export async function createEventsApi(ctx: AppContext): Promise<ApiModule> {
   const oidc = createAclOidcRoutes(ctx, acl, sso, providers);
   const ttlBounds = { minTtlMs: settings.tokenMinTtlMs, maxTtlMs: settings.tokenMaxTtlMs };
   const stream = createEventStream(ctx, acl, settings);
+  const oneTime = createOneTimeTokenRoutes(ctx, acl, settings.oneTimeTokenTtlMs);
   const resolveCaller = acl.resolveCaller.bind(acl);
   const nodes = nodeRoutes(ctx, resolveCaller);
   const jobs = jobRoutes(ctx, resolveCaller);
@@ -52,6 +55,8 @@ export async function createEventsApi(ctx: AppContext): Promise<ApiModule> {
       ...stream.routes,
       ...createPublishRoutes(ctx, acl),
       ...createBootstrapRoutes(ctx, acl),
+      // Before the token routes, so /v1/acl/token/onetime is never read as an accessor.
+      ...oneTime.routes,
       ...createAclTokenRoutes(ctx, acl, {
         minTtlMs: settings.tokenMinTtlMs,
         maxTtlMs: settings.tokenMaxTtlMs,
@@ -61,11 +66,13 @@ export async function createEventsApi(ctx: AppContext): Promise<ApiModule> {
       ...createAclBindingRuleRoutes(ctx, acl, sso),
       ...createAclLoginRoutes(ctx, acl, sso, providers),
       ...oidc.routes,
+      ...createAclRoleRoutes(ctx, acl),
       ...nodes.routes,
       ...jobs.routes,
     ],
     close() {
       stream.close();
+      oneTime.close();
       acl.close();
       sso.close();
       providers.close();

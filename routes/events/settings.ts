@@ -16,6 +16,8 @@ export interface EventsSettings {
   bootstrapSecret: string | undefined;
   tokenMinTtlMs: number;
   tokenMaxTtlMs: number;
+  /** How long a one-time token may be exchanged (Nomad: 10 minutes). */
+  oneTimeTokenTtlMs: number;
   heartbeatMs: number;
   queueBatches: number;
   queueBytes: number;
@@ -36,6 +38,7 @@ export function loadEventsSettings(ctx: AppContext): EventsSettings {
     bootstrapSecret,
     tokenMinTtlMs: envDurationMs(env, "WHARF_ACL_TOKEN_MIN_TTL", 60_000),
     tokenMaxTtlMs: envDurationMs(env, "WHARF_ACL_TOKEN_MAX_TTL", 24 * 3_600_000),
+    oneTimeTokenTtlMs: envDurationMs(env, "WHARF_ACL_ONE_TIME_TOKEN_TTL", 10 * 60_000),
     heartbeatMs: envInt(env, "WHARF_EVENTS_HEARTBEAT_MS", 30_000, 1),
     queueBatches: envInt(env, "WHARF_EVENTS_QUEUE_BATCHES", 64, 1),
     queueBytes: envInt(env, "WHARF_EVENTS_QUEUE_BYTES", 4 * 1024 * 1024, 1024),

@@ -23,6 +23,7 @@ export const topics: ReadonlyMap<string, TopicInfo> = new Map<string, TopicInfo>
   ["ACLPolicy", info("ACLPolicy", false, ["ACLPolicyUpserted", "ACLPolicyDeleted"])],
   ["ACLAuthMethod", info("AuthMethod", false, ["ACLAuthMethodUpserted", "ACLAuthMethodDeleted"])],
   ["ACLBindingRule", info("ACLBindingRule", false, ["ACLBindingRuleUpserted", "ACLBindingRuleDeleted"])],
+  ["ACLRole", info("ACLRole", false, ["ACLRoleUpserted", "ACLRoleDeleted"])],
   ["Job", info("Job", true, jobTypes)],
   ["Evaluation", info("Evaluation", true, [...jobTypes, "AllocationUpdateDesiredStatus"])],
   [

@@ -216,9 +216,10 @@ eventsServerTest("acl token creation enforces type, policies, roles and the TTL 
       "token 0 invalid: management token cannot be associated with policies or roles",
     ],
     [{ Type: "root" }, "token 0 invalid: token type must be client or management"],
+    [{ Type: "client", Policies: ["a"], Roles: [{ Name: "r" }] }, "cannot find role r"],
     [
-      { Type: "client", Policies: ["a"], Roles: [{ Name: "r" }] },
-      "token 0 invalid: ACL roles are not supported",
+      { Type: "management", Roles: [{ Name: "r" }] },
+      "token 0 invalid: management token cannot be associated with policies or roles",
     ],
     [
       { Type: "client", Policies: ["a"], ExpirationTTL: "10s" },
