@@ -1,5 +1,5 @@
 // `PUT /v1/acl/login` with JWTs signed by keys the test makes: Nomad's refusals (audience, issuer, signature,
-// exp, nbf, no matching rule), selectors over list claims, bind types policy and management, MaxTokenTTL, a
+// exp, nbf, no matching rule), selectors over list claims, bind types policy, role and management, MaxTokenTTL, a
 // JWKS URL, and the login token's event (docs/events.md#sso-login).
 
 import { exportJWK, exportSPKI, generateKeyPair, SignJWT } from "jose";
@@ -15,7 +15,7 @@ function sign(key: Key, claims: Record<string, unknown>, kid = "k1"): Promise<st
     .sign(key);
 }
 
-Deno.test("acl login with a JWT: refusals, list-claim selectors, policy and management bindings, MaxTokenTTL", async () => {
+Deno.test("acl login with a JWT: refusals, list-claim selectors, policy, role and management bindings, MaxTokenTTL", async () => {
   const srv = await startEventsServer();
   const { publicKey, privateKey } = await generateKeyPair("RS256", { extractable: true });
   const other = await generateKeyPair("RS256");
@@ -47,6 +47,7 @@ Deno.test("acl login with a JWT: refusals, list-claim selectors, policy and mana
         { BindType: "policy", BindName: "deploy-${value.project}", Selector: '"deployers" in list.groups' },
         { BindType: "management", Selector: 'value.team == "platform"' },
         { BindType: "policy", BindName: "missing-policy" },
+        { BindType: "role", BindName: "${value.project}-release", Selector: '"releasers" in list.groups' },
       ]
     ) {
       const r = await put("/v1/acl/binding-rule", { AuthMethod: "ci", ...rule });
@@ -76,6 +77,16 @@ Deno.test("acl login with a JWT: refusals, list-claim selectors, policy and mana
     assertEquals(seen.map((e) => `${e.Type} ${e.Key}`), [`ACLTokenUpserted ${t.AccessorID}`]);
     assert(!JSON.stringify(seen).includes(String(t.SecretID)));
     await events.close();
+
+    // A role binding (the bind name lowercased, as Nomad's binder does) links the role by its ID.
+    const role = await put("/v1/acl/role", { Name: "web-release", Policies: [{ Name: "deploy-web" }] });
+    assertEquals(role.status, 200, role.text);
+    const releaser = await login(await sign(privateKey, { project: "Web", groups: ["releasers"] }));
+    const rt = releaser.json as Record<string, unknown>;
+    assertEquals([releaser.status, rt.Type, rt.Policies, rt.Roles], [200, "client", null, [{
+      ID: (role.json as Record<string, unknown>).ID,
+      Name: "web-release",
+    }]]);
 
     // A nested claim by JSON pointer binds management.
     const admin = await login(await sign(privateKey, { project: "x", nested: { team: "platform" } }));
