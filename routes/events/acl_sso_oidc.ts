@@ -96,6 +96,7 @@ export function createAclOidcRoutes(
       state: randomSecret(24),
       nonce: f.ClientNonce!,
       codeVerifier: randomSecret(32),
+      address: req.clientIp,
     }));
     if (pending.authMethod !== method.Name || pending.redirectUri !== f.RedirectURI) {
       throw new ApiError(400, "error storing OIDC request: client nonce already in use");

@@ -1,6 +1,7 @@
 // OIDC login as `nomad login` drives it, against a real OpenID provider (npm oidc-provider): auth-url with an
 // allowed redirect URI, the provider's login and consent, complete-auth → token bound by list claims; the
-// refusals for a foreign redirect URI, a replayed nonce and a wrong state (docs/events.md#sso-login).
+// refusals for a foreign redirect URI, a replayed nonce and a wrong state; pending logins bounded per address
+// (docs/events.md#sso-login).
 
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { oidcUsers, startOidcProvider } from "../fixtures/oidc_provider.ts";
@@ -102,6 +103,15 @@ Deno.test("acl OIDC login: auth-url, provider login, complete-auth, bindings fro
     const bob2 = await login(oidcUsers.bob, "nonce-bob-abcdefghij");
     const bobDone = await put("/v1/acl/oidc/complete-auth", bob2);
     assertEquals([bobDone.status, (bobDone.json as Record<string, unknown>).Policies], [200, ["developers"]]);
+
+    // Pending logins are bounded per client address: the 21st open one is refused until some complete or expire.
+    for (let i = 0; i < 20; i++) assertEquals((await authUrl(`flood-${i}-0123456789`)).status, 200);
+    const flood = await authUrl("flood-20-0123456789");
+    assertEquals([flood.status, flood.text], [
+      429,
+      "error storing OIDC request: too many requests from this address",
+    ]);
+    assertEquals((await authUrl("flood-3-0123456789")).status, 200); // its own pending request, again
 
     const missing = await put("/v1/acl/oidc/complete-auth", { AuthMethodName: "corp" });
     assertEquals(
