@@ -3,6 +3,7 @@
 
 import { ApiError } from "../../lib/errors.ts";
 import { bodyField } from "./acl_model.ts";
+import type { AuthMethodConfigFields } from "./acl_sso_model.ts";
 import { fieldTypeError, jsonKind, optionalBool, optionalString, optionalStrings } from "./acl_http.ts";
 import { formatGoDuration, parseGoDuration } from "./duration.ts";
 
@@ -14,28 +15,9 @@ export const defaultTokenNameFormat = "${auth_method_type}-${auth_method_name}";
 /** Bounds on what one auth method may hold (anything larger is refused, not stored). */
 export const authMethodLimits = { listItems: 64, itemBytes: 16_384, mapEntries: 64 };
 
-/** The config as decoded: every field optional, the client secret in plaintext (sealed before storing). */
-export interface AuthMethodConfigInput {
-  JWTValidationPubKeys: string[] | null;
-  JWKSURL: string;
-  OIDCDiscoveryURL: string;
-  OIDCClientID: string;
+/** The config as decoded: the client secret in plaintext (sealed before storing). */
+export interface AuthMethodConfigInput extends AuthMethodConfigFields {
   OIDCClientSecret: string;
-  OIDCEnablePKCE: boolean;
-  OIDCDisableUserInfo: boolean;
-  OIDCScopes: string[] | null;
-  BoundAudiences: string[] | null;
-  BoundIssuer: string[] | null;
-  AllowedRedirectURIs: string[] | null;
-  DiscoveryCaPem: string[] | null;
-  JWKSCACert: string;
-  SigningAlgs: string[] | null;
-  ExpirationLeewayNs: number;
-  NotBeforeLeewayNs: number;
-  ClockSkewLeewayNs: number;
-  ClaimMappings: Record<string, string> | null;
-  ListClaimMappings: Record<string, string> | null;
-  VerboseLogging: boolean;
 }
 
 export interface AuthMethodInput {
@@ -64,27 +46,28 @@ function decodeError(message: string): ApiError {
   return new ApiError(400, `Failed to decode request body: ${message}`);
 }
 
-/** MaxTokenTTL as Nomad's UnmarshalJSON reads it: a duration string or a number of ns; other types ignored. */
-function maxTokenTtl(v: unknown): number {
+/** A Go duration from a string or a number of ns (undefined for other types); a bad string is a decode error. */
+function durationNs(v: unknown): number | undefined {
   if (typeof v === "string") {
     const ns = parseGoDuration(v);
     if (ns === undefined) throw decodeError(`time: invalid duration ${JSON.stringify(v)}`);
     return ns;
   }
   if (typeof v === "number" && Number.isFinite(v) && Math.abs(v) < 2 ** 63) return Math.trunc(v);
-  return 0;
+  return undefined;
 }
 
-/** A leeway: "" or absent is zero, a string is a Go duration, a number is ns, anything else is refused. */
+/** MaxTokenTTL as Nomad's UnmarshalJSON reads it: other types than a string or a number are ignored. */
+function maxTokenTtl(v: unknown): number {
+  return durationNs(v) ?? 0;
+}
+
+/** A leeway: "" or absent is zero; other types than a string or a number are refused. */
 function leeway(field: string, v: unknown): number {
   if (v === undefined || v === null || v === "") return 0;
-  if (typeof v === "string") {
-    const ns = parseGoDuration(v);
-    if (ns === undefined) throw decodeError(`time: invalid duration ${JSON.stringify(v)}`);
-    return ns;
-  }
-  if (typeof v === "number" && Number.isFinite(v) && Math.abs(v) < 2 ** 63) return Math.trunc(v);
-  throw decodeError(`unexpected ${field} type: ${JSON.stringify(v)}`);
+  const ns = durationNs(v);
+  if (ns === undefined) throw decodeError(`unexpected ${field} type: ${JSON.stringify(v)}`);
+  return ns;
 }
 
 function boundedStrings(field: string, v: unknown): string[] | null {
@@ -133,6 +116,30 @@ function stringMap(field: string, v: unknown): Record<string, string> | null {
   return out;
 }
 
+/** The Config fields wharf reads, by kind (a duration is stored as `<name>Ns`). */
+const configFields: Record<string, "string" | "strings" | "bool" | "map" | "duration"> = {
+  JWTValidationPubKeys: "strings",
+  JWKSURL: "string",
+  OIDCDiscoveryURL: "string",
+  OIDCClientID: "string",
+  OIDCClientSecret: "string",
+  OIDCEnablePKCE: "bool",
+  OIDCDisableUserInfo: "bool",
+  OIDCScopes: "strings",
+  BoundAudiences: "strings",
+  BoundIssuer: "strings",
+  AllowedRedirectURIs: "strings",
+  DiscoveryCaPem: "strings",
+  JWKSCACert: "string",
+  SigningAlgs: "strings",
+  ExpirationLeeway: "duration",
+  NotBeforeLeeway: "duration",
+  ClockSkewLeeway: "duration",
+  ClaimMappings: "map",
+  ListClaimMappings: "map",
+  VerboseLogging: "bool",
+};
+
 function parseConfig(raw: unknown): AuthMethodConfigInput | undefined {
   if (raw === undefined || raw === null) return undefined;
   if (typeof raw !== "object" || Array.isArray(raw)) {
@@ -144,28 +151,16 @@ function parseConfig(raw: unknown): AuthMethodConfigInput | undefined {
   if (assertion !== undefined && assertion !== null) {
     throw new ApiError(400, "OIDCClientAssertion is not supported by wharf (docs/events.md#sso-login)");
   }
-  return {
-    JWTValidationPubKeys: boundedStrings("JWTValidationPubKeys", f("JWTValidationPubKeys")),
-    JWKSURL: boundedString("JWKSURL", f("JWKSURL")),
-    OIDCDiscoveryURL: boundedString("OIDCDiscoveryURL", f("OIDCDiscoveryURL")),
-    OIDCClientID: boundedString("OIDCClientID", f("OIDCClientID")),
-    OIDCClientSecret: boundedString("OIDCClientSecret", f("OIDCClientSecret")),
-    OIDCEnablePKCE: optionalBool(configStruct, "OIDCEnablePKCE", f("OIDCEnablePKCE")) ?? false,
-    OIDCDisableUserInfo: optionalBool(configStruct, "OIDCDisableUserInfo", f("OIDCDisableUserInfo")) ?? false,
-    OIDCScopes: boundedStrings("OIDCScopes", f("OIDCScopes")),
-    BoundAudiences: boundedStrings("BoundAudiences", f("BoundAudiences")),
-    BoundIssuer: boundedStrings("BoundIssuer", f("BoundIssuer")),
-    AllowedRedirectURIs: boundedStrings("AllowedRedirectURIs", f("AllowedRedirectURIs")),
-    DiscoveryCaPem: boundedStrings("DiscoveryCaPem", f("DiscoveryCaPem")),
-    JWKSCACert: boundedString("JWKSCACert", f("JWKSCACert")),
-    SigningAlgs: boundedStrings("SigningAlgs", f("SigningAlgs")),
-    ExpirationLeewayNs: leeway("ExpirationLeeway", f("ExpirationLeeway")),
-    NotBeforeLeewayNs: leeway("NotBeforeLeeway", f("NotBeforeLeeway")),
-    ClockSkewLeewayNs: leeway("ClockSkewLeeway", f("ClockSkewLeeway")),
-    ClaimMappings: stringMap("ClaimMappings", f("ClaimMappings")),
-    ListClaimMappings: stringMap("ListClaimMappings", f("ListClaimMappings")),
-    VerboseLogging: optionalBool(configStruct, "VerboseLogging", f("VerboseLogging")) ?? false,
-  };
+  const out: Record<string, unknown> = {};
+  for (const [name, kind] of Object.entries(configFields)) {
+    const v = f(name);
+    if (kind === "string") out[name] = boundedString(name, v);
+    else if (kind === "strings") out[name] = boundedStrings(name, v);
+    else if (kind === "bool") out[name] = optionalBool(configStruct, name, v) ?? false;
+    else if (kind === "map") out[name] = stringMap(name, v);
+    else out[`${name}Ns`] = leeway(name, v);
+  }
+  return out as unknown as AuthMethodConfigInput;
 }
 
 /** Decodes an auth method body (types only; validation comes after the merge with the stored method). */

@@ -142,16 +142,10 @@ export function createAclAuthMethodRoutes(
   async function remove(req: RequestContext): Promise<Response> {
     requireAclsEnabled(acl);
     acl.requireManagement(req);
-    const name = req.params.name!;
-    const { index } = await store.transact([ssoLock], () => {
-      const current = sso.authMethod(name);
-      if (!current) throw new ApiError(400, "ACL auth method not found");
-      return {
-        writes: [{ collection: authMethodCollection, id: name, doc: null }],
-        events: [authMethodEvent("ACLAuthMethodDeleted", current)],
-      };
-    });
-    return emptyOk(index);
+    const event = (m: StoredAuthMethod) => authMethodEvent("ACLAuthMethodDeleted", m);
+    return emptyOk(
+      await sso.remove(authMethodCollection, req.params.name!, "ACL auth method not found", event),
+    );
   }
 
   const path = "/v1/acl/auth-method/:name([^/]+)";

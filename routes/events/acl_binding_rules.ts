@@ -162,16 +162,10 @@ export function createAclBindingRuleRoutes(ctx: AppContext, acl: AclState, sso: 
   async function remove(req: RequestContext): Promise<Response> {
     requireAclsEnabled(acl);
     acl.requireManagement(req);
-    const id = req.params.id!;
-    const { index } = await store.transact([ssoLock], () => {
-      const current = sso.bindingRule(id);
-      if (!current) throw new ApiError(400, "ACL binding rule not found");
-      return {
-        writes: [{ collection: bindingRuleCollection, id, doc: null }],
-        events: [bindingRuleEvent("ACLBindingRuleDeleted", current)],
-      };
-    });
-    return emptyOk(index);
+    const event = (r: StoredBindingRule) => bindingRuleEvent("ACLBindingRuleDeleted", r);
+    return emptyOk(
+      await sso.remove(bindingRuleCollection, req.params.id!, "ACL binding rule not found", event),
+    );
   }
 
   const path = "/v1/acl/binding-rule/:id([^/]+)";

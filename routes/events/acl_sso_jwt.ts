@@ -1,6 +1,7 @@
 // Validates a login JWT as Nomad does (its lib/auth/jwt over hashicorp/cap): signature, algorithm, audience,
 // the time claims with their leeways, then the bound issuers (docs/events.md#sso-login).
 
+import { jwsAlgorithms } from "../../lib/jws_algorithms.ts";
 import type { StoredAuthMethod } from "./acl_sso_model.ts";
 import { type ProviderCache, SignatureError } from "./acl_sso_keys.ts";
 
@@ -8,18 +9,7 @@ import { type ProviderCache, SignatureError } from "./acl_sso_keys.ts";
 const defaultLeewaySeconds = 150;
 /** go-jose's DefaultLeeway: the clock skew allowed when ClockSkewLeeway is zero. */
 const defaultClockSkewSeconds = 60;
-const supportedAlgs = new Set([
-  "RS256",
-  "RS384",
-  "RS512",
-  "ES256",
-  "ES384",
-  "ES512",
-  "PS256",
-  "PS384",
-  "PS512",
-  "EdDSA",
-]);
+const supportedAlgs = new Set(jwsAlgorithms);
 const registeredClaims = ["iss", "sub", "aud", "exp", "nbf", "iat", "jti"];
 
 /** Why a token was refused; the login answers 401 `unable to validate provided token: <message>`. */

@@ -144,18 +144,13 @@ export class ProviderCache {
       if (c.JWTValidationPubKeys?.length) e.verify = staticKeys(c.JWTValidationPubKeys);
       else if (c.JWKSURL) e.verify = this.remoteKeys(method, c.JWKSURL);
       else if (c.OIDCDiscoveryURL) {
-        let discovered: Verify | undefined;
         e.verify = async (t) => {
-          if (!discovered) {
-            let doc: Discovery;
-            try {
-              doc = await this.discovery(method);
-            } catch (err) {
-              throw new SignatureError(`unable to get validation keys from OIDC provider: ${describe(err)}`);
-            }
-            discovered = this.remoteKeys(method, doc.jwks_uri);
+          try {
+            await this.discovery(method);
+          } catch (err) {
+            throw new SignatureError(`unable to get validation keys from OIDC provider: ${describe(err)}`);
           }
-          return await discovered(t);
+          return await this.verifyWithDiscovery(method, t);
         };
       } else throw new SignatureError("the auth method has no key source");
     }

@@ -13,14 +13,24 @@ import type { ProviderCache } from "./acl_sso_keys.ts";
 import { TokenInvalid, validateJwt } from "./acl_sso_jwt.ts";
 import { mintLoginToken } from "./acl_sso_mint.ts";
 
-/** The named fields of a login body as strings ("" when absent), in Nomad's decode words on a wrong type. */
+/**
+ * The string fields of a login body ("" when absent; Nomad's decode words on a wrong type), `fields` mapping
+ * each name to the reason its absence gives (undefined: optional). Every absent one is named at once:
+ * 400 `invalid <what> request: N errors occurred: …`, as Nomad's request Validate.
+ */
 export function loginFields(
   body: Record<string, unknown>,
   struct: string,
-  names: string[],
+  what: string,
+  fields: Record<string, string | undefined>,
 ): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const n of names) out[n] = optionalString(struct, n, bodyField(body, n)) ?? "";
+  const missing: string[] = [];
+  for (const [name, reason] of Object.entries(fields)) {
+    out[name] = optionalString(struct, name, bodyField(body, name)) ?? "";
+    if (out[name] === "" && reason !== undefined) missing.push(reason);
+  }
+  if (missing.length) throw new ApiError(400, `invalid ${what} request: ${multiError(missing)}`);
   return out;
 }
 
@@ -39,11 +49,10 @@ export function createAclLoginRoutes(
 ): Route[] {
   async function login(req: RequestContext): Promise<Response> {
     requireAclsEnabled(acl);
-    const f = loginFields(await decodeObjectBody(req), "ACLLoginRequest", ["AuthMethodName", "LoginToken"]);
-    const missing: string[] = [];
-    if (f.AuthMethodName === "") missing.push("missing auth method name");
-    if (f.LoginToken === "") missing.push("missing login token");
-    if (missing.length) throw new ApiError(400, `invalid login request: ${multiError(missing)}`);
+    const f = loginFields(await decodeObjectBody(req), "ACLLoginRequest", "login", {
+      AuthMethodName: "missing auth method name",
+      LoginToken: "missing login token",
+    });
     const method = loginMethod(sso, f.AuthMethodName!);
     if (method.Type !== "JWT") throw new ApiError(400, `unsupported auth-method type: ${method.Type}`);
     let claims: Record<string, unknown>;

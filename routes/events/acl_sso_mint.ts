@@ -5,7 +5,7 @@ import type { AppContext } from "../../lib/app.ts";
 import { ApiError } from "../../lib/errors.ts";
 import { uuid } from "../../lib/ids.ts";
 import { policyCollection, rfc3339, type StoredToken, tokenCollection } from "./acl_model.ts";
-import { newStoredToken, tokenEvent } from "./acl_tokens.ts";
+import { tokenCreation } from "./acl_tokens.ts";
 import { invalidToken } from "./acl_token_input.ts";
 import { formatGoDuration } from "./duration.ts";
 import { bind, mapClaims, tokenName } from "./acl_sso_claims.ts";
@@ -37,25 +37,20 @@ export async function mintLoginToken(
   const accessorId = uuid();
   const secretId = uuid();
   const now = Date.now();
-  const { result } = await store.transact([`${tokenCollection}/${accessorId}`], () => (index: number) => {
-    const token = newStoredToken(ctx, {
-      AccessorID: accessorId,
-      Name: name,
-      Type: bindings.management ? "management" : "client",
-      Policies: bindings.management || !bindings.policies.length ? null : bindings.policies,
-      Roles: bindings.management || !roleIds.length ? null : roleIds,
-      Global: method.TokenLocality === "global",
-      CreateTime: rfc3339(now),
-      ExpirationTime: rfc3339(now + Math.floor(method.MaxTokenTTLNs / 1e6)),
-      ExpirationTTL: formatGoDuration(method.MaxTokenTTLNs),
-      CreateIndex: index,
-      ModifyIndex: index,
-    }, secretId);
-    return {
-      writes: [{ collection: tokenCollection, id: accessorId, doc: { ...token }, ifVersion: 0 }],
-      events: [tokenEvent(acl, "ACLTokenUpserted", token)],
-      result: token,
-    };
-  });
+  const { result } = await store.transact(
+    [`${tokenCollection}/${accessorId}`],
+    () =>
+      tokenCreation(ctx, acl, {
+        AccessorID: accessorId,
+        Name: name,
+        Type: bindings.management ? "management" : "client",
+        Policies: bindings.management || !bindings.policies.length ? null : bindings.policies,
+        Roles: bindings.management || !roleIds.length ? null : roleIds,
+        Global: method.TokenLocality === "global",
+        CreateTime: rfc3339(now),
+        ExpirationTime: rfc3339(now + Math.floor(method.MaxTokenTTLNs / 1e6)),
+        ExpirationTTL: formatGoDuration(method.MaxTokenTTLNs),
+      }, secretId),
+  );
   return { token: result, secretId };
 }

@@ -9,14 +9,12 @@ export const bindingRuleCollection = "cluster/acl_binding_rules";
 /** The key purpose that seals an auth method's OIDCClientSecret in its stored document (AAD: the name). */
 export const clientSecretSealPurpose = "events.acl-auth-method-client-secret";
 
-/** The configuration of an auth method as wharf keeps it; durations in ns, the client secret sealed. */
-export interface AuthMethodConfig {
+/** The configuration of an auth method but its client secret; durations in ns. */
+export interface AuthMethodConfigFields {
   JWTValidationPubKeys: string[] | null;
   JWKSURL: string;
   OIDCDiscoveryURL: string;
   OIDCClientID: string;
-  /** AES-GCM sealed OIDCClientSecret, "" when none. */
-  OIDCClientSecretSealed: string;
   OIDCEnablePKCE: boolean;
   OIDCDisableUserInfo: boolean;
   OIDCScopes: string[] | null;
@@ -32,6 +30,11 @@ export interface AuthMethodConfig {
   ClaimMappings: Record<string, string> | null;
   ListClaimMappings: Record<string, string> | null;
   VerboseLogging: boolean;
+}
+
+/** The configuration as stored: the client secret AES-GCM sealed ("" when none). */
+export interface AuthMethodConfig extends AuthMethodConfigFields {
+  OIDCClientSecretSealed: string;
 }
 
 export interface StoredAuthMethod {

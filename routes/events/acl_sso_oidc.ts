@@ -10,7 +10,6 @@ import { base64url, randomSecret } from "../../lib/ids.ts";
 import { renderToken } from "./acl_model.ts";
 import type { AclState } from "./acl_state.ts";
 import { decodeObjectBody, nomadJson, requireAclsEnabled } from "./acl_http.ts";
-import { multiError } from "./acl_auth_method_input.ts";
 import type { StoredAuthMethod } from "./acl_sso_model.ts";
 import type { SsoState } from "./acl_sso_state.ts";
 import type { ProviderCache } from "./acl_sso_keys.ts";
@@ -53,6 +52,9 @@ async function readProviderJson(res: Response, what: string): Promise<Record<str
   return obj;
 }
 
+/** The fields both OIDC requests start with, and what Nomad says when they are missing. */
+const methodAndNonce = { AuthMethodName: "missing auth method name", ClientNonce: "missing client nonce" };
+
 function oidcMethod(sso: SsoState, name: string): StoredAuthMethod {
   const method = loginMethod(sso, name);
   if (method.Type !== "OIDC") throw new ApiError(400, `unsupported auth-method type: ${method.Type}`);
@@ -67,28 +69,26 @@ export function createAclOidcRoutes(
 ): { routes: Route[]; requests: OidcRequests } {
   const requests = new OidcRequests();
 
+  /** The method's discovery document; 502 when the provider cannot give it. */
+  async function discover(method: StoredAuthMethod) {
+    try {
+      return await providers.discovery(method);
+    } catch (err) {
+      throw new ApiError(502, `failed to generate OIDC provider: ${describe(err)}`);
+    }
+  }
+
   async function authUrl(req: RequestContext): Promise<Response> {
     requireAclsEnabled(acl);
-    const f = loginFields(await decodeObjectBody(req), "ACLOIDCAuthURLRequest", [
-      "AuthMethodName",
-      "RedirectURI",
-      "ClientNonce",
-    ]);
-    const missing: string[] = [];
-    if (f.AuthMethodName === "") missing.push("missing auth method name");
-    if (f.ClientNonce === "") missing.push("missing client nonce");
-    if (f.RedirectURI === "") missing.push("missing redirect URI");
-    if (missing.length) throw new ApiError(400, `invalid OIDC auth-url request: ${multiError(missing)}`);
+    const f = loginFields(await decodeObjectBody(req), "ACLOIDCAuthURLRequest", "OIDC auth-url", {
+      ...methodAndNonce,
+      RedirectURI: "missing redirect URI",
+    });
     const method = oidcMethod(sso, f.AuthMethodName!);
     if (!(method.Config.AllowedRedirectURIs ?? []).includes(f.RedirectURI!)) {
       throw new ApiError(400, `failed to generate auth URL: unauthorized redirect_uri: ${f.RedirectURI}`);
     }
-    let discovery;
-    try {
-      discovery = await providers.discovery(method);
-    } catch (err) {
-      throw new ApiError(502, `failed to generate OIDC provider: ${describe(err)}`);
-    }
+    const discovery = await discover(method);
     const pending = requests.loadOrAdd(f.ClientNonce!, () => ({
       authMethod: method.Name,
       methodHash: method.Hash,
@@ -183,28 +183,15 @@ export function createAclOidcRoutes(
 
   async function completeAuth(req: RequestContext): Promise<Response> {
     requireAclsEnabled(acl);
-    const f = loginFields(await decodeObjectBody(req), "ACLOIDCCompleteAuthRequest", [
-      "AuthMethodName",
-      "ClientNonce",
-      "State",
-      "Code",
-      "Iss",
-      "RedirectURI",
-    ]);
-    const missing: string[] = [];
-    if (f.AuthMethodName === "") missing.push("missing auth method name");
-    if (f.ClientNonce === "") missing.push("missing client nonce");
-    if (f.State === "") missing.push("missing state");
-    if (f.Code === "") missing.push("missing code");
-    if (f.RedirectURI === "") missing.push("missing redirect URI");
-    if (missing.length) throw new ApiError(400, `invalid OIDC complete-auth request: ${multiError(missing)}`);
+    const f = loginFields(await decodeObjectBody(req), "ACLOIDCCompleteAuthRequest", "OIDC complete-auth", {
+      ...methodAndNonce,
+      State: "missing state",
+      Code: "missing code",
+      Iss: undefined,
+      RedirectURI: "missing redirect URI",
+    });
     const method = oidcMethod(sso, f.AuthMethodName!);
-    let discovery;
-    try {
-      discovery = await providers.discovery(method);
-    } catch (err) {
-      throw new ApiError(502, `failed to generate OIDC provider: ${describe(err)}`);
-    }
+    const discovery = await discover(method);
     if (discovery.authorization_response_iss_parameter_supported === true) {
       if (f.Iss !== method.Config.OIDCDiscoveryURL) {
         throw new ApiError(400, "invalid or missing issuer parameter in callback");

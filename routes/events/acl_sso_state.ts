@@ -1,6 +1,8 @@
 // Reads of the stored auth methods and binding rules, and the table indexes their reads answer with.
 
 import type { AppContext } from "../../lib/app.ts";
+import { ApiError } from "../../lib/errors.ts";
+import type { EventInput } from "../../lib/store/mod.ts";
 import {
   authMethodCollection,
   bindingRuleCollection,
@@ -57,6 +59,22 @@ export class SsoState {
     const all = [...this.#ctx.data.store.list<StoredBindingRule>(bindingRuleCollection)].map((d) => d.doc);
     if (authMethod === undefined) return all.sort((a, b) => (a.ID < b.ID ? -1 : a.ID > b.ID ? 1 : 0));
     return all.filter((r) => r.AuthMethod === authMethod).sort((a, b) => a.CreateIndex - b.CreateIndex);
+  }
+
+  /** Deletes an auth method or a binding rule with its event; 400 `notFound` when it is not there. */
+  async remove<T>(
+    collection: string,
+    id: string,
+    notFound: string,
+    deleted: (doc: T) => EventInput,
+  ): Promise<number> {
+    const { store } = this.#ctx.data;
+    const { index } = await store.transact([ssoLock], () => {
+      const current = store.get<T>(collection, id)?.doc;
+      if (!current) throw new ApiError(400, notFound);
+      return { writes: [{ collection, id, doc: null }], events: [deleted(current)] };
+    });
+    return index;
   }
 
   /** The plaintext OIDC client secret of a method ("" when none). */

@@ -25,26 +25,9 @@ import (
 	"time"
 
 	"github.com/hashicorp/nomad/api"
+
+	"../gocheck"
 )
-
-var fails int
-
-func check(name string, ok bool, detail string, args ...any) {
-	s := "OK"
-	if !ok {
-		s = "FAIL"
-		fails++
-	}
-	fmt.Printf("%s %s\t%s\n", s, name, fmt.Sprintf(detail, args...))
-}
-
-func client(addr, secret string) *api.Client {
-	c, err := api.NewClient(&api.Config{Address: addr, SecretID: secret})
-	if err != nil {
-		panic(err)
-	}
-	return c
-}
 
 // signJWT makes an RS256 JWT by hand (no JWT library in the kit).
 func signJWT(key *rsa.PrivateKey, claims map[string]any) string {
@@ -104,13 +87,13 @@ func main() {
 	addr, mgmt := os.Args[1], os.Args[2]
 	issuer, clientID, clientSecret, redirectURI := os.Args[3], os.Args[4], os.Args[5], os.Args[6]
 	login, password := os.Args[7], os.Args[8]
-	root := client(addr, mgmt)
-	anon := client(addr, "")
+	root := gocheck.Client(addr, mgmt)
+	anon := gocheck.Client(addr, "")
 	suffix := fmt.Sprint(time.Now().UnixNano())
 	policy := "go-sso-" + suffix
 
 	_, err := root.ACLPolicies().Upsert(&api.ACLPolicy{Name: policy, Rules: `node { policy = "read" }`}, nil)
-	check("ACLPolicies.Upsert", err == nil, "err=%v", err)
+	gocheck.Check("ACLPolicies.Upsert", err == nil, "err=%v", err)
 
 	key, _ := rsa.GenerateKey(rand.Reader, 2048)
 	der, _ := x509.MarshalPKIXPublicKey(&key.PublicKey)
@@ -132,23 +115,23 @@ func main() {
 			ClockSkewLeeway:      30 * time.Second,
 		},
 	}, nil)
-	check("ACLAuthMethods.Create", err == nil && m != nil && m.MaxTokenTTL == 15*time.Minute &&
+	gocheck.Check("ACLAuthMethods.Create", err == nil && m != nil && m.MaxTokenTTL == 15*time.Minute &&
 		m.Config != nil && m.Config.ClockSkewLeeway == 30*time.Second,
 		"err=%v method=%+v", err, m)
-	_, _, err = client(addr, "").ACLAuthMethods().Create(&api.ACLAuthMethod{Name: "x"}, nil)
-	check("ACLAuthMethods.Create anonymous refused", err != nil && strings.Contains(err.Error(), "403"), "err=%v", err)
+	_, _, err = gocheck.Client(addr, "").ACLAuthMethods().Create(&api.ACLAuthMethod{Name: "x"}, nil)
+	gocheck.Check("ACLAuthMethods.Create anonymous refused", err != nil && strings.Contains(err.Error(), "403"), "err=%v", err)
 	stubs, _, err := anon.ACLAuthMethods().List(nil)
 	found := false
 	for _, s := range stubs {
 		found = found || (s.Name == jwtName && s.Type == "JWT")
 	}
-	check("ACLAuthMethods.List anonymous", err == nil && found, "err=%v stubs=%d", err, len(stubs))
+	gocheck.Check("ACLAuthMethods.List anonymous", err == nil && found, "err=%v stubs=%d", err, len(stubs))
 	got, _, err := root.ACLAuthMethods().Get(jwtName, nil)
-	check("ACLAuthMethods.Get", err == nil && got != nil && got.Name == jwtName &&
+	gocheck.Check("ACLAuthMethods.Get", err == nil && got != nil && got.Name == jwtName &&
 		len(got.Config.JWTValidationPubKeys) == 1, "err=%v", err)
 	got.TokenNameFormat = "${auth_method_name}-${value.project}"
 	upd, _, err := root.ACLAuthMethods().Update(got, nil)
-	check("ACLAuthMethods.Update", err == nil && upd != nil && upd.TokenNameFormat == got.TokenNameFormat,
+	gocheck.Check("ACLAuthMethods.Update", err == nil && upd != nil && upd.TokenNameFormat == got.TokenNameFormat,
 		"err=%v", err)
 
 	// --- binding rules CRUD ---
@@ -158,19 +141,19 @@ func main() {
 		BindType:   api.ACLBindingRuleBindTypePolicy,
 		BindName:   policy,
 	}, nil)
-	check("ACLBindingRules.Create", err == nil && rule != nil && rule.ID != "", "err=%v", err)
+	gocheck.Check("ACLBindingRules.Create", err == nil && rule != nil && rule.ID != "", "err=%v", err)
 	rule.Description = "deployers get the policy"
 	rule2, _, err := root.ACLBindingRules().Update(rule, nil)
-	check("ACLBindingRules.Update", err == nil && rule2.Description == rule.Description &&
+	gocheck.Check("ACLBindingRules.Update", err == nil && rule2.Description == rule.Description &&
 		rule2.CreateIndex == rule.CreateIndex, "err=%v", err)
 	r3, _, err := root.ACLBindingRules().Get(rule.ID, nil)
-	check("ACLBindingRules.Get", err == nil && r3.Selector == rule.Selector, "err=%v", err)
+	gocheck.Check("ACLBindingRules.Get", err == nil && r3.Selector == rule.Selector, "err=%v", err)
 	rules, _, err := root.ACLBindingRules().List(nil)
-	check("ACLBindingRules.List", err == nil && len(rules) >= 1, "err=%v n=%d", err, len(rules))
+	gocheck.Check("ACLBindingRules.List", err == nil && len(rules) >= 1, "err=%v n=%d", err, len(rules))
 	temp, _, err := root.ACLBindingRules().Create(&api.ACLBindingRule{
 		AuthMethod: jwtName, BindType: api.ACLBindingRuleBindTypeManagement, Selector: `value.project == "root"`,
 	}, nil)
-	check("ACLBindingRules.Create management", err == nil, "err=%v", err)
+	gocheck.Check("ACLBindingRules.Create management", err == nil, "err=%v", err)
 
 	// --- JWT login ---
 	now := time.Now().Unix()
@@ -179,28 +162,28 @@ func main() {
 		"project": "web", "groups": []string{"deployers"},
 	}
 	tok, _, err := anon.ACLAuth().Login(&api.ACLLoginRequest{AuthMethodName: jwtName, LoginToken: signJWT(key, claims)}, nil)
-	check("ACLAuth.Login", err == nil && tok != nil && tok.Type == "client" && len(tok.Policies) == 1 &&
+	gocheck.Check("ACLAuth.Login", err == nil && tok != nil && tok.Type == "client" && len(tok.Policies) == 1 &&
 		tok.Policies[0] == policy && tok.Name == jwtName+"-web" && tok.ExpirationTime != nil &&
 		tok.ExpirationTime.Sub(time.Now()) > 14*time.Minute, "err=%v token=%+v", err, tok)
 	if tok != nil {
-		self, _, err := client(addr, tok.SecretID).ACLTokens().Self(nil)
-		check("ACLTokens.Self with the login token", err == nil && self.AccessorID == tok.AccessorID, "err=%v", err)
+		self, _, err := gocheck.Client(addr, tok.SecretID).ACLTokens().Self(nil)
+		gocheck.Check("ACLTokens.Self with the login token", err == nil && self.AccessorID == tok.AccessorID, "err=%v", err)
 	}
 	claims["project"] = "root"
 	mt, _, err := anon.ACLAuth().Login(&api.ACLLoginRequest{AuthMethodName: jwtName, LoginToken: signJWT(key, claims)}, nil)
-	check("ACLAuth.Login management", err == nil && mt.Type == "management", "err=%v", err)
+	gocheck.Check("ACLAuth.Login management", err == nil && mt.Type == "management", "err=%v", err)
 	claims["aud"] = "someone-else"
 	_, _, err = anon.ACLAuth().Login(&api.ACLLoginRequest{AuthMethodName: jwtName, LoginToken: signJWT(key, claims)}, nil)
-	check("ACLAuth.Login wrong audience refused", err != nil && strings.Contains(err.Error(), "401"), "err=%v", err)
+	gocheck.Check("ACLAuth.Login wrong audience refused", err != nil && strings.Contains(err.Error(), "401"), "err=%v", err)
 	claims["aud"], claims["project"], claims["groups"] = "wharf-go", "web", []string{"readers"}
 	_, _, err = anon.ACLAuth().Login(&api.ACLLoginRequest{AuthMethodName: jwtName, LoginToken: signJWT(key, claims)}, nil)
-	check("ACLAuth.Login no binding refused", err != nil &&
+	gocheck.Check("ACLAuth.Login no binding refused", err != nil &&
 		strings.Contains(err.Error(), "no role or policy bindings matched"), "err=%v", err)
 
 	_, err = root.ACLBindingRules().Delete(temp.ID, nil)
-	check("ACLBindingRules.Delete", err == nil, "err=%v", err)
+	gocheck.Check("ACLBindingRules.Delete", err == nil, "err=%v", err)
 	_, _, err = root.ACLBindingRules().Get(temp.ID, nil)
-	check("ACLBindingRules.Get deleted", err != nil && strings.Contains(err.Error(), "404"), "err=%v", err)
+	gocheck.Check("ACLBindingRules.Get deleted", err != nil && strings.Contains(err.Error(), "404"), "err=%v", err)
 
 	// --- OIDC login ---
 	oidcName := "go-oidc-" + suffix[len(suffix)-8:]
@@ -219,39 +202,37 @@ func main() {
 			ListClaimMappings:   map[string]string{"groups": "groups"},
 		},
 	}, nil)
-	check("ACLAuthMethods.Create OIDC", err == nil, "err=%v", err)
+	gocheck.Check("ACLAuthMethods.Create OIDC", err == nil, "err=%v", err)
 	og, _, err := root.ACLAuthMethods().Get(oidcName, nil)
-	check("ACLAuthMethods.Get OIDC secret redacted", err == nil && og.Config.OIDCClientSecret == "redacted",
+	gocheck.Check("ACLAuthMethods.Get OIDC secret redacted", err == nil && og.Config.OIDCClientSecret == "redacted",
 		"err=%v", err)
 	_, _, err = root.ACLBindingRules().Create(&api.ACLBindingRule{
 		AuthMethod: oidcName, Selector: `"admins" in list.groups`, BindType: "policy", BindName: policy,
 	}, nil)
-	check("ACLBindingRules.Create OIDC", err == nil, "err=%v", err)
+	gocheck.Check("ACLBindingRules.Create OIDC", err == nil, "err=%v", err)
 	nonce := "go-nonce-" + suffix
 	au, _, err := anon.ACLAuth().GetAuthURL(&api.ACLOIDCAuthURLRequest{
 		AuthMethodName: oidcName, RedirectURI: redirectURI, ClientNonce: nonce,
 	}, nil)
-	check("ACLAuth.GetAuthURL", err == nil && strings.HasPrefix(au.AuthURL, issuer), "err=%v", err)
+	gocheck.Check("ACLAuth.GetAuthURL", err == nil && strings.HasPrefix(au.AuthURL, issuer), "err=%v", err)
 	if err == nil {
 		cb, err := browse(au.AuthURL, login, password)
-		check("provider login and consent", err == nil && cb.Query().Get("code") != "", "err=%v cb=%v", err, cb)
+		gocheck.Check("provider login and consent", err == nil && cb.Query().Get("code") != "", "err=%v cb=%v", err, cb)
 		if err == nil {
 			q := cb.Query()
 			ot, _, err := anon.ACLAuth().CompleteAuth(&api.ACLOIDCCompleteAuthRequest{
 				AuthMethodName: oidcName, ClientNonce: nonce, State: q.Get("state"), Code: q.Get("code"),
 				Iss: q.Get("iss"), RedirectURI: redirectURI,
 			}, nil)
-			check("ACLAuth.CompleteAuth", err == nil && ot.Type == "client" && len(ot.Policies) == 1 &&
+			gocheck.Check("ACLAuth.CompleteAuth", err == nil && ot.Type == "client" && len(ot.Policies) == 1 &&
 				ot.Global && strings.HasPrefix(ot.Name, "OIDC-"), "err=%v token=%+v", err, ot)
 		}
 	}
 
 	_, err = root.ACLAuthMethods().Delete(oidcName, nil)
-	check("ACLAuthMethods.Delete", err == nil, "err=%v", err)
+	gocheck.Check("ACLAuthMethods.Delete", err == nil, "err=%v", err)
 	_, _, err = root.ACLAuthMethods().Get(oidcName, nil)
-	check("ACLAuthMethods.Get deleted", err != nil && strings.Contains(err.Error(), "404"), "err=%v", err)
+	gocheck.Check("ACLAuthMethods.Get deleted", err != nil && strings.Contains(err.Error(), "404"), "err=%v", err)
 
-	if fails > 0 {
-		os.Exit(1)
-	}
+	gocheck.Exit()
 }
