@@ -6,8 +6,8 @@ import type { RequestContext } from "../../lib/http.ts";
 import type { Route } from "../../lib/router.ts";
 import { uuid } from "../../lib/ids.ts";
 import { bodyField, policyCollection } from "./acl_model.ts";
+import { parseRoleInput } from "./acl_role_input.ts";
 import {
-  parseRoleInput,
   renderRole,
   roleCollection,
   roleEvent,
@@ -16,7 +16,6 @@ import {
   type StoredRole,
 } from "./acl_role_model.ts";
 import { type AclState, permissionDenied } from "./acl_state.ts";
-import type { AclCaller } from "./acl_types.ts";
 import { decodeObjectBody, emptyOk, nomadJson, optionalString, requireAclsEnabled } from "./acl_http.ts";
 
 const roleNotFound = () => new ApiError(404, "ACL role not found");
@@ -74,33 +73,12 @@ export function createAclRoleRoutes(ctx: AppContext, acl: AclState): Route[] {
     return nomadJson(renderRole(result), result.ModifyIndex, false);
   }
 
-  /** Management reads any role; another token only the roles it links to. */
-  function readable(
-    caller: AclCaller,
-    role: StoredRole | undefined,
-    wanted: (r: StoredRole) => boolean,
-  ): void {
-    if (caller.acl.management) return;
-    const linked = caller.roleIds.map((id) => acl.roleById(id)).some((r) => r !== undefined && wanted(r));
-    if (!linked || !role) throw permissionDenied();
-  }
-
-  function readById(req: RequestContext): Response {
+  /** Management reads any role (404 when there is none); another token only a role it links to (else 403). */
+  function readRole(req: RequestContext, find: (req: RequestContext) => StoredRole | undefined): Response {
     requireAclsEnabled(acl);
     const caller = acl.resolveCaller(req);
-    const id = req.params.id!;
-    const role = acl.roleById(id);
-    readable(caller, role, (r) => r.ID === id);
-    if (!role) throw roleNotFound();
-    return nomadJson(renderRole(role), role.ModifyIndex, true);
-  }
-
-  function readByName(req: RequestContext): Response {
-    requireAclsEnabled(acl);
-    const caller = acl.resolveCaller(req);
-    const name = req.params.name!;
-    const role = acl.roleByName(name);
-    readable(caller, role, (r) => r.Name === name);
+    const role = find(req);
+    if (!caller.acl.management && !(role && caller.roleIds.includes(role.ID))) throw permissionDenied();
     if (!role) throw roleNotFound();
     return nomadJson(renderRole(role), role.ModifyIndex, true);
   }
@@ -135,9 +113,13 @@ export function createAclRoleRoutes(ctx: AppContext, acl: AclState): Route[] {
   return [
     { method: ["POST", "PUT"], path: "/v1/acl/role", handler: (req) => upsert(req, undefined) },
     { method: "GET", path: "/v1/acl/roles", handler: list },
-    { method: "GET", path: "/v1/acl/role/name/:name([^/]+)", handler: readByName },
+    {
+      method: "GET",
+      path: "/v1/acl/role/name/:name([^/]+)",
+      handler: (req) => readRole(req, (r) => acl.roleByName(r.params.name!)),
+    },
     { method: ["POST", "PUT"], path: byId, handler: (req) => upsert(req, req.params.id!) },
-    { method: "GET", path: byId, handler: readById },
+    { method: "GET", path: byId, handler: (req) => readRole(req, (r) => acl.roleById(r.params.id!)) },
     { method: "DELETE", path: byId, handler: remove },
   ];
 }
