@@ -7,7 +7,7 @@ import type { RequestContext } from "../../lib/http.ts";
 import type { Route } from "../../lib/router.ts";
 import { contentHash, rfc3339 } from "./acl_model.ts";
 import type { AclState } from "./acl_state.ts";
-import { decodeObjectBody, emptyOk, nomadJson, requireAclsEnabled } from "./acl_http.ts";
+import { decodeObjectBody, nomadJson, requireAclsEnabled } from "./acl_http.ts";
 import {
   type AuthMethodConfigInput,
   authMethodProblems,
@@ -25,6 +25,7 @@ import {
   type StoredAuthMethod,
 } from "./acl_sso_model.ts";
 import { ssoLock, type SsoState } from "./acl_sso_state.ts";
+import { readHandler, removeHandler, resourceRoutes, upsertStep } from "./acl_sso_routes.ts";
 
 export interface TtlBounds {
   minTtlMs: number;
@@ -65,7 +66,7 @@ export function createAclAuthMethodRoutes(
     requireAclsEnabled(acl);
     acl.requireManagement(req);
     const input = decodeAuthMethod(await decodeObjectBody(req));
-    const pathName = req.params.name;
+    const pathName = req.params.key;
     if (pathName !== undefined && pathName !== input.name) {
       throw new ApiError(400, "ACL auth-method name does not match request path");
     }
@@ -115,23 +116,23 @@ export function createAclAuthMethodRoutes(
           hashed,
           secretMark,
         ]);
-        return {
-          writes: [{ collection: authMethodCollection, id: method.Name, doc: { ...method } }],
-          events: [authMethodEvent("ACLAuthMethodUpserted", method)],
-          result: method,
-        };
+        return upsertStep(
+          authMethodCollection,
+          method.Name,
+          method,
+          authMethodEvent("ACLAuthMethodUpserted", method),
+        );
       };
     });
     return nomadJson(renderAuthMethod(result), result.ModifyIndex, false);
   }
 
-  function read(req: RequestContext): Response {
-    requireAclsEnabled(acl);
-    acl.requireManagement(req);
-    const method = sso.authMethod(req.params.name!);
-    if (!method) throw new ApiError(404, "ACL auth-method not found");
-    return nomadJson(renderAuthMethod(method), method.ModifyIndex, true);
-  }
+  const read = readHandler(
+    acl,
+    (name) => sso.authMethod(name),
+    "ACL auth-method not found",
+    renderAuthMethod,
+  );
 
   function list(): Response {
     requireAclsEnabled(acl);
@@ -139,21 +140,7 @@ export function createAclAuthMethodRoutes(
     return nomadJson(sso.authMethods().map(renderAuthMethodStub), sso.tableIndex(authMethodCollection), true);
   }
 
-  async function remove(req: RequestContext): Promise<Response> {
-    requireAclsEnabled(acl);
-    acl.requireManagement(req);
-    const event = (m: StoredAuthMethod) => authMethodEvent("ACLAuthMethodDeleted", m);
-    return emptyOk(
-      await sso.remove(authMethodCollection, req.params.name!, "ACL auth method not found", event),
-    );
-  }
-
-  const path = "/v1/acl/auth-method/:name([^/]+)";
-  return [
-    { method: "GET", path: "/v1/acl/auth-methods", handler: list },
-    { method: ["POST", "PUT"], path: "/v1/acl/auth-method", handler: upsert },
-    { method: ["POST", "PUT"], path, handler: upsert },
-    { method: "GET", path, handler: read },
-    { method: "DELETE", path, handler: remove },
-  ];
+  const deleted = (m: StoredAuthMethod) => authMethodEvent("ACLAuthMethodDeleted", m);
+  const remove = removeHandler(acl, sso, authMethodCollection, "ACL auth method not found", deleted);
+  return resourceRoutes("/v1/acl/auth-method", { list, upsert, read, remove });
 }

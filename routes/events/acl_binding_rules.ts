@@ -9,7 +9,7 @@ import { uuid } from "../../lib/ids.ts";
 import { parseFilter } from "../../lib/bexpr/parse.ts";
 import { bodyField, contentHash, rfc3339 } from "./acl_model.ts";
 import type { AclState } from "./acl_state.ts";
-import { decodeObjectBody, emptyOk, nomadJson, optionalString, requireAclsEnabled } from "./acl_http.ts";
+import { decodeObjectBody, nomadJson, optionalString, requireAclsEnabled } from "./acl_http.ts";
 import { multiError } from "./acl_auth_method_input.ts";
 import {
   bindingRuleCollection,
@@ -20,6 +20,7 @@ import {
   type StoredBindingRule,
 } from "./acl_sso_model.ts";
 import { ssoLock, type SsoState } from "./acl_sso_state.ts";
+import { readHandler, removeHandler, resourceRoutes, upsertStep } from "./acl_sso_routes.ts";
 
 const struct = "ACLBindingRule";
 const maxDescription = 256;
@@ -86,7 +87,7 @@ export function createAclBindingRuleRoutes(ctx: AppContext, acl: AclState, sso: 
     requireAclsEnabled(acl);
     acl.requireManagement(req);
     const input = decodeRule(await decodeObjectBody(req));
-    const pathId = req.params.id;
+    const pathId = req.params.key;
     if (pathId !== undefined && input.id === "") input.id = pathId;
     if (pathId !== undefined && pathId !== input.id) {
       throw new ApiError(400, "ACL binding rule ID does not match request path");
@@ -131,23 +132,13 @@ export function createAclBindingRuleRoutes(ctx: AppContext, acl: AclState, sso: 
           CreateIndex: existing?.CreateIndex ?? index,
           ModifyIndex: index,
         };
-        return {
-          writes: [{ collection: bindingRuleCollection, id, doc: { ...rule } }],
-          events: [bindingRuleEvent("ACLBindingRuleUpserted", rule)],
-          result: rule,
-        };
+        return upsertStep(bindingRuleCollection, id, rule, bindingRuleEvent("ACLBindingRuleUpserted", rule));
       };
     });
     return nomadJson(renderBindingRule(result), result.ModifyIndex, false);
   }
 
-  function read(req: RequestContext): Response {
-    requireAclsEnabled(acl);
-    acl.requireManagement(req);
-    const rule = sso.bindingRule(req.params.id!);
-    if (!rule) throw new ApiError(404, "ACL binding rule not found");
-    return nomadJson(renderBindingRule(rule), rule.ModifyIndex, true);
-  }
+  const read = readHandler(acl, (id) => sso.bindingRule(id), "ACL binding rule not found", renderBindingRule);
 
   function list(req: RequestContext): Response {
     requireAclsEnabled(acl);
@@ -159,21 +150,7 @@ export function createAclBindingRuleRoutes(ctx: AppContext, acl: AclState, sso: 
     );
   }
 
-  async function remove(req: RequestContext): Promise<Response> {
-    requireAclsEnabled(acl);
-    acl.requireManagement(req);
-    const event = (r: StoredBindingRule) => bindingRuleEvent("ACLBindingRuleDeleted", r);
-    return emptyOk(
-      await sso.remove(bindingRuleCollection, req.params.id!, "ACL binding rule not found", event),
-    );
-  }
-
-  const path = "/v1/acl/binding-rule/:id([^/]+)";
-  return [
-    { method: "GET", path: "/v1/acl/binding-rules", handler: list },
-    { method: ["POST", "PUT"], path: "/v1/acl/binding-rule", handler: upsert },
-    { method: ["POST", "PUT"], path, handler: upsert },
-    { method: "GET", path, handler: read },
-    { method: "DELETE", path, handler: remove },
-  ];
+  const deleted = (r: StoredBindingRule) => bindingRuleEvent("ACLBindingRuleDeleted", r);
+  const remove = removeHandler(acl, sso, bindingRuleCollection, "ACL binding rule not found", deleted);
+  return resourceRoutes("/v1/acl/binding-rule", { list, upsert, read, remove });
 }

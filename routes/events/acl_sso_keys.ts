@@ -25,7 +25,9 @@ export interface Discovery {
 
 export class SignatureError extends Error {}
 
-type Verify = (token: string) => Promise<{ payload: Uint8Array; alg: string }>;
+/** A verified JWS: its payload and the algorithm it was signed with. */
+type Verified = { payload: Uint8Array; alg: string };
+type Verify = (token: string) => Promise<Verified>;
 
 interface MethodEntry {
   hash: string;
@@ -122,10 +124,7 @@ export class ProviderCache {
   }
 
   /** Verifies an ID token's signature with the keys of the provider's discovery document. */
-  async verifyWithDiscovery(
-    method: StoredAuthMethod,
-    token: string,
-  ): Promise<{ payload: Uint8Array; alg: string }> {
+  async verifyWithDiscovery(method: StoredAuthMethod, token: string): Promise<Verified> {
     const e = this.#entry(method);
     if (!e.discoveryVerify) {
       e.discoveryVerify = this.remoteKeys(method, (await this.discovery(method)).jwks_uri);
@@ -134,10 +133,7 @@ export class ProviderCache {
   }
 
   /** Verifies a JWT's signature with the method's keys: static PEM keys, else its JWKS URL, else discovery. */
-  async verifySignature(
-    method: StoredAuthMethod,
-    token: string,
-  ): Promise<{ payload: Uint8Array; alg: string }> {
+  async verifySignature(method: StoredAuthMethod, token: string): Promise<Verified> {
     const e = this.#entry(method);
     if (!e.verify) {
       const c = method.Config;
