@@ -111,6 +111,8 @@ function stringMap(field: string, v: unknown): Record<string, string> | null {
       );
     }
     if (k.length > 1024 || val.length > 1024) throw new ApiError(400, `an entry of ${field} is too long`);
+    // A plain object cannot hold these as data (assigning "__proto__" would touch its prototype).
+    if (k === "__proto__" || val === "__proto__") throw new ApiError(400, `${field} cannot map "__proto__"`);
     out[k] = val;
   }
   return out;

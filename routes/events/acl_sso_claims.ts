@@ -29,7 +29,7 @@ const policyOrRoleName = /^[a-zA-Z0-9-]{1,128}$/;
 
 /** A claim by name, or by JSON pointer when the name starts with "/" (a missing step is no claim). */
 function claimAt(all: Record<string, unknown>, name: string): unknown {
-  if (!name.startsWith("/")) return all[name];
+  if (!name.startsWith("/")) return Object.hasOwn(all, name) ? all[name] : undefined;
   let cur: unknown = all;
   for (const raw of name.slice(1).split("/")) {
     const part = raw.replace(/~1/g, "/").replace(/~0/g, "~");

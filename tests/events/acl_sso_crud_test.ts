@@ -48,6 +48,17 @@ Deno.test("acl auth methods and binding rules: validation, merge, redaction, ACL
       'Failed to decode request body: time: invalid duration "soon"',
     ]);
 
+    const proto = await put("/v1/acl/auth-method", {
+      ...jwtMethod,
+      Config: { ...jwtMethod.Config, ClaimMappings: JSON.parse('{"__proto__": "x"}') },
+    });
+    assertEquals([proto.status, proto.text], [400, 'ClaimMappings cannot map "__proto__"']);
+    const hostile = await put("/v1/acl/auth-method", { ...jwtMethod, Config: { ClaimMappings: { a: 1 } } });
+    assertEquals(
+      hostile.text,
+      "Failed to decode request body: json: cannot unmarshal number into Go struct field ACLAuthMethodConfig.ClaimMappings of type string",
+    );
+
     // Management only for writes and reads of one method; anyone lists.
     await putPolicy(srv.url, "reader", 'node { policy = "read" }');
     const client = (await createToken(srv.url, ["reader"])).SecretID;
