@@ -1,6 +1,6 @@
 // `PUT /v1/acl/login` with JWTs signed by keys the test makes: Nomad's refusals (audience, issuer, signature,
 // exp, nbf, no matching rule), selectors over list claims, bind types policy, role and management, MaxTokenTTL, a
-// JWKS URL, and the login token's event (docs/events.md#sso-login).
+// JWKS URL and a discovery document, and the login token's event (docs/events.md#sso-login).
 
 import { exportJWK, exportSPKI, generateKeyPair, SignJWT } from "jose";
 import { assert, assertEquals } from "../helpers/assert.ts";
@@ -20,10 +20,12 @@ Deno.test("acl login with a JWT: refusals, list-claim selectors, policy, role an
   const { publicKey, privateKey } = await generateKeyPair("RS256", { extractable: true });
   const other = await generateKeyPair("RS256");
   const jwks = { keys: [{ ...(await exportJWK(publicKey)), kid: "k1", alg: "RS256", use: "sig" }] };
-  const jwksServer = Deno.serve(
-    { port: 0, hostname: "127.0.0.1", onListen: () => {} },
-    () => Response.json(jwks),
-  );
+  // Serves the JWKS, and a discovery document naming it (its issuer is this server's address).
+  const jwksServer = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, (req) => {
+    const origin = new URL(req.url).origin;
+    if (new URL(req.url).pathname !== "/.well-known/openid-configuration") return Response.json(jwks);
+    return Response.json({ issuer: origin, jwks_uri: `${origin}/jwks` });
+  });
   try {
     const put = (path: string, body: unknown) => call(srv.url, "PUT", path, { body, token: rootSecret });
     const config = {
@@ -151,6 +153,24 @@ Deno.test("acl login with a JWT: refusals, list-claim selectors, policy, role an
       "JWT-ci-jwks",
     ]);
     assertEquals((await login(await sign(other.privateKey, {}, "k2"), "ci-jwks")).status, 401);
+
+    // The same through the OIDC discovery document.
+    const viaDiscovery = await put("/v1/acl/auth-method", {
+      Name: "ci-discovery",
+      Type: "JWT",
+      TokenLocality: "local",
+      MaxTokenTTL: "5m",
+      Config: { ...config, OIDCDiscoveryURL: `http://127.0.0.1:${jwksServer.addr.port}` },
+    });
+    assertEquals(viaDiscovery.status, 200, viaDiscovery.text);
+    await put("/v1/acl/binding-rule", {
+      AuthMethod: "ci-discovery",
+      BindType: "policy",
+      BindName: "deploy-web",
+    });
+    const d = await login(await sign(privateKey, {}), "ci-discovery");
+    assertEquals([d.status, (d.json as Record<string, unknown>).Policies], [200, ["deploy-web"]]);
+    assertEquals((await login(await sign(other.privateKey, {}), "ci-discovery")).status, 401);
   } finally {
     await jwksServer.shutdown();
     await srv.stop();
