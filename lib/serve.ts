@@ -135,6 +135,15 @@ class Connection {
   /** Called when a request's response is done (or failed): bound once per connection. */
   readonly done: () => void;
   readonly remote: string;
+  /** Settles when Deno has finished serving the connection; never rejects. */
+  ended: Promise<void> = Promise.resolve();
+  /**
+   * The graceful close was started: Deno took the connection's handle, its abort signal no longer reaches it
+   * (aborting it would throw in Deno's listener), and the connection ends once its requests in flight do.
+   */
+  closing = false;
+  /** Called once when no request is in flight any more (shutdown waits for this before the graceful close). */
+  onIdle: (() => void) | undefined;
 
   constructor(deadline: number, remote: string, onDone: (c: Connection) => void) {
     this.deadline = deadline;
@@ -204,9 +213,7 @@ class ConnectionsServer {
         shuttingDown ??= this.#shutdown().then(resolveFinished);
         return shuttingDown;
       },
-      closeAll: () => {
-        for (const c of this.#conns) c.abort.abort();
-      },
+      closeAll: () => this.#closeAll(),
       finished,
     };
   }
@@ -292,8 +299,10 @@ class ConnectionsServer {
       }
       return;
     }
-    const forget = () => this.#conns.delete(c);
-    c.server.finished.then(forget, (err) => {
+    const forget = () => {
+      this.#conns.delete(c);
+    };
+    c.ended = c.server.finished.then(forget, (err) => {
       forget();
       this.#options.logger.debug("connection ended with an error", { error: String(err) });
     });
@@ -302,6 +311,9 @@ class ConnectionsServer {
   #requestDone(c: Connection): void {
     c.served = true;
     if (--c.inflight > 0) return;
+    const onIdle = c.onIdle;
+    c.onIdle = undefined;
+    onIdle?.();
     const idle = this.#options.idleTimeoutMs;
     c.deadline = idle > 0 ? this.#now + idle + this.#periodMs : Infinity;
   }
@@ -339,7 +351,26 @@ class ConnectionsServer {
       const error = new ApiError(408, "The request body stalled; the connection is closed");
       for (const w of c.waits) w.fail(error);
     }
-    c.abort.abort();
+    this.#abort(c);
+  }
+
+  /** Force-closes a connection, unless its graceful close has already taken it from reach. */
+  #abort(c: Connection): boolean {
+    if (c.closing) return false;
+    abortQuietly(c.abort);
+    return true;
+  }
+
+  #closeAll(): void {
+    let finishing = 0;
+    for (const c of this.#conns) {
+      if (!this.#abort(c)) finishing++;
+    }
+    if (finishing > 0) {
+      this.#options.logger.warn("connections still finishing a request after the shutdown grace period", {
+        connections: finishing,
+      });
+    }
   }
 
   async #shutdown(): Promise<void> {
@@ -351,7 +382,40 @@ class ConnectionsServer {
       // already closed
     }
     await this.#acceptLoop;
-    await Promise.all([...this.#conns].map((c) => c.server?.shutdown().catch(() => {})));
+    await Promise.all([...this.#conns].map((c) => this.#closeWhenIdle(c)));
+  }
+
+  /**
+   * Closes a connection gracefully once no request is in flight on it. Until then it stays reachable by its abort
+   * signal, so closeAll can still cut it when the grace period ends (Deno's graceful close takes the connection's
+   * handle: from then on nothing can force it).
+   */
+  async #closeWhenIdle(c: Connection): Promise<void> {
+    while (this.#conns.has(c) && c.inflight > 0) {
+      await Promise.race([new Promise<void>((r) => (c.onIdle = r)), c.ended]);
+    }
+    if (!this.#conns.has(c) || !c.server) return;
+    c.closing = true;
+    await c.server.shutdown().catch(() => {});
+    await c.ended;
+  }
+}
+
+/**
+ * Aborts a connection's signal. Deno's listener on it cancels the connection's HTTP handle and throws BadResource
+ * when Deno has closed that handle already (the client closed the connection and Deno is finishing it, a window
+ * wharf cannot observe); thrown in an event listener, that error is reported as uncaught and ends the process.
+ * It is absorbed here, for the length of this synchronous call only.
+ */
+function abortQuietly(controller: AbortController): void {
+  const absorb = (event: ErrorEvent) => {
+    if (event.error instanceof Deno.errors.BadResource) event.preventDefault();
+  };
+  globalThis.addEventListener("error", absorb);
+  try {
+    controller.abort();
+  } finally {
+    globalThis.removeEventListener("error", absorb);
   }
 }
 
