@@ -53,9 +53,12 @@ export interface Serving {
   mode: "connections" | "deno-serve";
   /** Open connections (connections mode). */
   connections(): number;
-  /** Stops accepting, closes idle connections, waits for requests in flight. */
+  /** Stops accepting, closes each connection gracefully once no request is in flight on it, waits for them. */
   shutdown(): Promise<void>;
-  /** Force-closes every connection left (after the shutdown grace period). */
+  /**
+   * Force-closes every connection left (after the shutdown grace period) but one whose graceful close began
+   * (a request that arrived as it began): Deno gives no way to cut that one.
+   */
   closeAll(): void;
   /** Settles once shutdown is done; never rejects (errors are logged and served through). */
   finished: Promise<void>;
