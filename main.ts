@@ -17,7 +17,7 @@ async function main(): Promise<number> {
     return await runStorageCli(Deno.args.slice(1), Deno.env.toObject());
   }
   if (Deno.args[0] === "backup") {
-    // Online backups of a running server's data dir or a cluster, their verification and restore (docs/backups.md).
+    // Online backups of a running server's data dir or a cluster, their verification and restore (docs/operations.md#backups).
     const { runBackupCli, processIo } = await import("./cli/backup/mod.ts");
     return await runBackupCli(Deno.args.slice(1), Deno.env.toObject(), processIo());
   }

@@ -12,17 +12,26 @@ export interface BenchRegistry {
   close(): Promise<void>;
 }
 
-export async function startBenchRegistry(env: Record<string, string> = {}): Promise<BenchRegistry> {
+/** A registry child of this checkout, or of the checkout whose main.ts is `main`. */
+export async function startBenchRegistry(
+  env: Record<string, string> = {},
+  main?: string,
+): Promise<BenchRegistry> {
   const benchDir = Deno.env.get("BENCH_DIR");
   const dir = await Deno.makeTempDir({
     prefix: "wharf-bench-registry-",
     ...(benchDir ? { dir: benchDir } : {}),
   });
-  const server = await spawnServer(`${dir}/data`, {
-    WHARF_REGISTRY_ADMIN_PASSWORD: ADMIN_PASSWORD,
-    WHARF_RATE_LIMIT_RPS: "0",
-    ...env,
-  });
+  const server = await spawnServer(
+    `${dir}/data`,
+    {
+      WHARF_REGISTRY_ADMIN_PASSWORD: ADMIN_PASSWORD,
+      WHARF_RATE_LIMIT_RPS: "0",
+      ...env,
+    },
+    [],
+    main,
+  );
   const close = async () => {
     server.kill("SIGTERM");
     await server.status;

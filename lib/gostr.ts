@@ -1,5 +1,5 @@
 // Go strings held in JS strings, and Go's strconv.Unquote over them: one port of Go's escape decoding for the
-// bexpr list filters (routes/authmethods/lists/bexpr) and the Nomad ACL policy parsers (routes/events/policy_*).
+// bexpr list filters (lib/bexpr) and the Nomad ACL policy parsers (routes/events/policy_*).
 //
 // A Go string is a byte sequence and need not be valid UTF-8 (`"\xff"`). Such strings are held as JS strings
 // in which every byte that is not part of a valid UTF-8 sequence is a lone surrogate U+DC80..U+DCFF (the

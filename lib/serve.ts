@@ -66,9 +66,12 @@ export interface Serving {
   connections(): number;
   /** The connection layer's counts (all zero in deno-serve mode, which keeps none). */
   stats(): ConnectionStats;
-  /** Stops accepting, closes idle connections, waits for requests in flight. */
+  /** Stops accepting, closes each connection gracefully once no request is in flight on it, waits for them. */
   shutdown(): Promise<void>;
-  /** Force-closes every connection left (after the shutdown grace period). */
+  /**
+   * Force-closes every connection left (after the shutdown grace period) but one whose graceful close began
+   * (a request that arrived as it began): Deno gives no way to cut that one.
+   */
   closeAll(): void;
   /** Settles once shutdown is done; never rejects (errors are logged and served through). */
   finished: Promise<void>;
@@ -148,6 +151,15 @@ class Connection {
   /** Called when a request's response is done (or failed): bound once per connection. */
   readonly done: () => void;
   readonly remote: string;
+  /** Settles when Deno has finished serving the connection; never rejects. */
+  ended: Promise<void> = Promise.resolve();
+  /**
+   * The graceful close was started: Deno took the connection's handle, its abort signal no longer reaches it
+   * (aborting it would throw in Deno's listener), and the connection ends once its requests in flight do.
+   */
+  closing = false;
+  /** Called once when no request is in flight any more (shutdown waits for this before the graceful close). */
+  onIdle: (() => void) | undefined;
 
   constructor(deadline: number, remote: string, onDone: (c: Connection) => void) {
     this.deadline = deadline;
@@ -229,9 +241,7 @@ class ConnectionsServer {
         shuttingDown ??= this.#shutdown().then(resolveFinished);
         return shuttingDown;
       },
-      closeAll: () => {
-        for (const c of this.#conns) c.abort.abort();
-      },
+      closeAll: () => this.#closeAll(),
       finished,
     };
   }
@@ -318,8 +328,10 @@ class ConnectionsServer {
       }
       return;
     }
-    const forget = () => this.#conns.delete(c);
-    c.server.finished.then(forget, (err) => {
+    const forget = () => {
+      this.#conns.delete(c);
+    };
+    c.ended = c.server.finished.then(forget, (err) => {
       forget();
       this.#options.logger.debug("connection ended with an error", { error: String(err) });
     });
@@ -328,6 +340,9 @@ class ConnectionsServer {
   #requestDone(c: Connection): void {
     c.served = true;
     if (--c.inflight > 0) return;
+    const onIdle = c.onIdle;
+    c.onIdle = undefined;
+    onIdle?.();
     const idle = this.#options.idleTimeoutMs;
     c.deadline = idle > 0 ? this.#now + idle + this.#periodMs : Infinity;
   }
@@ -366,7 +381,26 @@ class ConnectionsServer {
       const error = new ApiError(408, "The request body stalled; the connection is closed");
       for (const w of c.waits) w.fail(error);
     }
-    c.abort.abort();
+    this.#abort(c);
+  }
+
+  /** Force-closes a connection, unless its graceful close has already taken it from reach. */
+  #abort(c: Connection): boolean {
+    if (c.closing) return false;
+    abortQuietly(c.abort);
+    return true;
+  }
+
+  #closeAll(): void {
+    let finishing = 0;
+    for (const c of this.#conns) {
+      if (!this.#abort(c)) finishing++;
+    }
+    if (finishing > 0) {
+      this.#options.logger.warn("connections still finishing a request after the shutdown grace period", {
+        connections: finishing,
+      });
+    }
   }
 
   async #shutdown(): Promise<void> {
@@ -378,7 +412,40 @@ class ConnectionsServer {
       // already closed
     }
     await this.#acceptLoop;
-    await Promise.all([...this.#conns].map((c) => c.server?.shutdown().catch(() => {})));
+    await Promise.all([...this.#conns].map((c) => this.#closeWhenIdle(c)));
+  }
+
+  /**
+   * Closes a connection gracefully once no request is in flight on it. Until then it stays reachable by its abort
+   * signal, so closeAll can still cut it when the grace period ends (Deno's graceful close takes the connection's
+   * handle: from then on nothing can force it).
+   */
+  async #closeWhenIdle(c: Connection): Promise<void> {
+    while (this.#conns.has(c) && c.inflight > 0) {
+      await Promise.race([new Promise<void>((r) => (c.onIdle = r)), c.ended]);
+    }
+    if (!this.#conns.has(c) || !c.server) return;
+    c.closing = true;
+    await c.server.shutdown().catch(() => {});
+    await c.ended;
+  }
+}
+
+/**
+ * Aborts a connection's signal. Deno's listener on it cancels the connection's HTTP handle and throws BadResource
+ * when Deno has closed that handle already (the client closed the connection and Deno is finishing it, a window
+ * wharf cannot observe); thrown in an event listener, that error is reported as uncaught and ends the process.
+ * It is absorbed here, for the length of this synchronous call only.
+ */
+function abortQuietly(controller: AbortController): void {
+  const absorb = (event: ErrorEvent) => {
+    if (event.error instanceof Deno.errors.BadResource) event.preventDefault();
+  };
+  globalThis.addEventListener("error", absorb);
+  try {
+    controller.abort();
+  } finally {
+    globalThis.removeEventListener("error", absorb);
   }
 }
 

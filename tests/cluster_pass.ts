@@ -72,6 +72,7 @@ const storageIndependent = [
   // console's XSS inertness, cross-site posts and accessibility (its flows and pages run on both backends in
   // tests/console/browser_flow_test.ts and http_test.ts). ~75 s of the pass.
   "tests/foundation/connection_limits_test.ts",
+  "tests/foundation/shutdown_race_test.ts",
   "tests/console/browser_safety_test.ts",
   // `main.ts` spawned on a data directory: backups of it (the cluster's in tests/scale/backup_cluster_test.ts),
   // kill -9 replay, graceful shutdown, a child's memory.

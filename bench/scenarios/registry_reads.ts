@@ -6,6 +6,7 @@
 
 import {
   cpuCount,
+  cpuSecondsOf,
   type Figure,
   hasCommand,
   pinServer,
@@ -115,10 +116,10 @@ export default async function run(): Promise<{ title: string; figures: Figure[];
       "1 s unmeasured warm-up of each; req/s and p99 figures are medians, the ratio is theirs",
     ];
     for (const t of targets) {
-      const wharfRuns: WrkResult[] = [];
-      const baseRuns: WrkResult[] = [];
+      const wharfRuns: MeasuredRun[] = [];
+      const baseRuns: MeasuredRun[] = [];
       const refRuns: WrkResult[] = [];
-      const floorRuns: WrkResult[] = [];
+      const floorRuns: MeasuredRun[] = [];
       // A short unmeasured run each first: the servers' JIT warm-up stays out of the figures.
       await runWrk(`${server.url}${t.path}`, wrkOptions(1));
       await runWrk(`${baselineUrl}${t.path}`, wrkOptions(1));
@@ -126,14 +127,16 @@ export default async function run(): Promise<{ title: string; figures: Figure[];
       if (t.floor) await runWrk(`${floorUrl}${t.path}`, wrkOptions(1));
       for (let round = 0; round < rounds; round++) {
         const runWharf = async () =>
-          wharfRuns.push(await runWrk(`${server.url}${t.path}`, wrkOptions(seconds)));
+          wharfRuns.push(await measured(server.process.pid, `${server.url}${t.path}`, wrkOptions(seconds)));
         const runBase = async () =>
-          baseRuns.push(await runWrk(`${baselineUrl}${t.path}`, wrkOptions(seconds)));
+          baseRuns.push(await measured(baseline!.child.pid, `${baselineUrl}${t.path}`, wrkOptions(seconds)));
         const runRef = async () => {
           if (t.reference) refRuns.push(await runWrk(`${referenceUrl}${t.path}`, wrkOptions(seconds)));
         };
         const runFloor = async () => {
-          if (t.floor) floorRuns.push(await runWrk(`${floorUrl}${t.path}`, wrkOptions(seconds)));
+          if (t.floor) {
+            floorRuns.push(await measured(floor!.child.pid, `${floorUrl}${t.path}`, wrkOptions(seconds)));
+          }
         };
         if (round % 2 === 0) await runWharf().then(runBase).then(runRef).then(runFloor);
         else await runFloor().then(runRef).then(runBase).then(runWharf);
@@ -145,6 +148,12 @@ export default async function run(): Promise<{ title: string; figures: Figure[];
         unit: "req/s",
         baseline: { name: "Deno.serve, same bytes", value: median(baseRuns.map((r) => r.requestsPerSec)) },
         target: t.target,
+      });
+      figures.push({
+        name: `${t.name} server CPU per request`,
+        value: median(wharfRuns.map(cpuMicros)),
+        unit: "µs",
+        baseline: { name: "Deno.serve, same bytes", value: median(baseRuns.map(cpuMicros)) },
       });
       figures.push({
         name: `${t.name} p99`,
@@ -202,6 +211,15 @@ export default async function run(): Promise<{ title: string; figures: Figure[];
           },
           target: "≥ 0.95× when the floor is < 0.8×",
         });
+        figures.push({
+          name: `${t.name} server CPU per request against the protected floor`,
+          value: median(wharfRuns.map(cpuMicros)),
+          unit: "µs",
+          baseline: {
+            name: "serve() of lib/serve.ts, same bytes + headers",
+            value: median(floorRuns.map(cpuMicros)),
+          },
+        });
         notes.push(
           `${t.name}: protected floor / baseline per round ${
             floorVsBase.map((r) => r.toFixed(2)).join(", ")
@@ -239,6 +257,30 @@ export default async function run(): Promise<{ title: string; figures: Figure[];
     await floor?.stop();
     await registry.close();
   }
+}
+
+/** A wrk run with the server's own CPU time over it (user + system, every thread): µs per request served. */
+interface MeasuredRun extends WrkResult {
+  serverCpuSeconds: number;
+  seconds: number;
+}
+
+async function measured(
+  pid: number,
+  url: string,
+  options: Parameters<typeof runWrk>[1] & { seconds: number },
+): Promise<MeasuredRun> {
+  const before = cpuSecondsOf(pid);
+  const result = await runWrk(url, options);
+  return { ...result, serverCpuSeconds: cpuSecondsOf(pid) - before, seconds: options.seconds };
+}
+
+/**
+ * Server CPU µs per request: unlike req/s it barely moves with what else the machine runs (the server is pinned
+ * to its core either way), so it compares wharf with its floor on a busy machine too.
+ */
+function cpuMicros(run: MeasuredRun): number {
+  return (run.serverCpuSeconds * 1e6) / (run.requestsPerSec * run.seconds);
 }
 
 /** Response headers every Deno.serve answer carries: left out of the header comparison. */

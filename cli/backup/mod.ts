@@ -1,6 +1,6 @@
 // `wharf backup create|verify|restore`: the command line of lib/store/backup, configured by the settings a
 // node uses (--data-dir, WHARF_DATABASE_URL, WHARF_BLOB_STORE and the S3 settings, WHARF_ROOT_KEY). Exit codes
-// (docs/backups.md): 0 done, 1 failed or damaged, 2 wrong usage or settings, 3 create: written without some
+// (docs/operations.md#backups): 0 done, 1 failed or damaged, 2 wrong usage or settings, 3 create: written without some
 // referenced blobs / restore: the target is not empty.
 
 import { packedCollections } from "../../app.ts";

@@ -59,6 +59,23 @@ export function newStoredToken(
   return t;
 }
 
+/** The step of a commit that creates a token at the commit's index: the new document and its event. */
+export function tokenCreation(
+  ctx: AppContext,
+  acl: AclState,
+  fields: Omit<StoredToken, "SecretHmac" | "SecretSealed" | "Hash" | "CreateIndex" | "ModifyIndex">,
+  secretId: string,
+) {
+  return (index: number) => {
+    const token = newStoredToken(ctx, { ...fields, CreateIndex: index, ModifyIndex: index }, secretId);
+    return {
+      writes: [{ collection: tokenCollection, id: token.AccessorID, doc: { ...token }, ifVersion: 0 }],
+      events: [tokenEvent(acl, "ACLTokenUpserted", token)],
+      result: token,
+    };
+  };
+}
+
 const anonymousToken = {
   AccessorID: "anonymous",
   SecretID: "",
@@ -92,26 +109,17 @@ export function createAclTokenRoutes(ctx: AppContext, acl: AclState, limits: Tok
         if (store.get(tokenCollection, accessorId)) throw invalidToken("accessor ID already in use");
         if (acl.tokenBySecret(secretId)) throw invalidToken("secret ID already in use");
         const roles = resolveRoleLinks(acl, input.roles);
-        return (index: number) => {
-          const token = newStoredToken(ctx, {
-            AccessorID: accessorId,
-            Name: input.name,
-            Type: input.type as StoredToken["Type"],
-            Policies: input.policies.length ? input.policies : null,
-            Roles: roles.length ? roles : null,
-            Global: input.global ?? false,
-            CreateTime: rfc3339(now),
-            ExpirationTime: input.expiresAt !== undefined ? rfc3339(input.expiresAt) : null,
-            ExpirationTTL: input.ttlText,
-            CreateIndex: index,
-            ModifyIndex: index,
-          }, secretId);
-          return {
-            writes: [{ collection: tokenCollection, id: accessorId, doc: { ...token }, ifVersion: 0 }],
-            events: [tokenEvent(acl, "ACLTokenUpserted", token)],
-            result: token,
-          };
-        };
+        return tokenCreation(ctx, acl, {
+          AccessorID: accessorId,
+          Name: input.name,
+          Type: input.type as StoredToken["Type"],
+          Policies: input.policies.length ? input.policies : null,
+          Roles: roles.length ? roles : null,
+          Global: input.global ?? false,
+          CreateTime: rfc3339(now),
+          ExpirationTime: input.expiresAt !== undefined ? rfc3339(input.expiresAt) : null,
+          ExpirationTTL: input.ttlText,
+        }, secretId);
       },
     );
     return nomadJson(renderToken(result, secretId, acl.roleLinks(result)), result.ModifyIndex, false);

@@ -7,6 +7,12 @@ import { AclState } from "./acl_state.ts";
 import { compileAcl, type ParsedPolicy, parsePolicy, renderRulesJson } from "./policy.ts";
 import { createAclTokenRoutes } from "./acl_tokens.ts";
 import { createAclPolicyRoutes } from "./acl_policies.ts";
+import { SsoState } from "./acl_sso_state.ts";
+import { createAclAuthMethodRoutes } from "./acl_auth_methods.ts";
+import { createAclBindingRuleRoutes } from "./acl_binding_rules.ts";
+import { ProviderCache } from "./acl_sso_keys.ts";
+import { createAclLoginRoutes } from "./acl_sso_login.ts";
+import { createAclOidcRoutes } from "./acl_sso_oidc.ts";
 import { createAclRoleRoutes } from "./acl_roles.ts";
 import { createOneTimeTokenRoutes } from "./acl_onetime.ts";
 import { bootstrapAclAtStart, createBootstrapRoutes } from "./acl_bootstrap.ts";
@@ -30,6 +36,10 @@ export async function createEventsApi(ctx: AppContext): Promise<ApiModule> {
   if (settings.aclEnabled && settings.bootstrapSecret) {
     await bootstrapAclAtStart(ctx, settings.bootstrapSecret);
   }
+  const sso = new SsoState(ctx);
+  const providers = new ProviderCache();
+  const oidc = createAclOidcRoutes(ctx, acl, sso, providers);
+  const ttlBounds = { minTtlMs: settings.tokenMinTtlMs, maxTtlMs: settings.tokenMaxTtlMs };
   const stream = createEventStream(ctx, acl, settings);
   const oneTime = createOneTimeTokenRoutes(ctx, acl, settings.oneTimeTokenTtlMs);
   const resolveCaller = acl.resolveCaller.bind(acl);
@@ -53,6 +63,10 @@ export async function createEventsApi(ctx: AppContext): Promise<ApiModule> {
         maxTtlMs: settings.tokenMaxTtlMs,
       }),
       ...createAclPolicyRoutes(ctx, acl),
+      ...createAclAuthMethodRoutes(ctx, acl, sso, ttlBounds),
+      ...createAclBindingRuleRoutes(ctx, acl, sso),
+      ...createAclLoginRoutes(ctx, acl, sso, providers),
+      ...oidc.routes,
       ...createAclRoleRoutes(ctx, acl),
       ...nodes.routes,
       ...jobs.routes,
@@ -62,6 +76,8 @@ export async function createEventsApi(ctx: AppContext): Promise<ApiModule> {
       stream.close();
       oneTime.close();
       acl.close();
+      sso.close();
+      providers.close();
       nodes.close?.();
       jobs.close?.();
     },

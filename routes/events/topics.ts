@@ -21,6 +21,8 @@ export interface TopicInfo {
 export const topics: ReadonlyMap<string, TopicInfo> = new Map<string, TopicInfo>([
   ["ACLToken", info("ACLToken", false, ["ACLTokenUpserted", "ACLTokenDeleted"])],
   ["ACLPolicy", info("ACLPolicy", false, ["ACLPolicyUpserted", "ACLPolicyDeleted"])],
+  ["ACLAuthMethod", info("AuthMethod", false, ["ACLAuthMethodUpserted", "ACLAuthMethodDeleted"])],
+  ["ACLBindingRule", info("ACLBindingRule", false, ["ACLBindingRuleUpserted", "ACLBindingRuleDeleted"])],
   ["ACLRole", info("ACLRole", false, ["ACLRoleUpserted", "ACLRoleDeleted"])],
   ["Job", info("Job", true, jobTypes)],
   ["Evaluation", info("Evaluation", true, [...jobTypes, "AllocationUpdateDesiredStatus"])],

@@ -1,8 +1,8 @@
 // wharf's filter parser and evaluator against go-bexpr v0.1.14's recorded answers (bexpr_cases.ts, checked
 // against the real library by bexpr_oracle.ts): one test per mismatch class the conformance kit reported.
 
-import { evaluateFilter } from "../../routes/authmethods/lists/bexpr/eval.ts";
-import { FilterParseError, parseFilter } from "../../routes/authmethods/lists/bexpr/parse.ts";
+import { evaluateFilter } from "../../lib/bexpr/eval.ts";
+import { FilterParseError, parseFilter } from "../../lib/bexpr/parse.ts";
 import { cases, items } from "./bexpr_cases.ts";
 import { assert, assertEquals } from "../helpers/assert.ts";
 

@@ -1,7 +1,7 @@
-// Go's strconv conversions that filters rely on (routes/authmethods/lists/bexpr/gostr.ts), against answers recorded
+// Go's strconv conversions that filters rely on (lib/bexpr/gostr.ts), against answers recorded
 // from Go 1.19's strconv.ParseFloat(s, 64) and strconv.ParseInt(s, 0, 64). "syntax"/"range" are Go's errors.
 
-import { goParseFloat, goParseInt } from "../../routes/authmethods/lists/bexpr/gostr.ts";
+import { goParseFloat, goParseInt } from "../../lib/bexpr/gostr.ts";
 import { goUnquote } from "../../lib/gostr.ts";
 import { assertEquals } from "../helpers/assert.ts";
 

@@ -8,8 +8,8 @@
 //
 // The evaluator is $WHARF_CONFORMANCE_CACHE/bin/bexpr-eval (default /tmp/wharf-conformance-<uid>/bin/…).
 
-import { evaluateFilter } from "../../routes/authmethods/lists/bexpr/eval.ts";
-import { FilterParseError, parseFilter } from "../../routes/authmethods/lists/bexpr/parse.ts";
+import { evaluateFilter } from "../../lib/bexpr/eval.ts";
+import { FilterParseError, parseFilter } from "../../lib/bexpr/parse.ts";
 import { type Case, cases, items } from "./bexpr_cases.ts";
 
 type Answer = { rejects: true; match?: undefined } | { rejects?: undefined; match: string[] };

@@ -1,8 +1,8 @@
 // Unit and property tests of the go-bexpr filter parser and evaluator (no HTTP).
 
 import fc from "fast-check";
-import { evaluateFilter } from "../../routes/authmethods/lists/bexpr/eval.ts";
-import { FilterParseError, parseFilter } from "../../routes/authmethods/lists/bexpr/parse.ts";
+import { evaluateFilter } from "../../lib/bexpr/eval.ts";
+import { FilterParseError, parseFilter } from "../../lib/bexpr/parse.ts";
 import { parseFilterParam } from "../../routes/authmethods/lists/listing.ts";
 import { assert, assertEquals, assertMatch, assertThrows } from "../helpers/assert.ts";
 

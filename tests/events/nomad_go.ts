@@ -1,6 +1,7 @@
 // Builds and runs a Go program of tests/events/nomad_go/<name>/ against the real Nomad `api` client sources of
 // the conformance kit (GOPATH mode, no module downloads), and reports its OK/FAIL check lines.
 
+import { assertEquals } from "../helpers/assert.ts";
 import { testStorageEnv } from "../helpers/storage_backend.ts";
 import { spawnEventsServer } from "./stream_helpers.ts";
 
@@ -129,6 +130,14 @@ export async function runNomadGoProgram(
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** Every check passed, the program exited 0, and all `count` checks ran (a crash half-way prints fewer lines). */
+export function assertAllChecksPassed(run: GoRun, count: number): void {
+  const failed = run.checks.filter((c) => !c.ok).map((c) => c.line);
+  assertEquals(failed, [], run.stdout + run.stderr);
+  assertEquals(run.code, 0, run.stdout + run.stderr);
+  assertEquals(run.checks.length, count, run.stdout);
 }
 
 /** Removes the built binaries of this process (call once at the end of a test file). */

@@ -1,4 +1,4 @@
-// Online backups of a running server's data directory (docs/backups.md), through `main.ts backup …` child
+// Online backups of a running server's data directory (docs/operations.md#backups), through `main.ts backup …` child
 // processes against a spawned server under concurrent writes: the restore holds every write acknowledged before
 // the backup started and nothing half-written, blobs byte-identical, the same events at the same indexes; a
 // kill -9 mid-backup leaves the server unharmed and no file by the final name; restore refuses a non-empty

@@ -1,5 +1,5 @@
-// Secrets never leak: with OIDC/LDAP secrets set, password logins, password changes, failed logins and ACL
-// tokens made, no secret appears in any list/read answer, the event stream (index=0, management), the child
+// Secrets never leak: with OIDC/LDAP secrets and a Nomad OIDC auth method's client secret set, password logins,
+// password changes, failed logins and ACL tokens made, no secret appears in any list/read answer, the event stream (index=0, management), the child
 // server's debug stderr/stdout, or (in plain text) any file of the data dir. Allowed exceptions, per the specs:
 // the token in a login answer, and the SecretID in ACL bootstrap/create/read answers (not checked below).
 
@@ -154,12 +154,26 @@ Deno.test({
       secrets.managementSecret = management;
       secrets.clientSecret = clientToken.SecretID;
       secrets.managerSecret = manager.SecretID;
+      const answers: Record<string, string> = {};
+      secrets.nomadOidcSecret = `nomad-oidc-client-secret-${unique()}`;
+      const method = await nomad("PUT", "/v1/acl/auth-method", {
+        Name: "corp",
+        Type: "OIDC",
+        TokenLocality: "local",
+        MaxTokenTTL: "1h",
+        Config: {
+          OIDCDiscoveryURL: "https://idp.example",
+          OIDCClientID: "wharf",
+          OIDCClientSecret: secrets.nomadOidcSecret,
+        },
+      });
+      assert(method.status === 200, `auth method → ${method.status} ${method.text}`);
+      answers["auth method create"] = method.text;
       secrets.nodeSecret = crypto.randomUUID();
       await nomad("PUT", "/v1/node/register", {
         Node: { ID: crypto.randomUUID(), SecretID: secrets.nodeSecret },
       });
 
-      const answers: Record<string, string> = {};
       const authReads = [
         "/v1/auth-methods?scope_id=global&recursive=true",
         `/v1/auth-methods/${pw}`,
@@ -189,6 +203,8 @@ Deno.test({
           "/v1/acl/policies",
           "/v1/acl/policy/readnodes",
           "/v1/acl/tokens",
+          "/v1/acl/auth-methods",
+          "/v1/acl/auth-method/corp",
           "/v1/nodes",
           "/v1/jobs",
         ]

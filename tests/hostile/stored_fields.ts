@@ -395,6 +395,33 @@ export const storedFields: StoredField[] = [
   },
   {
     family: "events",
+    name: "acl role description",
+    write: nomad("PUT", (w) => `/v1/acl/role/${w.roles.seeded}`, (v, w) => ({
+      ID: w.roles.seeded,
+      Name: "seed-role",
+      Description: v,
+      Policies: [{ Name: "readnodes" }],
+    })),
+    stored: async (w) => (await getJson(w, `/v1/acl/role/${w.roles.seeded}`, as.nomad(w))).Description,
+  },
+  {
+    family: "events",
+    name: "acl role name",
+    write: async (w, v) => {
+      const answer = await nomad("PUT", `/v1/acl/role/${w.roles.renamed}`, () => ({
+        ID: w.roles.renamed,
+        Name: v,
+        Policies: [{ Name: "readnodes" }],
+      }))(w, v);
+      // The read by name, with the name in its path (a lone surrogate has no URL form).
+      const name = encodeURIComponent(v.replace(/[\ud800-\udfff]/g, ""));
+      await probe(w, "GET", `/v1/acl/role/name/${name}`, as.nomad(w));
+      return answer;
+    },
+    stored: async (w) => (await getJson(w, `/v1/acl/role/${w.roles.renamed}`, as.nomad(w))).Name,
+  },
+  {
+    family: "events",
     name: "acl token name",
     write: nomad("PUT", (w) => `/v1/acl/token/${w.clientAccessor}`, (v, w) => ({
       AccessorID: w.clientAccessor,
@@ -554,6 +581,8 @@ const eventsReads: Read[] = reads(
   "/v1/acl/policy/readnodes",
   "/v1/acl/tokens",
   "/v1/acl/token/self",
+  "/v1/acl/roles",
+  "/v1/acl/role/name/seed-role",
   "/v1/nodes",
   "/v1/jobs?namespace=*",
   "/v1/job/seed-hostile-job",
@@ -603,7 +632,15 @@ export function readsFor(field: StoredField, w: StoredWorld): Read[] {
         ),
       ];
     case "events":
-      return [...eventsReads, ...reads(as.nomad, `/v1/acl/token/${w.clientAccessor}`)];
+      return [
+        ...eventsReads,
+        ...reads(
+          as.nomad,
+          `/v1/acl/token/${w.clientAccessor}`,
+          `/v1/acl/role/${w.roles.seeded}`,
+          `/v1/acl/role/${w.roles.renamed}`,
+        ),
+      ];
   }
 }
 

@@ -29,6 +29,8 @@ export interface StoredWorld extends Liveness {
   /** Nomad management SecretID and the seeded client token's AccessorID. */
   management: string;
   clientAccessor: string;
+  /** Nomad ACL roles: one read by its seeded name, one whose name the hostile writes change. */
+  roles: { seeded: string; renamed: string };
   stop(): Promise<void>;
 }
 
@@ -106,6 +108,10 @@ export async function openStoredWorld(): Promise<StoredWorld> {
         body: JSON.stringify(body),
       }).then((r) => ok(r, `${method} ${path}`));
     await nomad("PUT", "/v1/acl/policy/readnodes", { Name: "readnodes", Rules: 'node { policy = "read" }' });
+    const role = (name: string) =>
+      nomad("PUT", "/v1/acl/role", { Name: name, Description: "seed", Policies: [{ Name: "readnodes" }] });
+    const seededRole = await role("seed-role");
+    const renamedRole = await role("renamed-role");
     const client = await nomad("PUT", "/v1/acl/token", {
       Name: "seed",
       Type: "client",
@@ -129,6 +135,7 @@ export async function openStoredWorld(): Promise<StoredWorld> {
       },
       management,
       clientAccessor: String(client.AccessorID),
+      roles: { seeded: String(seededRole.ID), renamed: String(renamedRole.ID) },
       stop,
     };
   } catch (err) {

@@ -41,6 +41,33 @@ export function eventsBodyTargets(w: WorldIds, freshNodeId: string): BodyTarget[
     },
     {
       method: "PUT",
+      path: "/v1/acl/auth-method",
+      base: {
+        Name: "fuzz-method",
+        Type: "JWT",
+        TokenLocality: "local",
+        MaxTokenTTL: "1h",
+        Config: { JWKSURL: "https://idp.example/jwks", ClaimMappings: { sub: "sub" } },
+      },
+      fields: [
+        bounded("string", "Name"),
+        f("string", "Type"),
+        f("string", "TokenLocality"),
+        f("string", "TokenNameFormat"),
+        f("time", "MaxTokenTTL"),
+        f("bool", "Default"),
+        f("object", "Config"),
+        bounded("string", "Config", "JWKSURL"),
+        f("array", "Config", "BoundAudiences"),
+        f("array", "Config", "JWTValidationPubKeys"),
+        f("stringMap", "Config", "ClaimMappings"),
+        f("stringMap", "Config", "ListClaimMappings"),
+        f("time", "Config", "ClockSkewLeeway"),
+        f("bool", "Config", "OIDCEnablePKCE"),
+      ],
+    },
+    {
+      method: "PUT",
       path: "/v1/node/register",
       base: { Node: { ID: freshNodeId, Name: "fuzz-node" } },
       // `Node` itself (a non-object Node member) is covered by tests/events/body_edge_test.ts.

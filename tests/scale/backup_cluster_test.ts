@@ -1,4 +1,4 @@
-// Online backup of a cluster (docs/backups.md): `backup create` with the nodes' settings (PostgreSQL + Swift's
+// Online backup of a cluster (docs/operations.md#backups): `backup create` with the nodes' settings (PostgreSQL + Swift's
 // S3 API) while a node takes writes, then restored into an embedded data directory and into a fresh database
 // and bucket; each restored server holds the state at the snapshot's index, byte-identical blobs and the same
 // events; a second restore into the now non-empty database is refused.

@@ -1,5 +1,5 @@
 // The backup archive: one file of named entries, each with its size and sha256, a manifest last and an end
-// marker (docs/backups.md "The archive"). Written to FILE.partial and renamed once complete and fsynced, so a
+// marker (docs/operations.md "The archive"). Written to FILE.partial and renamed once complete and fsynced, so a
 // file by the final name always ends with its marker; read by offset, so verify and restore never hold a blob.
 //
 //   WHARF-BACKUP 1\n

@@ -1,7 +1,7 @@
 // Reads a consistent snapshot of a data directory that a running server owns, writing nothing in it: the
 // checkpoint (manifest.json's index N, then the document files and packs), then the log's complete lines from
 // the oldest retained one, whose lines after N are replayed over the documents. Why that is one index's state
-// while the server checkpoints and appends: docs/backups.md "Consistency".
+// while the server checkpoints and appends: docs/operations.md "Consistency".
 
 import { ConfigError } from "../../errors.ts";
 import { readDirOrEmpty } from "../file/fsutil.ts";

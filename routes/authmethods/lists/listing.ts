@@ -5,8 +5,8 @@
 import { constantTimeEqual, sha256Hex } from "../../../lib/crypto.ts";
 import type { Keyring } from "../../../lib/crypto.ts";
 import type { StoredDoc } from "../../../lib/store/mod.ts";
-import { type Expr, filterParam, FilterParseError, parseFilter } from "./bexpr/parse.ts";
-import { evaluateFilter } from "./bexpr/eval.ts";
+import { type Expr, filterParam, FilterParseError, parseFilter } from "../../../lib/bexpr/parse.ts";
+import { evaluateFilter } from "../../../lib/bexpr/eval.ts";
 import { fieldError, invalidListToken } from "../errors.ts";
 import { json } from "../../../lib/http.ts";
 import type { ActorCaller, ListCache, ListSnapshot as Snapshot, TombstoneDoc } from "../state.ts";

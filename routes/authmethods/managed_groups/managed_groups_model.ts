@@ -4,8 +4,8 @@
 import type { StoredDoc } from "../../../lib/store/mod.ts";
 import type { FieldErrors } from "../errors.ts";
 import { isObject, type ManagedGroupType, omitZero } from "../common.ts";
-import { type Expr, FilterParseError, maxFilterLength, parseFilter } from "../lists/bexpr/parse.ts";
-import { evaluateFilter } from "../lists/bexpr/eval.ts";
+import { type Expr, FilterParseError, maxFilterLength, parseFilter } from "../../../lib/bexpr/parse.ts";
+import { evaluateFilter } from "../../../lib/bexpr/eval.ts";
 import type { AuthState, ManagedGroupDoc } from "../state.ts";
 import { methodChildFields } from "../principals.ts";
 

@@ -18,20 +18,9 @@ import {
 } from "./attrs_common.ts";
 import { omitZero } from "../common.ts";
 import type { FieldErrors } from "../errors.ts";
+import { jwsAlgorithms } from "../../../lib/jws_algorithms.ts";
 
 export const oidcStates = ["inactive", "active-private", "active-public"] as const;
-export const supportedAlgorithms = [
-  "RS256",
-  "RS384",
-  "RS512",
-  "ES256",
-  "ES384",
-  "ES512",
-  "PS256",
-  "PS384",
-  "PS512",
-  "EdDSA",
-];
 const supportedPrompts = ["none", "login", "consent", "select_account"];
 /** The OIDC attributes that hold lists of strings. */
 export const oidcListFields = [
@@ -124,7 +113,7 @@ export function applyOidcAttributes(a: AttrInput): AttrOutcome {
 function validateList(key: string, list: string[], a: AttrInput, errors: FieldErrors): boolean {
   switch (key) {
     case "signing_algorithms": {
-      const bad = list.find((x) => !supportedAlgorithms.includes(x));
+      const bad = list.find((x) => !jwsAlgorithms.includes(x));
       if (bad !== undefined) errors.add(path(key), `Contains unsupported algorithm "${bad}"`);
       return bad === undefined;
     }

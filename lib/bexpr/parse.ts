@@ -12,7 +12,7 @@
 // Unlike go-bexpr, results are memoized per (rule, position), so parsing is linear rather than exponential in
 // the nesting depth, and filters are limited in length and nesting (the deliberate protections).
 
-import { goUnquote } from "../../../../lib/gostr.ts";
+import { goUnquote } from "../gostr.ts";
 
 /** A selector's path: `item.a.b`, `item["a"]` and `"/item/a"` all give segments. */
 export type Selector = string[];

@@ -19,7 +19,7 @@
 import { RE2JS } from "re2js";
 import type { Binding, Expr, MatchExpr, MatchOp, Selector } from "./parse.ts";
 import { goContains, GoNumError, goParseBool, goParseFloat, goParseInt } from "./gostr.ts";
-import { hasInvalidBytes } from "../../../../lib/gostr.ts";
+import { hasInvalidBytes } from "../gostr.ts";
 
 /** An evaluation error or what would be a panic in go-bexpr: either way the item does not match. */
 class EvalError extends Error {}
@@ -38,14 +38,11 @@ interface Local {
 
 const notPresent = Symbol("not present");
 
-/**
- * The named values a selector may start with: `{item}` for list filters, `{token, userinfo}` for an oidc
- * managed group's filter (a Go map of the two claim sets in Boundary).
- */
-type Roots = Readonly<Record<string, unknown>>;
+/** The struct a filter is evaluated over: its fields are the names a selector may start with. */
+export type FilterRoot = Readonly<Record<string, unknown>>;
 
-/** True when `root` (`{item}`) matches `expr`; an evaluation error anywhere makes it false (Boundary: no match). */
-export function evaluateFilter(expr: Expr, root: Roots): boolean {
+/** True when `root` (Boundary: `{item}`; Nomad binding rules: `{value, list}`) matches `expr`; an evaluation error anywhere makes it false (Boundary: no match). */
+export function evaluateFilter(expr: Expr, root: FilterRoot): boolean {
   try {
     return evaluate(expr, root, []);
   } catch (err) {
@@ -54,7 +51,7 @@ export function evaluateFilter(expr: Expr, root: Roots): boolean {
   }
 }
 
-function evaluate(e: Expr, root: Roots, env: Local[]): boolean {
+function evaluate(e: Expr, root: FilterRoot, env: Local[]): boolean {
   switch (e.kind) {
     case "and":
       return evaluate(e.left, root, env) && evaluate(e.right, root, env);
@@ -70,7 +67,7 @@ function evaluate(e: Expr, root: Roots, env: Local[]): boolean {
 }
 
 /** The value at `path`, `notPresent` for a key missing from an object at the last step, else an EvalError. */
-function resolve(root: Roots, path: Selector, env: readonly Local[] = []): unknown {
+function resolve(root: FilterRoot, path: Selector, env: readonly Local[] = []): unknown {
   if (path.length > 0) {
     for (let i = env.length - 1; i >= 0; i--) {
       const lv = env[i]!;
@@ -138,7 +135,7 @@ const notPresentResult: Record<MatchOp, boolean> = {
   notMatches: true,
 };
 
-function evaluateMatch(e: MatchExpr, root: Roots, env: Local[]): boolean {
+function evaluateMatch(e: MatchExpr, root: FilterRoot, env: Local[]): boolean {
   const field = resolve(root, e.selector, env);
   if (field === notPresent) return notPresentResult[e.op];
   const raw = e.value ?? "";
@@ -299,7 +296,7 @@ function evaluateCollection(
   selector: Selector,
   binding: Binding,
   inner: Expr,
-  root: Roots,
+  root: FilterRoot,
   env: Local[],
 ): boolean {
   const v = resolve(root, selector, env);

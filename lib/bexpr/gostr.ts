@@ -2,7 +2,7 @@
 // ParseFloat with 64 bits), written here from the Go specification and strconv's documentation. Go strings and
 // strconv.Unquote: lib/gostr.ts.
 
-import { goBytes, hasInvalidBytes } from "../../../../lib/gostr.ts";
+import { goBytes, hasInvalidBytes } from "../gostr.ts";
 
 /** strconv.ErrSyntax vs strconv.ErrRange: go-bexpr skips list elements on the first, fails on the second. */
 export class GoNumError extends Error {

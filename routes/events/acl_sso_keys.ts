@@ -1,0 +1,184 @@
+// Where an auth method's signing keys and OIDC endpoints come from: its PEM keys, a JWKS URL or the OIDC
+// discovery document, fetched with a timeout and cached per method (docs/events.md#sso-login).
+
+import { createPublicKey } from "node:crypto";
+import { compactVerify, createRemoteJWKSet, customFetch, type JWK } from "jose";
+import type { StoredAuthMethod } from "./acl_sso_model.ts";
+
+/** How long a provider may take to answer one request. */
+export const providerTimeoutMs = 10_000;
+/** A discovery document is used this long before it is fetched again. */
+const discoveryMaxAgeMs = 10 * 60_000;
+/** Largest discovery document read. */
+const maxDiscoveryBytes = 256 * 1024;
+/** After a failed discovery, the failure is answered this long before the provider is asked again. */
+const discoveryRetryMs = 5_000;
+
+export interface Discovery {
+  issuer: string;
+  authorization_endpoint: string;
+  token_endpoint: string;
+  userinfo_endpoint?: string;
+  jwks_uri: string;
+  authorization_response_iss_parameter_supported?: boolean;
+}
+
+export class SignatureError extends Error {}
+
+/** A verified JWS: its payload and the algorithm it was signed with. */
+type Verified = { payload: Uint8Array; alg: string };
+type Verify = (token: string) => Promise<Verified>;
+
+interface MethodEntry {
+  hash: string;
+  client: Deno.HttpClient | undefined;
+  discovery?: { doc: Discovery; at: number };
+  /** The last failed discovery: repeated within discoveryRetryMs, so a login flood cannot flood the provider. */
+  discoveryFailure?: { error: Error; at: number };
+  verify?: Verify;
+  /** The provider's keys from discovery (OIDC ID tokens). */
+  discoveryVerify?: Verify;
+}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Per-method fetchers and key sets; an entry is rebuilt when the method's Hash changes. */
+export class ProviderCache {
+  readonly #entries = new Map<string, MethodEntry>();
+
+  close(): void {
+    for (const e of this.#entries.values()) e.client?.close();
+    this.#entries.clear();
+  }
+
+  #entry(method: StoredAuthMethod): MethodEntry {
+    let e = this.#entries.get(method.Name);
+    if (e && e.hash === method.Hash) return e;
+    e?.client?.close();
+    const c = method.Config;
+    const caCerts = [...(c.DiscoveryCaPem ?? []), ...(c.JWKSCACert ? [c.JWKSCACert] : [])];
+    e = { hash: method.Hash, client: caCerts.length ? Deno.createHttpClient({ caCerts }) : undefined };
+    this.#entries.set(method.Name, e);
+    return e;
+  }
+
+  /** fetch with the method's CA certificates and the provider timeout. */
+  fetcher(method: StoredAuthMethod): (url: string | URL, init?: RequestInit) => Promise<Response> {
+    const client = this.#entry(method).client;
+    return (url, init = {}) =>
+      fetch(url, {
+        ...init,
+        signal: init.signal ?? AbortSignal.timeout(providerTimeoutMs),
+        ...(client ? { client } : {}),
+      } as RequestInit);
+  }
+
+  /** The OIDC discovery document of OIDCDiscoveryURL, its issuer checked against that URL. */
+  async discovery(method: StoredAuthMethod): Promise<Discovery> {
+    const e = this.#entry(method);
+    if (e.discovery && Date.now() - e.discovery.at < discoveryMaxAgeMs) return e.discovery.doc;
+    if (e.discoveryFailure && Date.now() - e.discoveryFailure.at < discoveryRetryMs) {
+      throw e.discoveryFailure.error;
+    }
+    try {
+      e.discovery = { doc: await this.#fetchDiscovery(method), at: Date.now() };
+      e.discoveryFailure = undefined;
+      return e.discovery.doc;
+    } catch (err) {
+      e.discoveryFailure = { error: err instanceof Error ? err : new Error(String(err)), at: Date.now() };
+      throw e.discoveryFailure.error;
+    }
+  }
+
+  async #fetchDiscovery(method: StoredAuthMethod): Promise<Discovery> {
+    const base = method.Config.OIDCDiscoveryURL.replace(/\/+$/, "");
+    const res = await this.fetcher(method)(`${base}/.well-known/openid-configuration`);
+    const text = await res.text();
+    if (res.status !== 200) throw new Error(`discovery answered ${res.status}`);
+    if (text.length > maxDiscoveryBytes) throw new Error("discovery document too large");
+    const doc = JSON.parse(text) as Discovery;
+    if (typeof doc !== "object" || doc === null || typeof doc.jwks_uri !== "string") {
+      throw new Error("discovery document has no jwks_uri");
+    }
+    if (doc.issuer !== method.Config.OIDCDiscoveryURL) {
+      throw new Error(
+        `oidc: issuer did not match the issuer returned by provider, expected "${method.Config.OIDCDiscoveryURL}" got "${doc.issuer}"`,
+      );
+    }
+    return doc;
+  }
+
+  /** A remote JWKS verifier (cached keys, refetched on an unknown kid after a cooldown). */
+  remoteKeys(method: StoredAuthMethod, url: string): Verify {
+    const fetcher = this.fetcher(method);
+    const jwks = createRemoteJWKSet(new URL(url), {
+      timeoutDuration: providerTimeoutMs,
+      [customFetch]: (u: string, init: RequestInit) => fetcher(u, init),
+    });
+    return async (token) => {
+      const r = await compactVerify(token, jwks);
+      return { payload: r.payload, alg: r.protectedHeader.alg };
+    };
+  }
+
+  /** Verifies an ID token's signature with the keys of the provider's discovery document. */
+  async verifyWithDiscovery(method: StoredAuthMethod, token: string): Promise<Verified> {
+    const e = this.#entry(method);
+    if (!e.discoveryVerify) {
+      e.discoveryVerify = this.remoteKeys(method, (await this.discovery(method)).jwks_uri);
+    }
+    return await e.discoveryVerify(token);
+  }
+
+  /** Verifies a JWT's signature with the method's keys: static PEM keys, else its JWKS URL, else discovery. */
+  async verifySignature(method: StoredAuthMethod, token: string): Promise<Verified> {
+    const e = this.#entry(method);
+    if (!e.verify) {
+      const c = method.Config;
+      if (c.JWTValidationPubKeys?.length) e.verify = staticKeys(c.JWTValidationPubKeys);
+      else if (c.JWKSURL) e.verify = this.remoteKeys(method, c.JWKSURL);
+      else if (c.OIDCDiscoveryURL) {
+        e.verify = async (t) => {
+          try {
+            await this.discovery(method);
+          } catch (err) {
+            throw new SignatureError(`unable to get validation keys from OIDC provider: ${describe(err)}`);
+          }
+          return await this.verifyWithDiscovery(method, t);
+        };
+      } else throw new SignatureError("the auth method has no key source");
+    }
+    try {
+      return await e.verify(token);
+    } catch (err) {
+      if (err instanceof SignatureError) throw err;
+      throw new SignatureError(`error verifying token signature: ${describe(err)}`);
+    }
+  }
+}
+
+/** The PEM keys as JWKs (parsed once); a token verifies when any of them verifies it. */
+function staticKeys(pems: readonly string[]): Verify {
+  let keys: JWK[] | undefined;
+  return async (token) => {
+    if (!keys) {
+      try {
+        keys = pems.map((pem) => createPublicKey(pem).export({ format: "jwk" }) as JWK);
+      } catch (err) {
+        throw new SignatureError(`unable to parse public key for JWT auth: ${describe(err)}`);
+      }
+    }
+    let last: unknown = new Error("no keys");
+    for (const key of keys) {
+      try {
+        const r = await compactVerify(token, key);
+        return { payload: r.payload, alg: r.protectedHeader.alg };
+      } catch (err) {
+        last = err;
+      }
+    }
+    throw last;
+  };
+}

@@ -1,0 +1,126 @@
+// OIDC login as `nomad login` drives it, against a real OpenID provider (npm oidc-provider): auth-url with an
+// allowed redirect URI, the provider's login and consent, complete-auth → token bound by list claims; the
+// refusals for a foreign redirect URI, a replayed nonce and a wrong state; pending logins bounded per address
+// (docs/events.md#sso-login).
+
+import { assert, assertEquals } from "../helpers/assert.ts";
+import { oidcUsers, startOidcProvider } from "../fixtures/oidc_provider.ts";
+import { completeProviderLogin } from "../fixtures/oidc_browser.ts";
+import { call, putPolicy, rootSecret, startEventsServer } from "./stream_helpers.ts";
+
+const redirectUri = "http://localhost:4649/oidc/callback";
+
+Deno.test("acl OIDC login: auth-url, provider login, complete-auth, bindings from list claims, refusals", async () => {
+  const op = await startOidcProvider({ redirectUris: [redirectUri] });
+  const srv = await startEventsServer();
+  try {
+    const put = (path: string, body: unknown, token?: string) => call(srv.url, "PUT", path, { body, token });
+    const method = await put("/v1/acl/auth-method", {
+      Name: "corp",
+      Type: "OIDC",
+      TokenLocality: "local",
+      MaxTokenTTL: "1h",
+      TokenNameFormat: "${auth_method_name}-${value.email}",
+      Config: {
+        OIDCDiscoveryURL: op.issuer,
+        OIDCClientID: op.clientId,
+        OIDCClientSecret: op.clientSecret,
+        OIDCScopes: ["email", "groups"],
+        AllowedRedirectURIs: [redirectUri],
+        ClaimMappings: { email: "email" },
+        ListClaimMappings: { groups: "groups" },
+      },
+    }, rootSecret);
+    assertEquals(method.status, 200, method.text);
+    assert(!method.text.includes(op.clientSecret));
+    await putPolicy(srv.url, "admins", 'node { policy = "write" }');
+    await putPolicy(srv.url, "developers", 'node { policy = "read" }');
+    for (const [name, selector] of [["admins", '"admins" in list.groups'], ["developers", ""]]) {
+      const r = await put("/v1/acl/binding-rule", {
+        AuthMethod: "corp",
+        BindType: "policy",
+        BindName: name,
+        Selector: selector,
+      }, rootSecret);
+      assertEquals(r.status, 200, r.text);
+    }
+
+    const authUrl = async (nonce: string, redirect = redirectUri) =>
+      await put("/v1/acl/oidc/auth-url", {
+        AuthMethodName: "corp",
+        RedirectURI: redirect,
+        ClientNonce: nonce,
+      });
+    const foreign = await authUrl("n-0", "http://evil.example/cb");
+    assertEquals([foreign.status, foreign.text], [
+      400,
+      "failed to generate auth URL: unauthorized redirect_uri: http://evil.example/cb",
+    ]);
+
+    const login = async (user: typeof oidcUsers.alice, nonce: string) => {
+      const u = await authUrl(nonce);
+      assertEquals(u.status, 200, u.text);
+      const url = new URL(String((u.json as Record<string, unknown>).AuthURL));
+      assertEquals(url.origin, op.issuer);
+      assertEquals(url.searchParams.get("code_challenge_method"), "S256");
+      assertEquals(url.searchParams.get("nonce"), nonce);
+      const cb = (await completeProviderLogin(url.toString(), { login: user.login, password: user.password }))
+        .callbackUrl;
+      return {
+        AuthMethodName: "corp",
+        ClientNonce: nonce,
+        State: cb.searchParams.get("state") ?? "",
+        Code: cb.searchParams.get("code") ?? "",
+        Iss: cb.searchParams.get("iss") ?? "",
+        RedirectURI: redirectUri,
+      };
+    };
+
+    // Alice is in "admins": both rules bind; the name comes from her email claim.
+    const alice = await login(oidcUsers.alice, "nonce-alice-0123456789");
+    const done = await put("/v1/acl/oidc/complete-auth", alice);
+    assertEquals(done.status, 200, done.text);
+    const t = done.json as Record<string, unknown>;
+    assertEquals([t.Type, t.Policies, t.Name, t.ExpirationTTL], [
+      "client",
+      ["admins", "developers"],
+      "corp-alice@example.org",
+      "1h0m0s",
+    ]);
+    const self = await call(srv.url, "GET", "/v1/acl/token/self", { token: String(t.SecretID) });
+    assertEquals(self.status, 200);
+    // The same callback again: the pending request was used up.
+    const replay = await put("/v1/acl/oidc/complete-auth", alice);
+    assertEquals([replay.status, replay.text], [400, "no OIDC request found for client nonce"]);
+
+    // Bob is not an admin: only the catch-all rule binds.
+    const bob = await login(oidcUsers.bob, "nonce-bob-0123456789");
+    const wrongState = await put("/v1/acl/oidc/complete-auth", { ...bob, State: "forged" });
+    assertEquals([wrongState.status, wrongState.text], [
+      400,
+      "failed to exchange token with provider: state parameter does not match",
+    ]);
+    const bob2 = await login(oidcUsers.bob, "nonce-bob-abcdefghij");
+    const bobDone = await put("/v1/acl/oidc/complete-auth", bob2);
+    assertEquals([bobDone.status, (bobDone.json as Record<string, unknown>).Policies], [200, ["developers"]]);
+
+    // Pending logins are bounded per client address: the 21st open one is refused until some complete or expire.
+    for (let i = 0; i < 20; i++) assertEquals((await authUrl(`flood-${i}-0123456789`)).status, 200);
+    const flood = await authUrl("flood-20-0123456789");
+    assertEquals([flood.status, flood.text], [
+      429,
+      "error storing OIDC request: too many requests from this address",
+    ]);
+    assertEquals((await authUrl("flood-3-0123456789")).status, 200); // its own pending request, again
+
+    const missing = await put("/v1/acl/oidc/complete-auth", { AuthMethodName: "corp" });
+    assertEquals(
+      missing.text,
+      "invalid OIDC complete-auth request: 4 errors occurred:\n\t* missing client nonce\n\t* missing state\n" +
+        "\t* missing code\n\t* missing redirect URI\n\n",
+    );
+  } finally {
+    await srv.stop();
+    await op.stop();
+  }
+});
