@@ -80,6 +80,7 @@ const storageIndependent = [
   "tests/foundation/crash_test.ts",
   "tests/foundation/shutdown_test.ts",
   "tests/hostile/chunked_body_memory_test.ts",
+  "tests/hostile/token_cache_memory_test.ts",
 ];
 
 /** The *_test.ts files under `paths` but the storage-independent ones (deno test's --ignore honours only the

@@ -35,6 +35,9 @@ export const tokenSealPurpose = "events.acl-token-seal";
 
 export const permissionDenied = () => new ApiError(403, "Permission denied");
 
+/** Longest presented secret whose HMAC is memoized: longer ones cannot be a secret wharf issued. */
+const maxMemoizedSecretLength = 128;
+
 export class AclState {
   readonly enabled: boolean;
   readonly #ctx: AppContext;
@@ -119,9 +122,12 @@ export class AclState {
 
   /**
    * HMAC of a presented secret. The HMAC costs ~0.1 ms, more than the rest of a small request, so recent
-   * results are memoized (bounded); the map lives only in this process's memory, like the request itself.
+   * results are memoized (bounded); the map lives only in this process's memory, like the request itself. Only
+   * secrets of a plausible length are kept (secrets wharf issues are 36-character UUIDs): a stranger's 50 KB
+   * made-up header would otherwise stay in memory until the memo is emptied (docs/security.md).
    */
   #secretHmac(secret: string): string {
+    if (secret.length > maxMemoizedSecretLength) return this.#ctx.data.keys.hmac(tokenHmacPurpose, secret);
     let h = this.#hmacCache.get(secret);
     if (h === undefined) {
       h = this.#ctx.data.keys.hmac(tokenHmacPurpose, secret);
