@@ -15,6 +15,7 @@ import { createAclLoginRoutes } from "./acl_sso_login.ts";
 import { createAclOidcRoutes } from "./acl_sso_oidc.ts";
 import { createAclRoleRoutes } from "./acl_roles.ts";
 import { createOneTimeTokenRoutes } from "./acl_onetime.ts";
+import { TokenGc } from "./acl_token_gc.ts";
 import { bootstrapAclAtStart, createBootstrapRoutes } from "./acl_bootstrap.ts";
 import { createEventStream } from "./stream.ts";
 import { createPublishRoutes } from "./publish.ts";
@@ -42,6 +43,8 @@ export async function createEventsApi(ctx: AppContext): Promise<ApiModule> {
   const ttlBounds = { minTtlMs: settings.tokenMinTtlMs, maxTtlMs: settings.tokenMaxTtlMs };
   const stream = createEventStream(ctx, acl, settings);
   const oneTime = createOneTimeTokenRoutes(ctx, acl, settings.oneTimeTokenTtlMs);
+  // Nomad collects expired tokens only with ACLs on.
+  const tokenGc = settings.aclEnabled ? new TokenGc(ctx, acl, settings.tokenGc) : undefined;
   const resolveCaller = acl.resolveCaller.bind(acl);
   const nodes = nodeRoutes(ctx, resolveCaller);
   const jobs = jobRoutes(ctx, resolveCaller);
@@ -74,6 +77,7 @@ export async function createEventsApi(ctx: AppContext): Promise<ApiModule> {
     ],
     close() {
       stream.close();
+      tokenGc?.close();
       oneTime.close();
       acl.close();
       sso.close();
