@@ -14,6 +14,8 @@ import {
   updateAccount,
 } from "./principals/accounts.ts";
 import { authenticate } from "./login/authenticate.ts";
+import { registryIdentity } from "./login/registry_identity.ts";
+import type { IdentityProvider } from "../../lib/identity.ts";
 import { callbackRoute } from "./login/authenticate_oidc.ts";
 import { deleteAuthToken, readAuthToken } from "./principals/authtokens.ts";
 import { bootstrapIfEmpty } from "./principals/bootstrap.ts";
@@ -27,7 +29,12 @@ import { listUsers, readUser, updateUser } from "./principals/users.ts";
 
 const id = ":id([^/:]+)";
 
-export async function createAuthMethodsApi(ctx: AppContext): Promise<ApiModule> {
+/** The family's routes, and the identity provider the registry signs people in through (docs/identity.md). */
+export interface AuthMethodsModule extends ApiModule {
+  identity: IdentityProvider;
+}
+
+export async function createAuthMethodsApi(ctx: AppContext): Promise<AuthMethodsModule> {
   const svc = new AuthService(ctx, { validateDiscoveredConfig, buildAuthUrl, exchangeCode });
   try {
     await bootstrapIfEmpty(svc);
@@ -85,6 +92,7 @@ export async function createAuthMethodsApi(ctx: AppContext): Promise<ApiModule> 
   return {
     routes,
     family: authFamily,
+    identity: registryIdentity(svc),
     close: async () => {
       // What the current window of failed logins counted is written while the store is still open.
       await svc.failureEvents.close().catch(() => {});

@@ -182,6 +182,7 @@ export function createConsoleApi(ctx: AppContext, registry: RegistryCore): Brows
     [["POST"], "/ui/admin/orgs", admin.createOrgPost],
     [["POST"], "/ui/admin/orgs/:name/delinquent", admin.orgDelinquentPost],
     [["POST"], "/ui/admin/maintenance", admin.maintenancePost],
+    [["POST"], "/ui/admin/sign-in-methods", admin.signInMethodsPost],
   ];
   // Pages catch up with other nodes' commits before they are drawn (a cluster behind a load balancer): a person
   // who just saved a form on one node sees the change on the page the next node draws.

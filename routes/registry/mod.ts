@@ -2,6 +2,7 @@
 // (api/steps.ts) in spec order: caller → maintenance 503 → rate limit 429 → route 404/405 → the handler.
 
 import type { ApiModule, AppContext } from "../../lib/app.ts";
+import type { IdentityProvider } from "../../lib/identity.ts";
 import { ApiError } from "../../lib/errors.ts";
 import { baseUrl, type Handler, type RequestContext } from "../../lib/http.ts";
 import type { Req } from "./api/auth.ts";
@@ -17,6 +18,7 @@ import { createToken, deleteToken, requestCode, validateToken } from "./api/toke
 import { callerOf, type RegistryRoute, registrySteps } from "./api/steps.ts";
 import * as adminUsers from "./api/admin_users.ts";
 import * as adminOrgs from "./api/admin_orgs.ts";
+import * as adminIdentity from "./api/admin_identity.ts";
 import { getNamespace } from "./api/users.ts";
 import { search } from "./api/search.ts";
 import { createBox, deleteBox, getBox, updateBox } from "./api/boxes.ts";
@@ -120,6 +122,7 @@ export interface RegistryModule<F extends BrowserFront | undefined> extends ApiM
 export async function createRegistryApi<F extends BrowserFront | undefined = undefined>(
   ctx: AppContext,
   buildFront?: (core: RegistryCore) => F,
+  identity?: IdentityProvider,
 ): Promise<RegistryModule<F>> {
   const settings = loadRegistrySettings(ctx.config);
   const reg = new Registry(ctx, settings, {
@@ -129,6 +132,7 @@ export async function createRegistryApi<F extends BrowserFront | undefined = und
     sms: settings.smsWebhook
       ? webhookSender(settings.smsWebhook, settings.smsWebhookToken, ctx.logger)
       : outboxSender(ctx.config.dataDir, ctx.logger),
+    identity,
   });
   await bootstrapAdmin(reg);
   const uploads = new Uploads(reg);
@@ -217,6 +221,8 @@ export async function createRegistryApi<F extends BrowserFront | undefined = und
     },
     { method: "GET", path: "/api/v1/admin/maintenance", handler: adminOrgs.getMaintenance },
     { method: "PUT", path: "/api/v1/admin/maintenance", handler: adminOrgs.putMaintenance },
+    { method: "GET", path: "/api/v2/admin/sign-in-methods", handler: adminIdentity.getSignInMethods },
+    { method: "PUT", path: "/api/v2/admin/sign-in-methods", handler: adminIdentity.putSignInMethods },
     { method: "GET", path: "/api/v1/admin/boxes/:username/:name/history", handler: getHistory },
     { method: "PUT", path: "/api/v1/admin/boxes/:username/:name/history", handler: putHistory },
     { method: "GET", path: SP, handler: principals.listPrincipals },

@@ -36,6 +36,13 @@ export interface UserDoc {
   delinquent: boolean;
   created_at: string;
   updated_at: string;
+  /** The auth-method user this registry user is (docs/identity.md); absent or null: none. */
+  identity?: UserIdentity | null;
+}
+
+/** A registry user's link to an auth-method user (Boundary `u_…`). */
+export interface UserIdentity {
+  user_id: string;
 }
 
 export interface OrgMember {

@@ -1,0 +1,48 @@
+// The identity provider the registry signs people in through (docs/identity.md): what the auth-method family
+// offers the registry, typed here so neither family imports the other (app.ts hands one to the other).
+
+/** The auth-method types a registry sign-in method can have. */
+export type SignInMethodType = "password" | "ldap" | "oidc";
+
+/** An auth method as the registry's sign-in settings see it. */
+export interface IdentityMethod {
+  id: string;
+  type: string;
+  name: string | undefined;
+  scopeId: string;
+  /** The scope's type: only global and org scopes hold sign-in methods. */
+  scopeType: string | undefined;
+  /** The method's state (ldap and oidc: inactive, active-private, active-public; password: active-public). */
+  state: string;
+}
+
+/** A first factor that passed: the auth-method account and user, with what provisioning reads. */
+export interface VerifiedIdentity {
+  methodId: string;
+  methodType: SignInMethodType;
+  userId: string;
+  accountId: string;
+  /** The account's login name (password, ldap). */
+  loginName: string | undefined;
+  /** The OIDC `preferred_username` claim, as the method's maps stored it. */
+  preferredUsername: string | undefined;
+  email: string | undefined;
+}
+
+/** What the registry may ask of the auth methods. */
+export interface IdentityProvider {
+  method(id: string): IdentityMethod | undefined;
+  /** The auth-method user `userId`: whether it exists, and the methods its accounts belong to. */
+  user(userId: string): { id: string; accountMethodIds: string[] } | undefined;
+  /**
+   * Checks a login name and password against one password or ldap method through that method's own login
+   * (account created or refreshed, attribute maps, events), minting no auth token. Throttling is the caller's:
+   * a wrong password is `undefined`, never an error.
+   */
+  verifyPassword(
+    methodId: string,
+    loginName: string,
+    password: string,
+    clientIp: string,
+  ): Promise<VerifiedIdentity | undefined>;
+}

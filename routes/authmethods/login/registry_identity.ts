@@ -1,0 +1,97 @@
+// The auth methods as the registry's identity provider (lib/identity.ts, docs/identity.md): method lookups,
+// and a password or LDAP check through the method's own login that commits its account but mints no token.
+
+import { ApiError } from "../../../lib/errors.ts";
+import type { IdentityMethod, IdentityProvider, SignInMethodType } from "../../../lib/identity.ts";
+import { collections } from "../common.ts";
+import { methodState } from "../methods/methods_model.ts";
+import type { AuthService } from "../service.ts";
+import type { AccountDoc, UserDoc } from "../state.ts";
+import type { LoginAttempt } from "../throttle.ts";
+import { checkLdap } from "./ldap_login.ts";
+import type { CredentialCheck } from "./login_request.ts";
+import { checkPassword } from "./password_login.ts";
+import { loginCommit, loginParentLocks } from "./token_delivery.ts";
+
+/** The :authenticate login's bounds on what it hashes and sends to the directory. */
+const maxLoginNameLength = 512;
+const maxPasswordLength = 4096;
+
+/** The registry counts attempts on its own throttle (one failure for a whole sign-in): this one counts nothing. */
+const uncounted: LoginAttempt = { check: (run) => run() };
+
+export function registryIdentity(svc: AuthService): IdentityProvider {
+  const describe = (id: string): IdentityMethod | undefined => {
+    const stored = svc.state.method(id);
+    if (!stored) return undefined;
+    return {
+      id,
+      type: stored.doc.type,
+      name: stored.doc.name,
+      scopeId: stored.doc.scope_id,
+      scopeType: svc.state.scope(stored.doc.scope_id)?.doc.type,
+      state: methodState(stored.doc) ?? "active-public",
+    };
+  };
+  return {
+    method: describe,
+    user(userId) {
+      const user = svc.state.get<UserDoc>(collections.users, userId);
+      if (!user) return undefined;
+      const methods = user.doc.account_ids.flatMap((a) => {
+        const account = svc.state.get<AccountDoc>(collections.accounts, a);
+        return account ? [account.doc.auth_method_id] : [];
+      });
+      return { id: userId, accountMethodIds: methods };
+    },
+    async verifyPassword(methodId, loginName, password, clientIp) {
+      const stored = svc.state.method(methodId);
+      if (!stored || (stored.doc.type !== "password" && stored.doc.type !== "ldap")) return undefined;
+      if (loginName === "" || password === "") return undefined;
+      if (loginName.length > maxLoginNameLength || password.length > maxPasswordLength) return undefined;
+      const record = (reason: string) =>
+        svc.failureEvents.record({
+          methodId,
+          loginName: loginName.slice(0, maxLoginNameLength),
+          reason,
+          clientIp,
+        });
+      if (stored.doc.type === "ldap" && methodState(stored.doc) === "inactive") {
+        await record("inactive");
+        return undefined;
+      }
+      const req = { id: methodId, method: stored.doc };
+      const checked: CredentialCheck = stored.doc.type === "password"
+        ? await checkPassword(svc, methodId, loginName, password, uncounted)
+        : await checkLdap(svc, req, loginName, password, uncounted);
+      if (!checked.ok) {
+        await record(checked.reason);
+        return undefined;
+      }
+      let resolved;
+      try {
+        ({ result: resolved } = await loginCommit(svc.state.store.transact(checked.locks, () => {
+          if (!svc.state.method(methodId)) throw new ApiError(401, "Unable to authenticate.");
+          const who = checked.resolve();
+          return { writes: who.writes, result: who };
+        }, { sharedLocks: loginParentLocks(methodId, stored.doc) })));
+      } catch (err) {
+        // The account or method went while the password was checked: a wrong sign-in, as the login answers.
+        if (err instanceof ApiError && err.status === 401) return undefined;
+        throw err;
+      }
+      const account = svc.state.get<AccountDoc>(collections.accounts, resolved.accountId);
+      const attrs = account?.doc.attributes ?? {};
+      const text = (v: unknown) => typeof v === "string" && v !== "" ? v : undefined;
+      return {
+        methodId,
+        methodType: stored.doc.type as SignInMethodType,
+        userId: resolved.userId,
+        accountId: resolved.accountId,
+        loginName: text(attrs.login_name) ?? loginName,
+        preferredUsername: undefined,
+        email: text(attrs.email),
+      };
+    },
+  };
+}
