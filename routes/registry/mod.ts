@@ -223,6 +223,13 @@ export async function createRegistryApi<F extends BrowserFront | undefined = und
     { method: "PUT", path: "/api/v1/admin/maintenance", handler: adminOrgs.putMaintenance },
     { method: "GET", path: "/api/v2/admin/sign-in-methods", handler: adminIdentity.getSignInMethods },
     { method: "PUT", path: "/api/v2/admin/sign-in-methods", handler: adminIdentity.putSignInMethods },
+    { method: "GET", path: "/api/v2/admin/users/:username/identity", handler: adminIdentity.getIdentity },
+    { method: "PUT", path: "/api/v2/admin/users/:username/identity", handler: adminIdentity.putIdentity },
+    {
+      method: "DELETE",
+      path: "/api/v2/admin/users/:username/identity",
+      handler: adminIdentity.deleteIdentity,
+    },
     { method: "GET", path: "/api/v1/admin/boxes/:username/:name/history", handler: getHistory },
     { method: "PUT", path: "/api/v1/admin/boxes/:username/:name/history", handler: putHistory },
     { method: "GET", path: SP, handler: principals.listPrincipals },

@@ -32,6 +32,7 @@ Deno.test("registry sign-in through the auth methods", async (t) => {
       await authLogin(anon, primary, "admin", fastEnv.WHARF_INITIAL_ADMIN_PASSWORD!),
     );
 
+    let plainToken = "";
     await t.step("sign-in methods: default, 422 rules, admins only", async () => {
       assertEquals((await api.get(SIGN_IN, { token: admin })).body, { methods: ["registry"] });
       const oidc = await authAdmin.post("/v1/auth-methods", {
@@ -71,6 +72,7 @@ Deno.test("registry sign-in through the auth methods", async (t) => {
       }, { token: admin });
       assertEquals(user.status, 200, user.text);
       const plain = await api.login("plain", "plain-password-1");
+      plainToken = plain;
       assertEquals((await api.get(SIGN_IN, { token: plain })).status, 403);
       assertEquals((await api.put(SIGN_IN, { methods: ["registry"] }, { token: plain })).status, 403);
     });
@@ -94,6 +96,162 @@ Deno.test("registry sign-in through the auth methods", async (t) => {
         303,
       );
       assertEquals((await api.get(SIGN_IN, { token: admin })).body, { methods: ["registry", primary] });
+    });
+
+    const account = async (methodId: string, loginName: string, password: string) => {
+      const r = await authAdmin.post("/v1/accounts", {
+        auth_method_id: methodId,
+        attributes: { login_name: loginName, password },
+      });
+      assertEquals(r.status, 200, JSON.stringify(r.body));
+      return r.body.id as string;
+    };
+    const events = async () => {
+      const out: { Topic: string; Type: string; Payload: { AuthToken: Record<string, unknown> } }[] = [];
+      for await (const { line } of srv.server.data.log.read(1)) out.push(...JSON.parse(line).Events);
+      return out;
+    };
+    const usernames = async () =>
+      ((await api.get("/api/v1/admin/users", { token: admin })).body.users as { username: string }[]).map((
+        u,
+      ) => u.username).sort();
+    const signIn = (login: string, password: string, api2 = false) =>
+      api.post(`/api/${api2 ? "v2" : "v1"}/authenticate`, { user: { login, password } });
+
+    let wrenUser = "";
+    await t.step("a password method's account signs in, provisioned once as wren-osei", async () => {
+      const accountId = await account(primary, "wren.osei", "wren-password-1");
+      const first = await signIn("wren.osei", "wren-password-1");
+      assertEquals(first.status, 200, first.text);
+      const who = await api.get("/api/v1/authenticate", { token: first.body.token });
+      assertEquals(who.body, { user: { username: "wren-osei" } });
+      const again = await signIn("wren.osei", "wren-password-1", true);
+      assertEquals(again.status, 200, again.text);
+      assertEquals((await usernames()).filter((u) => u.startsWith("wren")), ["wren-osei"]);
+      const all = await events();
+      const provisioned = all.filter((e) => e.Type === "RegistryUserProvisioned");
+      assertEquals(provisioned.length, 1);
+      wrenUser = provisioned[0]!.Payload.AuthToken.user_id as string;
+      assertEquals(provisioned[0]!.Topic, "AuthToken");
+      assertEquals(provisioned[0]!.Payload.AuthToken, {
+        username: "wren-osei",
+        user_id: wrenUser,
+        account_id: accountId,
+        auth_method_id: primary,
+        auth_method_type: "password",
+      });
+      const signIns = all.filter((e) => e.Type === "RegistrySignIn");
+      assertEquals(
+        signIns.map((e) => e.Payload.AuthToken),
+        [1, 2].map(() => ({
+          username: "wren-osei",
+          auth_method_id: primary,
+          auth_method_type: "password",
+          user_id: wrenUser,
+          account_id: accountId,
+          client_ip: "127.0.0.1",
+        })),
+      );
+      const person = await authAdmin.get(`/v1/users/${wrenUser}`);
+      assertEquals(person.body.account_ids, [accountId]);
+      const link = await api.get("/api/v2/admin/users/wren-osei/identity", { token: admin });
+      assertEquals(link.body, { username: "wren-osei", identity: { user_id: wrenUser } });
+      // The registry's own passwords still sign in as before, with no event of this kind.
+      assertEquals((await signIn("plain", "plain-password-1")).status, 200);
+      assertEquals((await events()).filter((e) => e.Type === "RegistrySignIn").length, 2);
+    });
+
+    await t.step(
+      "a username taken by another registry user refuses the sign-in and creates nothing",
+      async () => {
+        const made = await api.post("/api/v1/admin/users", {
+          user: { username: "kai", email: "kai@example.com", password: "kai-registry-password" },
+        }, { token: admin });
+        assertEquals(made.status, 200, made.text);
+        await account(primary, "kai", "kai-directory-password");
+        const before = { users: await usernames(), events: (await events()).length };
+        const refused = await signIn("kai", "kai-directory-password");
+        const people = (await authAdmin.get("/v1/users?scope_id=global")).body.items as {
+          id: string;
+          login_name?: string;
+        }[];
+        const kaiUser = people.find((u) => u.login_name === "kai")!.id;
+        assertEquals([refused.status, refused.body], [409, {
+          errors: [
+            "Sign-in refused: the username 'kai' is taken by another registry user. An administrator can link an " +
+            `existing registry user to this person with PUT /api/v2/admin/users/USERNAME/identity {"user_id":"${kaiUser}"}`,
+          ],
+          success: false,
+        }]);
+        assertEquals(await usernames(), before.users);
+        assertEquals((await events()).length, before.events);
+        // The registry's own password of kai still signs in as kai.
+        assertEquals((await signIn("kai", "kai-registry-password")).status, 200);
+
+        const path = "/api/v2/admin/users/kai/identity";
+        const put = (body: unknown, user = "kai") =>
+          api.put(`/api/v2/admin/users/${user}/identity`, body, { token: admin });
+        assertEquals((await put({})).status, 422);
+        assertEquals((await put({ user_id: "u_nothere1" })).body.errors, [
+          "Auth-method user 'u_nothere1' does not exist",
+        ]);
+        assertEquals((await put({ user_id: kaiUser }, "nobody")).status, 404);
+        assertEquals((await put({ user_id: wrenUser })).body, {
+          errors: [`Auth-method user '${wrenUser}' is already linked to registry user 'wren-osei'`],
+          success: false,
+        });
+        assertEquals((await put({ user_id: kaiUser })).body, {
+          username: "kai",
+          identity: { user_id: kaiUser },
+        });
+        assertEquals((await put({ user_id: kaiUser })).status, 200);
+        assertEquals((await put({ user_id: wrenUser })).status, 409);
+        assertEquals((await api.put(path, { user_id: kaiUser }, { token: plainToken })).status, 403);
+        const linked = await signIn("kai", "kai-directory-password");
+        assertEquals(linked.status, 200, linked.text);
+        assertEquals(
+          (await api.get("/api/v1/authenticate", { token: linked.body.token })).body.user.username,
+          "kai",
+        );
+        const gone = await api.delete(path, { token: admin });
+        assertEquals(gone.body, { username: "kai", identity: null });
+        const types = (await events()).map((e) => e.Type);
+        assertEquals(types.filter((t) => t.startsWith("RegistryIdentity")), [
+          "RegistryIdentityLinked",
+          "RegistryIdentityUnlinked",
+        ]);
+        assertEquals((await signIn("kai", "kai-directory-password")).status, 409);
+      },
+    );
+
+    await t.step("wrong passwords across three methods count once for the login throttle", async () => {
+      const second = await authAdmin.post("/v1/auth-methods", {
+        scope_id: "global",
+        type: "password",
+        name: "second",
+      });
+      assertEquals(second.status, 200, JSON.stringify(second.body));
+      const put = await api.put(SIGN_IN, { methods: ["registry", primary, second.body.id] }, {
+        token: admin,
+      });
+      assertEquals(put.status, 200, put.text);
+      // WHARF_REGISTRY_LOGIN_FAILURES=3: two wrong sign-ins tried on three methods each are two failures.
+      for (let i = 0; i < 2; i++) assertEquals((await signIn("wren.osei", "wrong-password")).status, 401);
+      assertEquals((await signIn("wren.osei", "wren-password-1")).status, 200);
+      // The third failure reaches the limit: the next sign-in is refused even with the right password.
+      assertEquals((await signIn("wren.osei", "wrong-password")).status, 401);
+      assertEquals((await signIn("wren.osei", "wren-password-1")).status, 429);
+      // The auth method's own throttle was not touched by them: its login still works.
+      assertEquals(
+        (await anon.post(`/v1/auth-methods/${primary}:authenticate`, {
+          attributes: { login_name: "wren.osei", password: "wren-password-1" },
+        })).status,
+        200,
+      );
+      const log = JSON.stringify(await events());
+      for (const secret of ["wren-password-1", "wrong-password", "kai-directory-password", ADMIN_PASSWORD]) {
+        assert(!log.includes(secret), secret);
+      }
     });
   } finally {
     await srv.stop();
