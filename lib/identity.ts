@@ -29,6 +29,15 @@ export interface VerifiedIdentity {
   email: string | undefined;
 }
 
+/** The auth methods' first start, as this node made it: the registry announces the one administrator. */
+export interface IdentityFirstStart {
+  methodId: string;
+  /** The password when it was generated (none was configured): to be printed once. */
+  generatedPassword: string | undefined;
+  /** The auth methods' own line for that password, for when the registry has its admin already. */
+  announcement: string | undefined;
+}
+
 /** What the registry may ask of the auth methods. */
 export interface IdentityProvider {
   method(id: string): IdentityMethod | undefined;
@@ -39,6 +48,10 @@ export interface IdentityProvider {
    * (account created or refreshed, attribute maps, events), minting no auth token. Throttling is the caller's:
    * a wrong password is `undefined`, never an error.
    */
+  /** The auth methods' first administrator: account `admin` of the global primary method, a password method. */
+  initialAdmin(): { userId: string; methodId: string } | undefined;
+  /** What this start created, handed over once (undefined after, and when nothing was created). */
+  takeFirstStart(): IdentityFirstStart | undefined;
   verifyPassword(
     methodId: string,
     loginName: string,

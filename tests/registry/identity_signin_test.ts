@@ -33,8 +33,11 @@ Deno.test("registry sign-in through the auth methods", async (t) => {
     );
 
     let plainToken = "";
-    await t.step("sign-in methods: default, 422 rules, admins only", async () => {
-      assertEquals((await api.get(SIGN_IN, { token: admin })).body, { methods: ["registry"] });
+    let otherMethod = "";
+    await t.step("sign-in methods: the first start's, 422 rules, admins only", async () => {
+      // A new data dir signs in through the registry's passwords and the global primary method.
+      assertEquals((await api.get(SIGN_IN, { token: admin })).body, { methods: ["registry", primary] });
+      assertEquals((await api.put(SIGN_IN, { methods: ["registry"] }, { token: admin })).status, 200);
       const oidc = await authAdmin.post("/v1/auth-methods", {
         scope_id: "global",
         type: "oidc",
@@ -42,6 +45,13 @@ Deno.test("registry sign-in through the auth methods", async (t) => {
         attributes: minimalOidcAttrs,
       });
       assertEquals(oidc.status, 200, JSON.stringify(oidc.body));
+      const other = await authAdmin.post("/v1/auth-methods", {
+        scope_id: "global",
+        type: "password",
+        name: "other",
+      });
+      assertEquals(other.status, 200, JSON.stringify(other.body));
+      otherMethod = other.body.id;
       const refused: [unknown, string][] = [
         [{}, "Methods can't be blank"],
         [{ methods: "registry" }, "Methods must be a list of sign-in method ids"],
@@ -54,7 +64,7 @@ Deno.test("registry sign-in through the auth methods", async (t) => {
           `Sign-in method '${oidc.body.id}' is an OIDC method in state inactive; make it active-public or active-private`,
         ],
         [
-          { methods: [primary] },
+          { methods: [otherMethod] },
           "No registry administrator could sign in through these methods; keep registry or add a method of a linked admin",
         ],
       ];
@@ -86,7 +96,7 @@ Deno.test("registry sign-in through the auth methods", async (t) => {
           `<code>${primary}</code> (Generated global scope initial password auth method, password)`,
         ),
       );
-      const bad = await web.postForm("/ui/admin/sign-in-methods", { methods: `${primary}` });
+      const bad = await web.postForm("/ui/admin/sign-in-methods", { methods: otherMethod });
       assertEquals(bad.status, 303);
       assert((await web.get("/ui/admin")).text.includes("No registry administrator could sign in"));
       assertEquals((await web.postForm("/ui/admin/sign-in-methods", { methods: `registry` })).status, 303);

@@ -2,7 +2,12 @@
 // and a password or LDAP check through the method's own login that commits its account but mints no token.
 
 import { ApiError } from "../../../lib/errors.ts";
-import type { IdentityMethod, IdentityProvider, SignInMethodType } from "../../../lib/identity.ts";
+import type {
+  IdentityFirstStart,
+  IdentityMethod,
+  IdentityProvider,
+  SignInMethodType,
+} from "../../../lib/identity.ts";
 import { collections } from "../common.ts";
 import { methodState } from "../methods/methods_model.ts";
 import type { AuthService } from "../service.ts";
@@ -20,7 +25,10 @@ const maxPasswordLength = 4096;
 /** The registry counts attempts on its own throttle (one failure for a whole sign-in): this one counts nothing. */
 const uncounted: LoginAttempt = { check: (run) => run() };
 
-export function registryIdentity(svc: AuthService): IdentityProvider {
+export function registryIdentity(
+  svc: AuthService,
+  takeFirstStart: () => IdentityFirstStart | undefined,
+): IdentityProvider {
   const describe = (id: string): IdentityMethod | undefined => {
     const stored = svc.state.method(id);
     if (!stored) return undefined;
@@ -35,6 +43,13 @@ export function registryIdentity(svc: AuthService): IdentityProvider {
   };
   return {
     method: describe,
+    takeFirstStart,
+    initialAdmin() {
+      const methodId = svc.state.scope("global")?.doc.primary_auth_method_id;
+      if (!methodId || svc.state.method(methodId)?.doc.type !== "password") return undefined;
+      const account = svc.state.accountByKey(methodId, "admin");
+      return account ? { userId: account.doc.user_id, methodId } : undefined;
+    },
     user(userId) {
       const user = svc.state.get<UserDoc>(collections.users, userId);
       if (!user) return undefined;
@@ -61,8 +76,9 @@ export function registryIdentity(svc: AuthService): IdentityProvider {
         return undefined;
       }
       const req = { id: methodId, method: stored.doc };
+      // Password login names are lowercase (accounts.ts): the registry's logins are case-insensitive.
       const checked: CredentialCheck = stored.doc.type === "password"
-        ? await checkPassword(svc, methodId, loginName, password, uncounted)
+        ? await checkPassword(svc, methodId, loginName.trim().toLowerCase(), password, uncounted)
         : await checkLdap(svc, req, loginName, password, uncounted);
       if (!checked.ok) {
         await record(checked.reason);

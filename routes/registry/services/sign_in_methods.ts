@@ -13,7 +13,7 @@ export const REGISTRY_METHOD = "registry";
 export const DEFAULT_SIGN_IN_METHODS: readonly string[] = [REGISTRY_METHOD];
 /** A list longer than this is refused (each password sign-in may try every entry). */
 export const MAX_SIGN_IN_METHODS = 16;
-const SETTINGS_ID = "sign_in_methods";
+export const SIGN_IN_METHODS_ID = "sign_in_methods";
 const signInTypes = new Set(["password", "ldap", "oidc"]);
 
 export interface SignInMethods {
@@ -22,7 +22,7 @@ export interface SignInMethods {
 
 /** The stored list, or the default when none was ever stored. */
 export function signInMethods(reg: Registry): readonly string[] {
-  const stored = reg.store.get<SignInMethods>(SETTINGS, SETTINGS_ID)?.doc.methods;
+  const stored = reg.store.get<SignInMethods>(SETTINGS, SIGN_IN_METHODS_ID)?.doc.methods;
   return Array.isArray(stored) ? stored : DEFAULT_SIGN_IN_METHODS;
 }
 
@@ -57,7 +57,7 @@ export async function putSignInMethods(who: Actor, input: { methods?: unknown })
         "No registry administrator could sign in through these methods; keep registry or add a method of a linked admin",
       ]);
     }
-    return { writes: [{ collection: SETTINGS, id: SETTINGS_ID, doc: { methods } }] };
+    return { writes: [{ collection: SETTINGS, id: SIGN_IN_METHODS_ID, doc: { methods } }] };
   });
   return { methods: [...signInMethods(reg)] };
 }
