@@ -1,10 +1,11 @@
-// Deleting a method takes its accounts, their users and tokens with it (and an org takes its methods);
-// this builds the writes, tombstones and events for one commit, and refuses to remove the last admin. Revoking
-// a user's tokens commits holding every one of their token locks (transactRevoking).
+// Deleting a method takes its accounts, their users and tokens, and its managed groups with it (and an org
+// takes its methods); this builds the writes, tombstones and events for one commit, and refuses to remove the
+// last admin. Revoking a user's tokens commits holding every one of their token locks (transactRevoking).
 
 import type { CommitPlan, DocWrite, EventInput } from "../../lib/store/mod.ts";
 import { collections, lockKeys } from "./common.ts";
 import { failedPrecondition } from "./errors.ts";
+import { managedGroupEvent } from "./memberships.ts";
 import { type ActorCaller, type AuthState, type MethodDoc, methodEvent, type UserDoc } from "./state.ts";
 
 export interface CascadePlan {
@@ -57,6 +58,13 @@ export function deleteMethod(
   now: string,
 ): void {
   deleteAccounts(state, state.accountsOfMethod(id).map((a) => a.id), plan, now, "cascade");
+  for (const groupId of state.memberships.groupIdsOfMethod(id)) {
+    const group = state.managedGroup(groupId);
+    if (!group) continue;
+    plan.writes.push({ collection: collections.managedGroups, id: groupId, doc: null });
+    plan.writes.push(state.tombstone(groupId, "managed-group", group.doc.scope_id, now, id));
+    plan.events.push(managedGroupEvent("ManagedGroupDeleted", groupId, group.doc, group.version, actor));
+  }
   plan.writes.push({ collection: collections.methods, id, doc: null });
   plan.writes.push(state.tombstone(id, "auth-method", doc.scope_id, now));
   plan.events.push(methodEvent("AuthMethodDeleted", id, doc, version, actor));

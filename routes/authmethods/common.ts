@@ -1,5 +1,6 @@
 // Small shared pieces of the auth family: id formats, the strictly increasing clock, JSON type guards.
 
+import type { EventInput } from "../../lib/store/mod.ts";
 import { fieldError } from "./errors.ts";
 
 export type MethodType = "password" | "oidc" | "ldap";
@@ -18,7 +19,12 @@ export const collections = {
   users: "auth/users",
   tokens: "auth/tokens",
   tombstones: "auth/tombstones",
+  managedGroups: "auth/managed-groups",
 } as const;
+
+/** The method types that have managed groups, and their groups' id prefixes. */
+export type ManagedGroupType = "oidc" | "ldap";
+export const managedGroupPrefix: Record<ManagedGroupType, string> = { oidc: "mgoidc", ldap: "mgldap" };
 
 /**
  * Lock keys of invariants that span documents. Every write that can remove an admin takes `admins` (the
@@ -95,3 +101,23 @@ export function omitZero(obj: Record<string, unknown>): Record<string, unknown> 
 
 /** An auth method's attributes object (methods/attrs_*.ts read and write it; state.ts stores it). */
 export type Attrs = Record<string, unknown>;
+
+/**
+ * A change to one of the family's resources on the event stream: topic and payload member `topic`, keyed by the
+ * resource id, with the resource's `fields` and the acting user's id ("" when none), then `extra`.
+ */
+export function resourceEvent(
+  topic: string,
+  type: string,
+  fields: { id: string } & Record<string, unknown>,
+  actor: { kind: string; userId?: string },
+  extra: Record<string, unknown> = {},
+): EventInput {
+  const actorUserId = actor.kind === "user" ? actor.userId ?? "" : "";
+  return {
+    Topic: topic,
+    Type: type,
+    Key: fields.id,
+    Payload: { [topic]: { ...fields, actor_user_id: actorUserId, ...extra } },
+  };
+}

@@ -4,7 +4,7 @@ import type { ApiFamily } from "../../lib/router.ts";
 import { renderAuthError } from "./errors.ts";
 
 /** The collections the auth methods serve under /v1 (the rest of /v1 is the event stream's). */
-const collections = ["auth-methods", "scopes", "accounts", "users", "auth-tokens"];
+const collections = ["auth-methods", "scopes", "accounts", "managed-groups", "users", "auth-tokens"];
 
 /** Its collections and their custom verbs (`/v1/auth-methods:list`). */
 export const authFamily: ApiFamily = {

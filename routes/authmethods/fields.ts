@@ -53,6 +53,34 @@ export function checkPatchKeys(
   }
 }
 
+/**
+ * PATCH of a resource under an auth method (an account, a managed group): checkPatchKeys, and `type` and
+ * `auth_method_id` may be sent only unchanged.
+ */
+export function checkChildPatchKeys(
+  body: Record<string, unknown>,
+  allowed: readonly string[],
+  readOnly: readonly string[],
+  current: { type: string; auth_method_id: string },
+  errors: FieldErrors,
+): void {
+  checkPatchKeys(body, allowed, readOnly, errors);
+  if ("type" in body && body.type !== current.type) errors.add("type", "Cannot modify the resource type.");
+  if ("auth_method_id" in body && body.auth_method_id !== current.auth_method_id) {
+    errors.add("auth_method_id", "This field is read only.");
+  }
+}
+
+/** A create body: no read-only key, and `version` absent or 0. */
+export function checkCreateKeys(
+  body: Record<string, unknown>,
+  readOnly: readonly string[],
+  errors: FieldErrors,
+) {
+  rejectReadOnly(body, readOnly, errors);
+  checkCreateVersion(body, errors);
+}
+
 /** Create: `version` absent or 0. */
 export function checkCreateVersion(body: Record<string, unknown>, errors: FieldErrors): void {
   if (!("version" in body) || body.version === 0 || body.version === null) return;

@@ -1,4 +1,5 @@
-// The auth-method family (Boundary-shaped /v1/auth-methods, scopes, accounts, users, auth-tokens).
+// The auth-method family (Boundary-shaped /v1/auth-methods, scopes, accounts, managed groups, users,
+// auth-tokens).
 
 import type { ApiModule, AppContext } from "../../lib/app.ts";
 import type { Handler, RequestContext } from "../../lib/http.ts";
@@ -16,8 +17,15 @@ import {
 import { authenticate } from "./login/authenticate.ts";
 import { registryIdentity } from "./login/registry_identity.ts";
 import type { IdentityProvider } from "../../lib/identity.ts";
+import {
+  createManagedGroup,
+  listManagedGroups,
+  readManagedGroup,
+  removeManagedGroup,
+  updateManagedGroup,
+} from "./managed_groups/managed_groups.ts";
 import { callbackRoute } from "./login/authenticate_oidc.ts";
-import { deleteAuthToken, readAuthToken } from "./principals/authtokens.ts";
+import { deleteAuthToken, listAuthTokens, readAuthToken } from "./principals/authtokens.ts";
 import { authAdminAnnouncement, bootstrapIfEmpty, type FirstStart } from "./principals/bootstrap.ts";
 import { createMethod, listMethods, readMethod, removeMethod } from "./methods/methods.ts";
 import { changeState, updateMethod } from "./methods/methods_update.ts";
@@ -82,9 +90,15 @@ export async function createAuthMethodsApi(ctx: AppContext): Promise<AuthMethods
     { method: "GET", path: `/v1/accounts/${id}`, handler: h(readAccount) },
     { method: "PATCH", path: `/v1/accounts/${id}`, handler: h(updateAccount) },
     { method: "DELETE", path: `/v1/accounts/${id}`, handler: h(removeAccount) },
+    { method: "GET", path: "/v1/managed-groups", handler: h(listManagedGroups) },
+    { method: "POST", path: "/v1/managed-groups", handler: h(createManagedGroup) },
+    { method: "GET", path: `/v1/managed-groups/${id}`, handler: h(readManagedGroup) },
+    { method: "PATCH", path: `/v1/managed-groups/${id}`, handler: h(updateManagedGroup) },
+    { method: "DELETE", path: `/v1/managed-groups/${id}`, handler: h(removeManagedGroup) },
     { method: "GET", path: "/v1/users", handler: h(listUsers) },
     { method: "GET", path: `/v1/users/${id}`, handler: h(readUser) },
     { method: "PATCH", path: `/v1/users/${id}`, handler: h(updateUser) },
+    { method: "GET", path: "/v1/auth-tokens", handler: h(listAuthTokens) },
     { method: "GET", path: `/v1/auth-tokens/${id}`, handler: h(readAuthToken) },
     { method: "DELETE", path: `/v1/auth-tokens/${id}`, handler: h(deleteAuthToken) },
     { method: "GET", path: "/authentication-complete", handler: () => completionPage() },

@@ -15,6 +15,8 @@ export interface NewAccount {
   key: string;
   attributes: Record<string, unknown>;
   passwordHash?: string;
+  /** OIDC: the managed groups whose filter matched at this first login. */
+  managedGroupIds?: string[];
   name?: string;
   description?: string;
   admin?: boolean;
@@ -34,6 +36,7 @@ export function accountWithUser(a: NewAccount): { accountId: string; userId: str
     attributes: a.attributes,
     key: a.key,
     ...(a.passwordHash ? { password_hash: a.passwordHash } : {}),
+    ...(a.managedGroupIds?.length ? { managed_group_ids: a.managedGroupIds } : {}),
     user_id: userId,
     created_time: now,
     updated_time: now,
@@ -87,6 +90,29 @@ export function renderAccount(
     ]
     : ["read", ...(d.type === "password" ? ["change-password"] : [])];
   return omitZero({
+    ...methodChildFields(state, s),
+    attributes: omitZero(d.attributes),
+    authorized_actions: actions,
+  });
+}
+
+/** The fields every resource under an auth method (account, managed group) renders first, in Boundary's order. */
+export function methodChildFields(
+  state: AuthState,
+  s: StoredDoc<
+    {
+      scope_id: string;
+      name?: string;
+      description?: string;
+      created_time: string;
+      updated_time: string;
+      type: string;
+      auth_method_id: string;
+    }
+  >,
+): Record<string, unknown> {
+  const d = s.doc;
+  return {
     id: s.id,
     scope: renderScopeRef(d.scope_id, state.scope(d.scope_id)?.doc),
     name: d.name,
@@ -96,9 +122,7 @@ export function renderAccount(
     version: s.version,
     type: d.type,
     auth_method_id: d.auth_method_id,
-    attributes: omitZero(d.attributes),
-    authorized_actions: actions,
-  });
+  };
 }
 
 export function renderUser(

@@ -99,7 +99,11 @@ export class AuthService {
     this.oidcAttempts = new OidcAttempts(app, envDurationMs(env, "WHARF_OIDC_ATTEMPT_TTL", 5 * 60_000));
     const startsPerMinute = envInt(env, "WHARF_OIDC_STARTS_PER_MINUTE", 30, 0);
     this.oidcStarts = new RateLimiter(startsPerMinute / 60, startsPerMinute);
-    this.#sweeper = setInterval(() => this.callers.sweep().catch(() => {}), tokenSweepMs);
+    // Dead tokens go, and tombstones past every list token's life (each deleted token leaves one).
+    this.#sweeper = setInterval(() => {
+      this.callers.sweep().catch(() => {});
+      this.state.pruneTombstones().catch(() => {});
+    }, tokenSweepMs);
     // A changed or deleted method retires its connections (the pool also compares connection settings).
     this.#unwatchMethods = app.data.store.watch(collections.methods, (c) => this.ldapPool.invalidate(c.id));
   }
@@ -151,7 +155,14 @@ export interface OidcProtocol {
     attrs: Record<string, unknown>,
     options: { code: string; codeVerifier: string; nonce: string; redirectUri: string; timeoutMs: number },
   ): Promise<
-    | { ok: true; claims: Record<string, unknown> }
+    | {
+      ok: true;
+      /** The ID token's claims with userinfo merged (the ID token's identity claims win). */
+      claims: Record<string, unknown>;
+      /** The ID token's claims and the userinfo answer apart, for managed-group filters (/token, /userinfo). */
+      idToken?: Record<string, unknown>;
+      userinfo?: Record<string, unknown>;
+    }
     | { ok: false; reason: "idp_error" | "token_validation_failed"; message: string }
   >;
 }

@@ -6,7 +6,10 @@ import { Buffer } from "node:buffer";
 import type { AppContext } from "../../lib/app.ts";
 import type { DocChange, DocWrite, EventInput, StoredDoc } from "../../lib/store/mod.ts";
 import { ChangeLog } from "./change_log.ts";
-import { type Attrs, collections, type MethodType } from "./common.ts";
+import { type Attrs, collections, type MethodType, resourceEvent } from "./common.ts";
+import { type ManagedGroupDoc, MembershipIndex } from "./memberships.ts";
+
+export type { ManagedGroupDoc } from "./memberships.ts";
 
 export interface ScopeDoc {
   [k: string]: unknown;
@@ -45,6 +48,8 @@ export interface AccountDoc {
   /** Lookup key within the method: login name (password), the entry's DN as the directory returns it (LDAP), issuer + sub (OIDC). */
   key: string;
   password_hash?: string;
+  /** OIDC accounts: the oidc managed groups whose filter matched at the account's last login. */
+  managed_group_ids?: string[];
   user_id: string;
   created_time: string;
   updated_time: string;
@@ -117,13 +122,22 @@ export class AuthState {
   #methodNames = new Map<string, string>();
   #unsubscribe: Array<() => void> = [];
   readonly listCache: ListCache = new Map();
+  /** Managed groups by method, and their members (memberships.ts). */
+  readonly memberships: MembershipIndex;
+  /** Counts changes to the listed collections and to tokens: the auth-token list's cache generation. */
+  #tokenListGeneration = 0;
   /** Changes to the listed collections (not tokens), for patching cached listings and for list refreshes. */
   #changes: ChangeLog;
 
   constructor(app: AppContext) {
     this.app = app;
+    this.memberships = new MembershipIndex((id) => this.managedGroup(id)?.doc);
     for (const a of this.list<AccountDoc>(collections.accounts)) {
       this.#accountByKey.set(accountKey(a.doc), a.id);
+      this.memberships.accountChanged(a.id, undefined, a.doc);
+    }
+    for (const g of this.list<ManagedGroupDoc>(collections.managedGroups)) {
+      this.memberships.groupChanged(g.id, undefined, g.doc);
     }
     for (const m of this.list<MethodDoc>(collections.methods)) {
       if (m.doc.name) this.#methodNames.set(nameKey(m.doc), m.id);
@@ -134,6 +148,7 @@ export class AuthState {
       collections.tombstones,
       collections.scopes,
       collections.users,
+      collections.managedGroups,
     ];
     this.#changes = new ChangeLog(
       watched.flatMap((c) => [...this.list(c)].map((d) => ({ index: d.index, collection: c, id: d.id }))),
@@ -144,6 +159,7 @@ export class AuthState {
     const watch = (c: string, fn: (change: DocChange) => void) => {
       this.#unsubscribe.push(app.data.store.watch(c, (change) => {
         this.#changes.record(c, change.id, change.index);
+        this.#tokenListGeneration++;
         fn(change);
       }));
     };
@@ -154,7 +170,16 @@ export class AuthState {
         this.#accountByKey.delete(accountKey(prev));
       }
       if (cur) this.#accountByKey.set(accountKey(cur), c.id);
+      this.memberships.accountChanged(c.id, prev, cur);
     });
+    watch(collections.managedGroups, (c) => {
+      this.memberships.groupChanged(
+        c.id,
+        c.previous?.doc as ManagedGroupDoc | undefined,
+        c.current?.doc as ManagedGroupDoc | undefined,
+      );
+    });
+    this.#unsubscribe.push(app.data.store.watch(collections.tokens, () => this.#tokenListGeneration++));
     watch(collections.methods, (c) => {
       const prev = c.previous?.doc as MethodDoc | undefined;
       const cur = c.current?.doc as MethodDoc | undefined;
@@ -169,6 +194,11 @@ export class AuthState {
   /** Bumped by every change to a listed collection: cached listings are valid while it holds. */
   get generation(): number {
     return this.#changes.generation;
+  }
+
+  /** Bumped by every change to a listed collection or a token: cached auth-token listings hold while it does. */
+  get tokenListGeneration(): number {
+    return this.#tokenListGeneration;
   }
 
   /** The highest commit index applied to the listed collections: every later write has a higher one. */
@@ -233,6 +263,20 @@ export class AuthState {
     return this.get<MethodDoc>(collections.methods, id);
   }
 
+  managedGroup(id: string) {
+    return this.get<ManagedGroupDoc>(collections.managedGroups, id);
+  }
+
+  /** The ids of the managed groups any of `accountIds` is a member of, sorted (unknown ids are skipped). */
+  managedGroupIdsOfAccounts(accountIds: Iterable<string>): string[] {
+    const out = new Set<string>();
+    for (const id of accountIds) {
+      const account = this.get<AccountDoc>(collections.accounts, id);
+      if (account) { for (const g of this.memberships.groupIdsOfAccount(account.doc)) out.add(g); }
+    }
+    return [...out].sort();
+  }
+
   accountByKey(methodId: string, key: string): StoredDoc<AccountDoc> | undefined {
     const id = this.#accountByKey.get(`${methodId}\u0000${key}`);
     return id ? this.get<AccountDoc>(collections.accounts, id) : undefined;
@@ -284,10 +328,15 @@ export class AuthState {
     const events: EventInput[] = [];
     for (const t of tokens) {
       writes.push({ collection: collections.tokens, id: t.id, doc: null });
+      writes.push(this.tokenTombstone(t.id, t.doc, now));
       events.push(tokenDeletedEvent(t.id, t.doc, reason));
     }
-    void now;
     return { writes, events };
+  }
+
+  /** A deleted token's tombstone: auth-token list refreshes answer it in removed_ids. */
+  tokenTombstone(id: string, doc: TokenDoc, now: string): DocWrite {
+    return this.tombstone(id, "auth-token", doc.scope_id, now, doc.user_id);
   }
 
   tombstone(id: string, resource: string, scopeId: string, now: string, parentId?: string): DocWrite {
@@ -300,7 +349,7 @@ export class AuthState {
     return { collection: collections.tombstones, id, doc };
   }
 
-  /** Tombstones older than 30 days are no longer needed by any valid list token. */
+  /** Tombstones older than 30 days are no longer needed by any valid list token (at start and every sweep). */
   async pruneTombstones(): Promise<void> {
     const cutoff = Date.now() - tombstoneTtlMs;
     const old = [...this.list<TombstoneDoc>(collections.tombstones)].filter((t) =>
@@ -308,7 +357,8 @@ export class AuthState {
     );
     if (!old.length) return;
     await this.store.transact([], () => ({
-      writes: old.map((t) => ({ collection: collections.tombstones, id: t.id, doc: null })),
+      // Bounded per commit; the rest go at the next sweep.
+      writes: old.slice(0, 10_000).map((t) => ({ collection: collections.tombstones, id: t.id, doc: null })),
     }));
   }
 }
@@ -338,19 +388,11 @@ export function methodEvent(
   actor: ActorCaller,
   extra: Record<string, unknown> = {},
 ): EventInput {
-  return {
-    Topic: "AuthMethod",
-    Type: type,
-    Key: id,
-    Payload: {
-      AuthMethod: {
-        id,
-        scope_id: doc.scope_id,
-        type: doc.type,
-        version,
-        actor_user_id: actor.kind === "user" ? actor.userId : "",
-        ...extra,
-      },
-    },
-  };
+  return resourceEvent(
+    "AuthMethod",
+    type,
+    { id, scope_id: doc.scope_id, type: doc.type, version },
+    actor,
+    extra,
+  );
 }

@@ -126,6 +126,7 @@ export function renderToken(
   const scope = state.scope(doc.scope_id)?.doc;
   return omitZero({
     id,
+    scope_id: doc.scope_id,
     scope: renderScopeRef(doc.scope_id, scope),
     token,
     user_id: doc.user_id,
@@ -228,8 +229,12 @@ export class CallerResolver {
     const store = this.#state.store;
     await store.transact(dead.map((t) => lockKeys.token(t.id)), () => {
       const live = dead.filter((t) => store.get(collections.tokens, t.id));
+      const now = new Date(nowMs()).toISOString();
       return {
-        writes: live.map((t) => ({ collection: collections.tokens, id: t.id, doc: null })),
+        writes: live.flatMap((t) => [
+          { collection: collections.tokens, id: t.id, doc: null },
+          this.#state.tokenTombstone(t.id, t.doc, now),
+        ]),
         events: live.map((t) => tokenDeletedEvent(t.id, t.doc, "expired")),
       };
     }, { sharedLocks: parentLocks(dead.map((t) => t.doc)) });

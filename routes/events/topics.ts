@@ -67,6 +67,10 @@ export const topics: ReadonlyMap<string, TopicInfo> = new Map<string, TopicInfo>
       "RegistryIdentityUnlinked",
     ]),
   ],
+  [
+    "ManagedGroup",
+    info("ManagedGroup", false, ["ManagedGroupCreated", "ManagedGroupUpdated", "ManagedGroupDeleted"]),
+  ],
   ["User", info("User", false, ["UserTwoFactorChanged"])],
   [
     "Box",

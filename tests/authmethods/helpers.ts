@@ -182,3 +182,29 @@ export async function createActiveOidcMethod(
   assertEquals(activated.status, 200, JSON.stringify(activated.body));
   return id;
 }
+
+/**
+ * Every page of the list at `path` (with its query) from `token` on, or a fresh listing: the items and their
+ * ids, removed_ids, how many pages, and the last list token (for a later refresh). Asserts each page's 200.
+ */
+export async function listEveryPage(
+  get: (path: string) => Promise<{ status: number; body: Record<string, unknown> }>,
+  path: string,
+  token?: string,
+) {
+  const items: Array<Record<string, unknown>> = [];
+  const removed: string[] = [];
+  let next = token;
+  let pages = 0;
+  for (;;) {
+    const r = await get(`${path}${next ? `&list_token=${next}` : ""}`);
+    assertEquals(r.status, 200, JSON.stringify(r.body));
+    pages++;
+    items.push(...((r.body.items ?? []) as Array<Record<string, unknown>>));
+    removed.push(...((r.body.removed_ids ?? []) as string[]));
+    next = String(r.body.list_token);
+    if (r.body.response_type === "complete") {
+      return { items, ids: items.map((i) => String(i.id)), removed, pages, token: next };
+    }
+  }
+}

@@ -55,7 +55,7 @@ hostileWorldTest(
       // Anonymous callers may only list methods, authenticate and follow callbacks
       // (docs/auth-methods.md#managing-auth-methods).
       const adminOnly = (method: string, path: string) =>
-        /^\/v1\/(scopes|accounts|users|auth-tokens)/.test(path) && method !== "OPTIONS";
+        /^\/v1\/(scopes|accounts|managed-groups|users|auth-tokens)/.test(path) && method !== "OPTIONS";
       await assertUnauthorisedRefused(
         server.url,
         all,
@@ -106,6 +106,8 @@ hostileWorldTest(
         ["/v1/scopes", ["scope_id", "recursive", "filter", "list_token", "page_size"]],
         ["/v1/accounts", ["auth_method_id", "filter", "list_token", "page_size"]],
         ["/v1/users", ["scope_id", "recursive", "filter", "list_token", "page_size"]],
+        ["/v1/managed-groups", ["auth_method_id", "filter", "list_token", "page_size"]],
+        ["/v1/auth-tokens", ["scope_id", "recursive", "filter", "list_token", "page_size"]],
         ["/v1/auth-methods/oidc:authenticate:callback", ["code", "state", "error", "error_description"]],
         [`/v1/auth-methods/${valid.oidc}:authenticate:callback`, ["code", "state", "error", "error_uri"]],
         ["/authentication-error", ["error", "error_description"]],
@@ -116,6 +118,8 @@ hostileWorldTest(
         "/v1/auth-methods": "scope_id=global&",
         "/v1/accounts": `auth_method_id=${valid.method}&`,
         "/v1/users": "scope_id=global&",
+        "/v1/managed-groups": `auth_method_id=${world.ids.ldapMethod}&`,
+        "/v1/auth-tokens": "scope_id=global&",
       };
       const request = fc.record({
         list: fc.constantFrom(...lists),

@@ -9,7 +9,9 @@ export type Family = "auth" | "events" | "server" | "registry";
 /** The owning family, computed from the path the server will see (dot segments resolved as URL parsing does). */
 export function familyOf(target: string): Family {
   const path = new URL(target, "http://x").pathname.replace(/\/{2,}/g, "/");
-  if (/^\/v1\/(auth-methods|scopes|accounts|users|auth-tokens)(\/|:|$)/.test(path)) return "auth";
+  if (/^\/v1\/(auth-methods|scopes|accounts|managed-groups|users|auth-tokens)(\/|:|$)/.test(path)) {
+    return "auth";
+  }
   if (path.startsWith("/v1/") || path === "/v1") return "events";
   if (/^\/(health|authentication-complete|authentication-error)$/.test(path)) return "server";
   return "registry";

@@ -340,6 +340,18 @@ export const storedFields: StoredField[] = [
   },
   {
     family: "auth",
+    name: "managed group name",
+    write: authPatch("managed-groups", (w) => w.auth.managedGroup, (v) => ({ name: v })),
+    stored: authRead("managed-groups", (w) => w.auth.managedGroup, (i) => i.name),
+  },
+  {
+    family: "auth",
+    name: "managed group filter",
+    write: authPatch("managed-groups", (w) => w.auth.managedGroup, (v) => ({ attributes: { filter: v } })),
+    stored: authRead("managed-groups", (w) => w.auth.managedGroup, attr("filter")),
+  },
+  {
+    family: "auth",
     name: "account login_name",
     write: authPatch("accounts", (w) => w.auth.account, (v) => ({ attributes: { login_name: v } })),
   },
@@ -586,6 +598,9 @@ export function readsFor(field: StoredField, w: StoredWorld): Read[] {
           `/v1/scopes/${w.auth.org}`,
           `/v1/accounts/${w.auth.account}`,
           `/v1/accounts?auth_method_id=${w.auth.passwordMethod}`,
+          `/v1/managed-groups/${w.auth.managedGroup}`,
+          `/v1/managed-groups?auth_method_id=${w.auth.oidcMethod}`,
+          "/v1/auth-tokens?scope_id=global",
         ),
       ];
     case "events":

@@ -18,7 +18,14 @@ export interface StoredWorld extends Liveness {
   adminWeb: WebClient;
   /** The auth-method family's admin, and the ids of what it seeded. */
   authAdmin: Client;
-  auth: { passwordMethod: string; oidcMethod: string; ldapMethod: string; org: string; account: string };
+  auth: {
+    passwordMethod: string;
+    oidcMethod: string;
+    ldapMethod: string;
+    org: string;
+    account: string;
+    managedGroup: string;
+  };
   /** Nomad management SecretID and the seeded client token's AccessorID. */
   management: string;
   clientAccessor: string;
@@ -81,6 +88,10 @@ export async function openStoredWorld(): Promise<StoredWorld> {
       attributes: { urls: ["ldap://127.0.0.1:1"] },
     });
     const org = await must(authAdmin, "POST", "/v1/scopes", { scope_id: "global", name: "seed-org" });
+    const managedGroup = await must(authAdmin, "POST", "/v1/managed-groups", {
+      auth_method_id: oidcMethod,
+      attributes: { filter: '"/token/sub" == "seed"' },
+    });
     const account = await must(authAdmin, "POST", "/v1/accounts", {
       auth_method_id: passwordMethod,
       attributes: { login_name: "carol", password: "carol-password-1" },
@@ -114,6 +125,7 @@ export async function openStoredWorld(): Promise<StoredWorld> {
         ldapMethod: ldap.id,
         org: org.id,
         account: account.id,
+        managedGroup: managedGroup.id,
       },
       management,
       clientAccessor: String(client.AccessorID),

@@ -27,6 +27,9 @@ export const authEndpoints: Endpoint[] = [
   ...pair(["GET", "PATCH", "DELETE"], "/v1/accounts/{account}"),
   ...pair(["GET"], "/v1/users"),
   ...pair(["GET", "PATCH"], "/v1/users/{user}"),
+  ...pair(["GET", "POST"], "/v1/managed-groups"),
+  ...pair(["GET", "PATCH", "DELETE"], "/v1/managed-groups/{managedgroup}"),
+  ...pair(["GET"], "/v1/auth-tokens"),
   ...pair(["GET", "DELETE"], "/v1/auth-tokens/{authtoken}"),
 ];
 
@@ -133,6 +136,7 @@ export interface WorldIds {
   aliceAccount: string;
   aliceUser: string;
   aliceToken: string;
+  ldapGroup: string;
   policy: string;
   clientAccessor: string;
   node: string;
@@ -293,6 +297,21 @@ export function authBodyTargets(w: WorldIds): BodyTarget[] {
         new_password: "fuzz-password-3",
       },
       fields: [f("number", "version"), f("string", "current_password"), f("string", "new_password")],
+    },
+    {
+      method: "POST",
+      path: "/v1/managed-groups",
+      base: { auth_method_id: w.ldapMethod, attributes: { group_names: ["fuzz-group"] } },
+      fields: [f("string", "auth_method_id"), ...common, f("string", "type"), f("object", "attributes")]
+        .concat(f("array", "attributes", "group_names")),
+      strictKeys: "attributes",
+    },
+    {
+      method: "PATCH",
+      path: `/v1/managed-groups/${w.ldapGroup}`,
+      base: { version: v(w.ldapGroup), description: "patched" },
+      fields: [...common, f("number", "version"), f("array", "attributes", "group_names")],
+      strictKeys: "top",
     },
     {
       method: "PATCH",

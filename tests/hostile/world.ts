@@ -90,6 +90,10 @@ export async function openWorld(): Promise<World> {
     });
     const aliceToken = await login(anon, passwordMethod, "alice", "alice-password-1");
     const aliceTokenId = aliceToken.slice(0, 13);
+    const ldapGroup = await must(admin, "POST", "/v1/managed-groups", {
+      auth_method_id: ldap.id,
+      attributes: { group_names: ["seed-group"] },
+    });
     const users = await must(admin, "GET", "/v1/users?scope_id=global");
     const aliceUserId: string = users.items.find((u: { login_name?: string }) => u.login_name === "alice").id;
 
@@ -120,6 +124,7 @@ export async function openWorld(): Promise<World> {
         [org.id, `/v1/scopes/${org.id}`],
         [alice.id, `/v1/accounts/${alice.id}`],
         [aliceUserId, `/v1/users/${aliceUserId}`],
+        [ldapGroup.id, `/v1/managed-groups/${ldapGroup.id}`],
       ] as const
     ) versions[id] = (await must(admin, "GET", path)).version;
     const ids: WorldIds = {
@@ -131,6 +136,7 @@ export async function openWorld(): Promise<World> {
       aliceAccount: alice.id,
       aliceUser: aliceUserId,
       aliceToken: aliceTokenId,
+      ldapGroup: ldapGroup.id,
       policy: "readnodes",
       clientAccessor: client.AccessorID,
       node: nodeId,
@@ -143,6 +149,7 @@ export async function openWorld(): Promise<World> {
       account: alice.id,
       user: aliceUserId,
       authtoken: aliceTokenId,
+      managedgroup: ldapGroup.id,
       policy: "readnodes",
       accessor: client.AccessorID,
       node: nodeId,

@@ -8,6 +8,7 @@ import { json, type RequestContext } from "../../../lib/http.ts";
 import { randomSecret } from "../../../lib/ids.ts";
 import { callbackUrl } from "../methods/attrs_oidc.ts";
 import { identityLocks, upsertExternalAccount } from "./external_accounts.ts";
+import { matchingOidcGroups } from "../managed_groups/managed_groups_model.ts";
 import type { AuthRequest } from "./login_request.ts";
 import { recordFailure } from "./login_failures.ts";
 import { deliverToken, loginCommit, loginParentLocks } from "./token_delivery.ts";
@@ -176,7 +177,7 @@ async function callback(
       timeoutMs: svc.settings.oidcTimeoutMs,
     });
     const finished = result.ok &&
-      await finishLogin(svc, ctx, attempt, method.doc, result.claims).then(() => true, (err) => {
+      await finishLogin(svc, ctx, attempt, method.doc, result).then(() => true, (err) => {
         if (err instanceof AttemptExpiredError) return false;
         throw err;
       });
@@ -204,8 +205,13 @@ async function finishLogin(
   ctx: RequestContext,
   attempt: RedeemedAttempt,
   method: MethodDoc,
-  claims: Record<string, unknown>,
+  result: {
+    claims: Record<string, unknown>;
+    idToken?: Record<string, unknown>;
+    userinfo?: Record<string, unknown>;
+  },
 ): Promise<void> {
+  const claims = result.claims;
   const maps = new Map<string, string>();
   for (
     const m of Array.isArray(method.attributes.account_claim_maps) ? method.attributes.account_claim_maps : []
@@ -229,7 +235,9 @@ async function finishLogin(
   const locks = [...identityLocks(svc, methodId, key), svc.oidcAttempts.lockOf(attempt)];
   await loginCommit(svc.state.store.transact(locks, () => {
     if (!svc.state.method(methodId)) throw notFound();
-    const who = upsertExternalAccount(svc, { id: methodId, method }, key, attributes);
+    // Memberships are decided now, against the groups as they stand when the login commits.
+    const groups = matchingOidcGroups(svc.state, methodId, result.idToken ?? claims, result.userinfo ?? {});
+    const who = upsertExternalAccount(svc, { id: methodId, method }, key, attributes, undefined, groups);
     const token = mintToken(svc.settings.tokens, { ...who, methodId, scopeId: method.scope_id });
     return {
       writes: [

@@ -10,6 +10,7 @@ import type { AccountDoc, MethodDoc, UserDoc } from "../state.ts";
 /**
  * Finds the account of an external identity or creates it with its user; refreshes the profile. With no
  * account under `key`, the one `adopt` finds (keyed the way of an older release) becomes the identity's.
+ * `managedGroupIds` (OIDC) replaces the account's oidc managed-group memberships.
  */
 export function upsertExternalAccount(
   svc: AuthService,
@@ -17,6 +18,7 @@ export function upsertExternalAccount(
   key: string,
   attributes: Record<string, unknown>,
   adopt?: () => StoredDoc<AccountDoc> | undefined,
+  managedGroupIds?: string[],
 ): { userId: string; accountId: string; writes: DocWrite[] } {
   const existing = svc.state.accountByKey(req.id, key) ?? adopt?.();
   if (!existing) {
@@ -26,16 +28,27 @@ export function upsertExternalAccount(
       type: req.method.type,
       key,
       attributes,
+      ...(managedGroupIds ? { managedGroupIds } : {}),
     });
     return { userId: created.userId, accountId: created.accountId, writes: created.writes };
   }
   const writes: DocWrite[] = [];
-  if (existing.doc.key !== key || !sameProfile(existing.doc.attributes, attributes)) {
+  const groupsChanged = managedGroupIds !== undefined &&
+    (existing.doc.managed_group_ids ?? []).join("\u0000") !== managedGroupIds.join("\u0000");
+  if (existing.doc.key !== key || !sameProfile(existing.doc.attributes, attributes) || groupsChanged) {
     const now = nowIso();
+    const { managed_group_ids: _old, ...rest } = existing.doc;
+    const groups = managedGroupIds ?? existing.doc.managed_group_ids ?? [];
     writes.push({
       collection: collections.accounts,
       id: existing.id,
-      doc: { ...existing.doc, key, attributes, updated_time: now },
+      doc: {
+        ...rest,
+        key,
+        attributes,
+        ...(groups.length ? { managed_group_ids: groups } : {}),
+        updated_time: now,
+      },
       ifVersion: existing.version,
     });
     const user = svc.state.get<UserDoc>(collections.users, existing.doc.user_id);

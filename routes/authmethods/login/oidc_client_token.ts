@@ -22,7 +22,12 @@ import {
 } from "./oidc_client_http.ts";
 
 export type ExchangeResult =
-  | { ok: true; claims: Record<string, unknown> }
+  | {
+    ok: true;
+    claims: Record<string, unknown>;
+    idToken: Record<string, unknown>;
+    userinfo: Record<string, unknown>;
+  }
   | { ok: false; reason: "idp_error" | "token_validation_failed"; message: string };
 
 export interface ExchangeParams {
@@ -190,12 +195,13 @@ export async function exchangeCode(
     }
     checkClaims(payload, attrs, params.nonce);
     let claims: Record<string, unknown> = { ...payload };
+    let userinfo: Record<string, unknown> = {};
     if (config.userinfo_endpoint && typeof tokens.access_token === "string") {
-      const info = await fetchUserinfo(http, config, tokens.access_token, payload.sub!);
+      userinfo = await fetchUserinfo(http, config, tokens.access_token, payload.sub!);
       // The ID token's own identity claims win over anything userinfo says.
-      claims = { ...claims, ...info, sub: payload.sub, iss: payload.iss, aud: payload.aud };
+      claims = { ...claims, ...userinfo, sub: payload.sub, iss: payload.iss, aud: payload.aud };
     }
-    return { ok: true, claims };
+    return { ok: true, claims, idToken: { ...payload }, userinfo };
   } catch (err) {
     if (err instanceof ValidationFailure) {
       return { ok: false, reason: "token_validation_failed", message: err.message };

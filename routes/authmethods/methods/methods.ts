@@ -162,10 +162,14 @@ export async function removeMethod(svc: AuthService, ctx: RequestContext): Promi
   return json({});
 }
 
-export function listMethods(svc: AuthService, ctx: RequestContext): Response {
-  const caller = svc.caller(ctx);
-  const admin = caller.kind === "user" && caller.admin;
-  const url = ctx.url;
+/**
+ * A list's `scope_id` (required) and `recursive` query parameters: the scope, and the scopes listed (every org
+ * too when recursive from global).
+ */
+export function listedScopes(
+  svc: AuthService,
+  url: URL,
+): { scopeId: string; recursive: boolean; scopes: Set<string> } {
   const scopeParam = url.searchParams.get("scope_id");
   if (!scopeParam) throw fieldError({ name: "scope_id", description: "This field is required." });
   const scope = resolveScopeId(svc, scopeParam);
@@ -178,6 +182,14 @@ export function listMethods(svc: AuthService, ctx: RequestContext): Response {
   if (recursive && scope.id === "global") {
     for (const s of svc.state.list<ScopeDoc>(collections.scopes)) scopes.add(s.id);
   }
+  return { scopeId: scope.id, recursive, scopes };
+}
+
+export function listMethods(svc: AuthService, ctx: RequestContext): Response {
+  const caller = svc.caller(ctx);
+  const admin = caller.kind === "user" && caller.admin;
+  const url = ctx.url;
+  const { scopeId, recursive, scopes } = listedScopes(svc, url);
   const filter = parseFilterParam(url);
   const body = runList<MethodDoc>({
     resource: "auth-method",
@@ -188,7 +200,7 @@ export function listMethods(svc: AuthService, ctx: RequestContext): Response {
     ),
     render: (m) => (admin || publiclyListed(m.doc) ? renderMethod(svc.state, m, admin) : undefined),
     caller,
-    queryKey: JSON.stringify([scope.id, recursive, url.searchParams.get("filter") ?? ""]),
+    queryKey: JSON.stringify([scopeId, recursive, url.searchParams.get("filter") ?? ""]),
     ...listEnvironment(svc, url),
     changedSince: {
       appliedIndex: () => svc.state.appliedIndex,

@@ -79,7 +79,9 @@ export function renderMethod(
       authorized_actions: d.type === "oidc"
         ? ["no-op", "read", "update", "delete", "change-state", "authenticate"]
         : ["no-op", "read", "update", "delete", "authenticate"],
-      authorized_collection_actions: { accounts: ["create", "list"] },
+      authorized_collection_actions: d.type === "password"
+        ? { accounts: ["create", "list"] }
+        : { accounts: ["create", "list"], "managed-groups": ["create", "list"] },
     });
     entry.admin = out;
   } else {

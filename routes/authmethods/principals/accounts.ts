@@ -20,8 +20,8 @@ import {
 } from "../errors.ts";
 import {
   applyNameDescription,
+  checkChildPatchKeys,
   checkCreateVersion,
-  checkPatchKeys,
   fieldMask,
   rejectReadOnly,
   requireVersion,
@@ -186,9 +186,14 @@ export function listAccounts(svc: AuthService, ctx: RequestContext): Response {
   });
 }
 
+/** A read shows the managed groups the account is a member of, as Boundary's does. */
 export function readAccount(svc: AuthService, ctx: RequestContext): Response {
   const { caller, stored } = loadAccount(svc, ctx, true);
-  return json(renderAccount(svc.state, stored, caller));
+  const groups = svc.state.memberships.groupIdsOfAccount(stored.doc);
+  return json({
+    ...renderAccount(svc.state, stored, caller),
+    ...(groups.length ? { managed_group_ids: groups } : {}),
+  });
 }
 
 /**
@@ -221,16 +226,13 @@ export async function updateAccount(svc: AuthService, ctx: RequestContext): Prom
   const { id, caller, stored } = loadAccount(svc, ctx, false);
   const body = await readObjectBody(ctx);
   const errors = new FieldErrors();
-  checkPatchKeys(
+  checkChildPatchKeys(
     body,
     ["name", "description", "version", "attributes", "type", "auth_method_id"],
     readOnly,
+    stored.doc,
     errors,
   );
-  if ("type" in body && body.type !== stored.doc.type) errors.add("type", "Cannot modify the resource type.");
-  if ("auth_method_id" in body && body.auth_method_id !== stored.doc.auth_method_id) {
-    errors.add("auth_method_id", "This field is read only.");
-  }
   errors.throwIfAny();
   const version = requireVersion(body);
   const mask = fieldMask(ctx.url, body, (p) => ["name", "description", "attributes.login_name"].includes(p));

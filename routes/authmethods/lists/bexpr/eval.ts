@@ -38,8 +38,14 @@ interface Local {
 
 const notPresent = Symbol("not present");
 
+/**
+ * The named values a selector may start with: `{item}` for list filters, `{token, userinfo}` for an oidc
+ * managed group's filter (a Go map of the two claim sets in Boundary).
+ */
+type Roots = Readonly<Record<string, unknown>>;
+
 /** True when `root` (`{item}`) matches `expr`; an evaluation error anywhere makes it false (Boundary: no match). */
-export function evaluateFilter(expr: Expr, root: { item: unknown }): boolean {
+export function evaluateFilter(expr: Expr, root: Roots): boolean {
   try {
     return evaluate(expr, root, []);
   } catch (err) {
@@ -48,7 +54,7 @@ export function evaluateFilter(expr: Expr, root: { item: unknown }): boolean {
   }
 }
 
-function evaluate(e: Expr, root: { item: unknown }, env: Local[]): boolean {
+function evaluate(e: Expr, root: Roots, env: Local[]): boolean {
   switch (e.kind) {
     case "and":
       return evaluate(e.left, root, env) && evaluate(e.right, root, env);
@@ -64,7 +70,7 @@ function evaluate(e: Expr, root: { item: unknown }, env: Local[]): boolean {
 }
 
 /** The value at `path`, `notPresent` for a key missing from an object at the last step, else an EvalError. */
-function resolve(root: { item: unknown }, path: Selector, env: readonly Local[] = []): unknown {
+function resolve(root: Roots, path: Selector, env: readonly Local[] = []): unknown {
   if (path.length > 0) {
     for (let i = env.length - 1; i >= 0; i--) {
       const lv = env[i]!;
@@ -79,10 +85,12 @@ function resolve(root: { item: unknown }, path: Selector, env: readonly Local[] 
     }
   }
   if (path.length === 0) return root;
-  if (path[0] !== "item") {
-    throw new EvalError(`no field ${JSON.stringify(path[0])}: selectors start with item`);
+  if (!Object.hasOwn(root, path[0]!)) {
+    throw new EvalError(
+      `no field ${JSON.stringify(path[0])}: selectors start with ${Object.keys(root).join(" or ")}`,
+    );
   }
-  let cur: unknown = root.item;
+  let cur: unknown = root[path[0]!];
   for (let i = 1; i < path.length; i++) {
     const part = path[i]!;
     if (Array.isArray(cur)) {
@@ -130,7 +138,7 @@ const notPresentResult: Record<MatchOp, boolean> = {
   notMatches: true,
 };
 
-function evaluateMatch(e: MatchExpr, root: { item: unknown }, env: Local[]): boolean {
+function evaluateMatch(e: MatchExpr, root: Roots, env: Local[]): boolean {
   const field = resolve(root, e.selector, env);
   if (field === notPresent) return notPresentResult[e.op];
   const raw = e.value ?? "";
@@ -291,7 +299,7 @@ function evaluateCollection(
   selector: Selector,
   binding: Binding,
   inner: Expr,
-  root: { item: unknown },
+  root: Roots,
   env: Local[],
 ): boolean {
   const v = resolve(root, selector, env);
