@@ -38,6 +38,12 @@ export interface IdentityFirstStart {
   announcement: string | undefined;
 }
 
+/** A console OIDC sign-in's attempt, as collected after the provider's callback. */
+export type OidcSignInOutcome =
+  | { status: "pending" }
+  | { status: "failed" }
+  | { status: "ready"; identity: VerifiedIdentity };
+
 /** What the registry may ask of the auth methods. */
 export interface IdentityProvider {
   method(id: string): IdentityMethod | undefined;
@@ -52,6 +58,17 @@ export interface IdentityProvider {
   initialAdmin(): { userId: string; methodId: string } | undefined;
   /** What this start created, handed over once (undefined after, and when nothing was created). */
   takeFirstStart(): IdentityFirstStart | undefined;
+  /**
+   * Starts the oidc method's login (its state, nonce and PKCE rules unchanged) whose callback ends at
+   * `completePath` (under the method's api_url_prefix): the provider's URL and the attempt's token id.
+   */
+  startOidc(
+    methodId: string,
+    clientIp: string,
+    completePath: string,
+  ): Promise<{ authUrl: string; tokenId: string }>;
+  /** Collects a started attempt once (the auth token it minted is deleted: the registry signs in instead). */
+  collectOidc(methodId: string, tokenId: string): Promise<OidcSignInOutcome | undefined>;
   verifyPassword(
     methodId: string,
     loginName: string,

@@ -8,10 +8,11 @@ import type {
   IdentityProvider,
   SignInMethodType,
 } from "../../../lib/identity.ts";
-import { collections } from "../common.ts";
+import { collections, lockKeys, nowIso, parentLocks } from "../common.ts";
 import { methodState } from "../methods/methods_model.ts";
 import type { AuthService } from "../service.ts";
-import type { AccountDoc, UserDoc } from "../state.ts";
+import { type AccountDoc, tokenDeletedEvent, type TokenDoc, type UserDoc } from "../state.ts";
+import { beginAttempt } from "./authenticate_oidc.ts";
 import type { LoginAttempt } from "../throttle.ts";
 import { checkLdap } from "./ldap_login.ts";
 import type { CredentialCheck } from "./login_request.ts";
@@ -58,6 +59,45 @@ export function registryIdentity(
         return account ? [account.doc.auth_method_id] : [];
       });
       return { id: userId, accountMethodIds: methods };
+    },
+    async startOidc(methodId, clientIp, completePath) {
+      const stored = svc.state.method(methodId);
+      if (!stored || stored.doc.type !== "oidc") throw new ApiError(404, "Unknown sign-in method.");
+      if (methodState(stored.doc) === "inactive") {
+        throw new ApiError(400, "Cannot start authentication against an inactive OIDC auth method");
+      }
+      return await beginAttempt(svc, clientIp, methodId, stored.doc, { delivery: "token", completePath });
+    },
+    async collectOidc(methodId, tokenId) {
+      const outcome = await svc.oidcAttempts.collect(tokenId, methodId);
+      if (!outcome || outcome.status === "gone") return undefined;
+      if (outcome.status !== "ready") return { status: outcome.status };
+      const { id, doc } = outcome.token;
+      // The registry signs the person in: the auth token this login minted is never handed out.
+      await svc.state.store.transact([lockKeys.token(id)], () => {
+        if (!svc.state.get<TokenDoc>(collections.tokens, id)) return {};
+        return {
+          writes: [
+            { collection: collections.tokens, id, doc: null },
+            svc.state.tokenTombstone(id, doc, nowIso()),
+          ],
+          events: [tokenDeletedEvent(id, doc, "registry-sign-in")],
+        };
+      }, { sharedLocks: parentLocks([doc]) });
+      const account = svc.state.get<AccountDoc>(collections.accounts, doc.account_id);
+      const email = account?.doc.attributes.email;
+      return {
+        status: "ready",
+        identity: {
+          methodId,
+          methodType: "oidc",
+          userId: doc.user_id,
+          accountId: doc.account_id,
+          loginName: undefined,
+          preferredUsername: outcome.profile.preferred_username,
+          email: typeof email === "string" && email !== "" ? email : undefined,
+        },
+      };
     },
     async verifyPassword(methodId, loginName, password, clientIp) {
       const stored = svc.state.method(methodId);

@@ -7,7 +7,7 @@ import type { VerifiedIdentity } from "../../../lib/identity.ts";
 import type { StoredDoc } from "../../../lib/store/mod.ts";
 import { requireAdmin } from "../core/caller.ts";
 import { notFound, unprocessable } from "../core/errors.ts";
-import { registryIdentityChanged, registryUserProvisioned } from "../core/identity_events.ts";
+import { registryIdentityChanged, registrySignIn, registryUserProvisioned } from "../core/identity_events.ts";
 import { now, type UserDoc, USERS } from "../core/model.ts";
 import type { Actor, Registry } from "../core/registry.ts";
 import { isValidEmail, namespacePattern, reservedNames } from "../core/rules.ts";
@@ -84,7 +84,7 @@ export async function signInUserOf(reg: Registry, identity: VerifiedIdentity): P
 
 function usernameConflict(reg: Registry, username: string): string | undefined {
   if (username === "" || !namespacePattern.test(username)) {
-    return "the directory gives no name a registry username can be made of";
+    return "the sign-in gives no login name, preferred_username or e-mail a registry username can be made of";
   }
   if (reservedNames.has(username)) return `the username '${username}' is reserved`;
   if (reg.user(username)) return `the username '${username}' is taken by another registry user`;
@@ -96,6 +96,16 @@ function emailTaken(reg: Registry, email: string): boolean {
   const lower = email.toLowerCase();
   for (const u of reg.store.list<UserDoc>(USERS)) if (u.doc.email?.toLowerCase() === lower) return true;
   return false;
+}
+
+/** The audit event of a completed sign-in through an auth method (`RegistrySignIn`). */
+export async function recordSignIn(
+  reg: Registry,
+  user: StoredDoc<UserDoc>,
+  via: VerifiedIdentity,
+  clientIp: string,
+): Promise<void> {
+  await reg.store.transact([], () => ({ events: [registrySignIn(user.doc.username, via, clientIp)] }));
 }
 
 /** A registry user's link, as the admin API answers it. */

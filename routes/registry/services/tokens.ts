@@ -11,8 +11,7 @@ import { registryLock } from "../core/locks.ts";
 import { now, type TokenDoc, TOKENS, type UserDoc, USERS } from "../core/model.ts";
 import type { Registry } from "../core/registry.ts";
 import type { VerifiedIdentity } from "../../../lib/identity.ts";
-import { registrySignIn } from "../core/identity_events.ts";
-import { signInUserOf } from "./identities.ts";
+import { recordSignIn, signInUserOf } from "./identities.ts";
 import { REGISTRY_METHOD, signInMethods } from "./sign_in_methods.ts";
 
 function findByLogin(reg: Registry, login: string): StoredDoc<UserDoc> | undefined {
@@ -112,12 +111,7 @@ export async function verifyLogin(
   if (reg.maintenanceEnabled() && !found.doc.admin) throw maintenanceError();
   await verifySecondFactor(reg, found, code);
   // A sign-in through an auth method is an audit event; the registry's own passwords sign in as before.
-  if (via) {
-    await reg.store.transact(
-      [],
-      () => ({ events: [registrySignIn(found.doc.username, via, from.clientIp)] }),
-    );
-  }
+  if (via) await recordSignIn(reg, found, via, from.clientIp);
   return found;
 }
 

@@ -1,0 +1,95 @@
+// "Sign in with NAME" on the console in a real Chromium against a real OpenID provider (oidc-provider):
+// the oidc sign-in method's login with the console's callback, the provisioned registry user (username from
+// the e-mail's local part, the e-mail from the account), the attempt bound to the browser that started it
+// (docs/identity.md#oidc-sign-in).
+
+import { assert, assertEquals } from "../helpers/assert.ts";
+import { startTestServer } from "../helpers/server.ts";
+import { oidcUsers, startOidcProvider } from "../fixtures/oidc_provider.ts";
+import {
+  Client as AuthClient,
+  createActiveOidcMethod,
+  fastEnv,
+  login as authLogin,
+} from "../authmethods/helpers.ts";
+import { ADMIN_PASSWORD, Client } from "../registry/helpers.ts";
+import { browserTest, clickAndWait, fill, launchBrowser, WebClient } from "./helpers.ts";
+
+const callbackPath = "/v1/auth-methods/oidc:authenticate:callback";
+
+browserTest(
+  "console: Sign in with Corp SSO provisions the registry user through the OIDC sign-in method",
+  async (t) => {
+    const srv = await startTestServer({ ...fastEnv, WHARF_REGISTRY_ADMIN_PASSWORD: ADMIN_PASSWORD });
+    const op = await startOidcProvider({ redirectUris: [`${srv.url}${callbackPath}`] });
+    const { browser, close } = await launchBrowser();
+    try {
+      const api = new Client(srv.url);
+      const admin = await api.login("admin", ADMIN_PASSWORD);
+      const anon = new AuthClient(srv.url);
+      const listed = await anon.get("/v1/auth-methods?scope_id=global");
+      const primary: string = listed.body.items.find((m: { is_primary?: boolean }) => m.is_primary).id;
+      const authAdmin = new AuthClient(
+        srv.url,
+        await authLogin(anon, primary, "admin", fastEnv.WHARF_INITIAL_ADMIN_PASSWORD!),
+      );
+      const oidc = await createActiveOidcMethod(authAdmin, op, srv.url, {
+        name: "Corp SSO",
+        attributes: { claims_scopes: ["email", "profile", "groups"] },
+      });
+      const put = await api.put("/api/v2/admin/sign-in-methods", { methods: ["registry", primary, oidc] }, {
+        token: admin,
+      });
+      assertEquals(put.status, 200, put.text);
+
+      const page = await browser.newPage();
+      const main = async () =>
+        await page.$eval("main", (m) => (m as unknown as { innerText: string }).innerText);
+      const signInWithSso = async () => {
+        await page.goto(`${srv.url}/ui/login`, { waitUntil: "load" });
+        await clickAndWait(page, `a[href='/ui/login/oidc/${oidc}']`);
+        // The provider's login and consent pages (once it knows the browser, it sends it straight back).
+        if (await page.$("input[name=password]")) {
+          assertEquals(new URL(page.url()).origin, new URL(op.issuer).origin);
+          await fill(page, "input[name=login]", oidcUsers.alice.login);
+          await fill(page, "input[name=password]", oidcUsers.alice.password);
+          await clickAndWait(page, "button[type=submit]");
+        }
+        if (await page.$("button[value=approve]")) await clickAndWait(page, "button[value=approve]");
+      };
+
+      await t.step("the button signs alice in; she is provisioned as alice with her e-mail", async () => {
+        await signInWithSso();
+        assertEquals(new URL(page.url()).href, `${srv.url}/`, await main());
+        assert((await main()).includes("Signed in as alice."), await main());
+        const user = await api.get("/api/v1/admin/users/alice", { token: admin });
+        assertEquals([user.body.email, user.body.admin], [oidcUsers.alice.email, false]);
+        const link = await api.get("/api/v2/admin/users/alice/identity", { token: admin });
+        assert(String(link.body.identity.user_id).startsWith("u_"), link.text);
+      });
+
+      await t.step("signing in again is the same registry user, nothing new", async () => {
+        await clickAndWait(page, "header form[action='/ui/logout'] button");
+        await signInWithSso();
+        assert((await main()).includes("Signed in as alice."), await main());
+        const users = await api.get("/api/v1/admin/users", { token: admin });
+        assertEquals(users.body.users.map((u: { username: string }) => u.username).sort(), [
+          "admin",
+          "alice",
+        ]);
+      });
+
+      await t.step("the completion page signs in only the browser that started the attempt", async () => {
+        const stranger = new WebClient(srv.url);
+        const answer = await stranger.get("/ui/login/oidc/complete");
+        assertEquals(answer.status, 401);
+        assert(answer.text.includes("No sign-in with an identity provider was started in this browser."));
+        assert(!stranger.cookies.has("wharf_session"));
+      });
+    } finally {
+      await close();
+      await op.stop();
+      await srv.stop();
+    }
+  },
+);
