@@ -54,6 +54,14 @@ export interface IdentityProvider {
    * (account created or refreshed, attribute maps, events), minting no auth token. Throttling is the caller's:
    * a wrong password is `undefined`, never an error.
    */
+  /** The managed groups the accounts of auth-method user `userId` are members of (as their last login decided). */
+  managedGroupsOf(userId: string): readonly string[];
+  /** A managed group, when it exists. */
+  managedGroup(
+    id: string,
+  ): { id: string; type: string; authMethodId: string; name: string | undefined } | undefined;
+  /** Calls `removed` with the id of every managed group deleted from now on; returns the unsubscribe. */
+  watchManagedGroupRemovals(removed: (id: string) => void): () => void;
   /** The auth methods' first administrator: account `admin` of the global primary method, a password method. */
   initialAdmin(): { userId: string; methodId: string } | undefined;
   /** What this start created, handed over once (undefined after, and when nothing was created). */

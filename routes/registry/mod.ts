@@ -14,6 +14,7 @@ import { Registry } from "./core/registry.ts";
 import { RateLimiter } from "../../lib/rate_limiter.ts";
 import { outboxSender, webhookSender } from "./core/sms.ts";
 import { bootstrapAdmin } from "./services/bootstrap.ts";
+import { removeGroupBindings } from "./services/group_bindings.ts";
 import { createToken, deleteToken, requestCode, validateToken } from "./api/tokens.ts";
 import { callerOf, type RegistryRoute, registrySteps } from "./api/steps.ts";
 import * as adminUsers from "./api/admin_users.ts";
@@ -97,6 +98,7 @@ const V = `${B}/version/:version`;
 const P = `${V}/provider/:provider`;
 const ROOT_USER = ":username";
 const SP = "/api/v1/admin/organizations/:name/service-principals";
+const GB = "/api/v2/organization/:org/group-bindings";
 
 /** The registry's state, for a front built on it (the web console calls the same services). */
 export interface RegistryCore {
@@ -135,6 +137,12 @@ export async function createRegistryApi<F extends BrowserFront | undefined = und
     identity,
   });
   await bootstrapAdmin(reg);
+  // A deleted managed group takes its bindings with it (docs/identity.md#group-bindings).
+  const unwatchGroups = identity?.watchManagedGroupRemovals((id) => {
+    removeGroupBindings(reg, id).catch((err) =>
+      ctx.logger.error("removing a deleted managed group's bindings failed", { id, error: String(err) })
+    );
+  });
   const uploads = new Uploads(reg);
   const limiter = new RateLimiter(settings.rateLimitRps, settings.rateLimitBurst);
   // Blobs that lose their last reference are collected right after the write; a full scan of the blob folder
@@ -230,6 +238,11 @@ export async function createRegistryApi<F extends BrowserFront | undefined = und
       path: "/api/v2/admin/users/:username/identity",
       handler: adminIdentity.deleteIdentity,
     },
+    { method: "GET", path: "/api/v2/admin/group-bindings", handler: adminIdentity.getAdminGroups },
+    { method: "PUT", path: "/api/v2/admin/group-bindings", handler: adminIdentity.putAdminGroups },
+    { method: "GET", path: GB, handler: adminIdentity.listGroupBindings },
+    { method: "POST", path: GB, handler: adminIdentity.createGroupBinding },
+    { method: "DELETE", path: `${GB}/:managed_group_id`, handler: adminIdentity.deleteGroupBinding },
     { method: "GET", path: "/api/v1/admin/boxes/:username/:name/history", handler: getHistory },
     { method: "PUT", path: "/api/v1/admin/boxes/:username/:name/history", handler: putHistory },
     { method: "GET", path: SP, handler: principals.listPrincipals },
@@ -332,6 +345,7 @@ export async function createRegistryApi<F extends BrowserFront | undefined = und
     front,
     async close() {
       clearInterval(orphanTimer);
+      unwatchGroups?.();
       await uploads.close();
       reg.close();
       await reg.settle();

@@ -21,7 +21,8 @@ browserTest(
   "console: Sign in with Corp SSO provisions the registry user through the OIDC sign-in method",
   async (t) => {
     const srv = await startTestServer({ ...fastEnv, WHARF_REGISTRY_ADMIN_PASSWORD: ADMIN_PASSWORD });
-    const op = await startOidcProvider({ redirectUris: [`${srv.url}${callbackPath}`] });
+    // The groups claim in the ID token, for a filter over /token/groups.
+    const op = await startOidcProvider({ redirectUris: [`${srv.url}${callbackPath}`], idTokenClaims: true });
     const { browser, close } = await launchBrowser();
     try {
       const api = new Client(srv.url);
@@ -77,6 +78,44 @@ browserTest(
           "admin",
           "alice",
         ]);
+      });
+
+      await t.step("an oidc managed group bound as registry admin shows alice the admin pages", async () => {
+        const adminPage = async () =>
+          (await page.goto(`${srv.url}/ui/admin`, { waitUntil: "load" }))?.status();
+        assertEquals(await adminPage(), 403);
+        const group = await authAdmin.post("/v1/managed-groups", {
+          auth_method_id: oidc,
+          name: "sso-admins",
+          attributes: { filter: '"/token/groups" contains "admins"' },
+        });
+        assertEquals(group.status, 200, JSON.stringify(group.body));
+        const bound = await api.put("/api/v2/admin/group-bindings", { admin_groups: [group.body.id] }, {
+          token: admin,
+        });
+        assertEquals([bound.status, bound.body], [200, { admin_groups: [group.body.id] }]);
+        // Membership is decided at login: alice signs in again.
+        await clickAndWait(page, "header form[action='/ui/logout'] button");
+        await signInWithSso();
+        const g = await authAdmin.get(`/v1/managed-groups/${group.body.id}`);
+        assertEquals((g.body.member_ids ?? []).length, 1, JSON.stringify(g.body));
+        assertEquals(await adminPage(), 200);
+        assert((await main()).includes("Administration"), await main());
+        assert((await main()).includes("Sign-in methods"), await main());
+        // The stored user is not made an admin: the group grants it, request by request.
+        const stored = await api.get("/api/v1/admin/users/alice", { token: admin });
+        assertEquals(stored.body.admin, false);
+        // Deleting the group removes its binding, and with it alice's admin pages.
+        assertEquals((await authAdmin.delete(`/v1/managed-groups/${group.body.id}`)).status, 200);
+        for (let i = 0; i < 50; i++) {
+          const left = await api.get("/api/v2/admin/group-bindings", { token: admin });
+          if (left.body.admin_groups.length === 0) break;
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        assertEquals((await api.get("/api/v2/admin/group-bindings", { token: admin })).body, {
+          admin_groups: [],
+        });
+        assertEquals(await adminPage(), 403);
       });
 
       await t.step("the completion page signs in only the browser that started the attempt", async () => {

@@ -263,6 +263,91 @@ Deno.test("registry sign-in through the auth methods", async (t) => {
         assert(!log.includes(secret), secret);
       }
     });
+
+    await t.step(
+      "group bindings: org owners and admins bind managed groups; a deleted group's bindings go",
+      async () => {
+        const ldap = await authAdmin.post("/v1/auth-methods", {
+          scope_id: "global",
+          type: "ldap",
+          name: "directory",
+          attributes: { urls: ["ldap://127.0.0.1:1"] },
+        });
+        assertEquals(ldap.status, 200, JSON.stringify(ldap.body));
+        const group = await authAdmin.post("/v1/managed-groups", {
+          auth_method_id: ldap.body.id,
+          attributes: { group_names: ["box-publishers"] },
+        });
+        assertEquals(group.status, 200, JSON.stringify(group.body));
+        const mg: string = group.body.id;
+        const org = await api.post("/api/v1/admin/organizations", {
+          organization: { name: "acme", members: [{ username: "plain", role: "owner" }] },
+        }, { token: admin });
+        assertEquals(org.status, 200, org.text);
+        const path = "/api/v2/organization/acme/group-bindings";
+        const kai = await api.login("kai", "kai-registry-password");
+        assertEquals((await api.get(path)).status, 401);
+        assertEquals((await api.get(path, { token: kai })).status, 403);
+        assertEquals(
+          (await api.post(path, { managed_group_id: mg, role: "member" }, { token: kai })).status,
+          403,
+        );
+        const refused: [unknown, string][] = [
+          [{ role: "member" }, "Managed group id can't be blank"],
+          [{ managed_group_id: 5, role: "member" }, "Managed group id must be a managed group id"],
+          [
+            { managed_group_id: "mgldap_nothere1", role: "member" },
+            "Managed group 'mgldap_nothere1' does not exist",
+          ],
+          [{ managed_group_id: mg, role: "admin" }, "Role must be owner or member"],
+        ];
+        for (const [body, message] of refused) {
+          const r = await api.post(path, body, { token: plainToken });
+          assertEquals(
+            [r.status, r.body],
+            [422, { errors: [message], success: false }],
+            JSON.stringify(body),
+          );
+        }
+        const made = await api.post(path, { managed_group_id: mg, role: "member" }, { token: plainToken });
+        assertEquals([made.status, made.body], [200, {
+          group_bindings: [{ managed_group_id: mg, role: "member" }],
+        }]);
+        const owner = await api.post(path, { managed_group_id: mg, role: "owner" }, { token: admin });
+        assertEquals(owner.body, { group_bindings: [{ managed_group_id: mg, role: "owner" }] });
+        assertEquals((await api.get(path, { token: admin })).body, owner.body);
+        assertEquals((await api.delete(`${path}/mgldap_nothere1`, { token: admin })).status, 404);
+
+        const admins = "/api/v2/admin/group-bindings";
+        assertEquals((await api.get(admins, { token: admin })).body, { admin_groups: [] });
+        assertEquals((await api.put(admins, { admin_groups: [mg] }, { token: plainToken })).status, 403);
+        assertEquals((await api.put(admins, { admin_groups: mg }, { token: admin })).body.errors, [
+          "Admin groups must be a list of managed group ids",
+        ]);
+        assertEquals((await api.put(admins, { admin_groups: [mg, mg] }, { token: admin })).body.errors, [
+          "Admin groups must not repeat",
+        ]);
+        assertEquals((await api.put(admins, { admin_groups: [mg] }, { token: admin })).body, {
+          admin_groups: [mg],
+        });
+
+        assertEquals((await authAdmin.delete(`/v1/managed-groups/${mg}`)).status, 200);
+        for (let i = 0; i < 100 && (await api.get(path, { token: admin })).body.group_bindings.length; i++) {
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        assertEquals((await api.get(path, { token: admin })).body, { group_bindings: [] });
+        assertEquals((await api.get(admins, { token: admin })).body, { admin_groups: [] });
+        // Two bindings made, the admin groups set, then both removed with the group.
+        const changes = (await events()).filter((e) => e.Type === "RegistryGroupBindingsChanged");
+        assertEquals(changes.map((e) => e.Payload.AuthToken.actor), [
+          "plain",
+          "admin",
+          "admin",
+          "managed-group-deleted",
+          "managed-group-deleted",
+        ]);
+      },
+    );
   } finally {
     await srv.stop();
   }

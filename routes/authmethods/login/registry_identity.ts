@@ -44,6 +44,20 @@ export function registryIdentity(
   };
   return {
     method: describe,
+    managedGroupsOf(userId) {
+      const user = svc.state.get<UserDoc>(collections.users, userId);
+      return user ? svc.state.managedGroupIdsOfAccounts(user.doc.account_ids) : [];
+    },
+    managedGroup(id) {
+      const group = svc.state.managedGroup(id);
+      if (!group) return undefined;
+      return { id, type: group.doc.type, authMethodId: group.doc.auth_method_id, name: group.doc.name };
+    },
+    watchManagedGroupRemovals(removed) {
+      return svc.state.store.watch(collections.managedGroups, (change) => {
+        if (!change.current) removed(change.id);
+      });
+    },
     takeFirstStart,
     initialAdmin() {
       const methodId = svc.state.scope("global")?.doc.primary_auth_method_id;

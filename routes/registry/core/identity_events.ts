@@ -54,3 +54,17 @@ export function registryIdentityChanged(
 ): EventInput {
   return authEvent(type, username, { username, user_id: userId, actor });
 }
+
+/** An organization's group bindings, or the registry's admin groups, as an administrator or owner left them. */
+export function groupBindingsChanged(
+  scope: { organization: string } | { admin_groups: readonly string[] },
+  bindings: readonly { managed_group_id: string; role: string }[] | undefined,
+  actor: string,
+): EventInput {
+  const key = "organization" in scope ? scope.organization : "registry";
+  return authEvent("RegistryGroupBindingsChanged", key, {
+    ...scope,
+    ...(bindings ? { group_bindings: bindings.map((b) => ({ ...b })) } : {}),
+    actor,
+  });
+}

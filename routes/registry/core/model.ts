@@ -56,6 +56,8 @@ export interface OrgDoc {
   profile: string | null;
   delinquent: boolean;
   members: OrgMember[];
+  /** Managed groups bound to the organization's roles (docs/identity.md#group-bindings). */
+  group_bindings?: { managed_group_id: string; role: "owner" | "member" }[];
   created_at: string;
   updated_at: string;
 }

@@ -27,9 +27,6 @@ export class Registry extends RegistryState {
   readonly twoFactor: TwoFactor;
   /** Service principals' tokens and last use (docs/registry.md#service-principals-for-ci). */
   readonly principals: Principals;
-  /** The auth methods the registry signs people in through (docs/identity.md); none: registry passwords only. */
-  readonly identity: IdentityProvider | undefined;
-
   constructor(ctx: AppContext, settings: RegistrySettings, parts: RegistryParts) {
     super(ctx, settings, parts);
     this.twoFactor = new TwoFactor(this, settings.codeTtlMs, parts.sms, ctx.data.keys);
