@@ -148,38 +148,35 @@ const OIDC_COOKIE = "wharf_oidc";
  */
 export async function oidcStartGet(c: ConsoleReq): Promise<Response> {
   const methodId = c.ctx.params.id ?? "";
-  let started;
-  try {
-    started = await startOidcSignIn(c.reg, c.ctx, methodId);
-  } catch (thrown) {
-    const err = httpErrorOf(thrown);
-    if (!(err instanceof ApiError) || ![400, 404, 429, 503].includes(err.status)) throw err;
-    return loginPage(c, {
-      next: "/",
-      errors: errorMessages(err),
-      status: err.status,
-      retryAfter: retryAfterOf(err),
-    });
-  }
-  const headers = new Headers();
-  headers.append(
-    "Set-Cookie",
-    cookieHeader(OIDC_COOKIE, `${methodId}.${started.tokenId}`, c.env.secureCookies, 600),
-  );
-  return seeOther(c, started.authUrl, undefined, headers);
+  return await onLoginPage(c, [400, 404, 429, 503], async () => {
+    const started = await startOidcSignIn(c.reg, c.ctx, methodId);
+    const headers = new Headers();
+    headers.append(
+      "Set-Cookie",
+      cookieHeader(OIDC_COOKIE, `${methodId}.${started.tokenId}`, c.env.secureCookies, 600),
+    );
+    return seeOther(c, started.authUrl, undefined, headers);
+  });
 }
 
 /** Where the auth method's callback ends: the attempt this browser started, collected into a console session. */
 export async function oidcCompleteGet(c: ConsoleReq): Promise<Response> {
   const bound = readCookie(c.ctx.request, OIDC_COOKIE) ?? "";
   const match = /^(amoidc_[A-Za-z0-9]{1,64})\.(oidc_[A-Za-z0-9_-]{1,64})$/.exec(bound);
-  let user;
-  try {
+  return await onLoginPage(c, [401, 404, 409, 503], async () => {
     if (!match) throw new ApiError(401, "No sign-in with an identity provider was started in this browser.");
-    user = await completeOidcSignIn(c.reg, c.ctx, match[1]!, match[2]!);
+    const user = await completeOidcSignIn(c.reg, c.ctx, match[1]!, match[2]!);
+    return await startSession(c, user, "/", [OIDC_COOKIE]);
+  });
+}
+
+/** `run`'s answer, or the sign-in page with the message of a refusal whose status is one of `shown`. */
+async function onLoginPage(c: ConsoleReq, shown: number[], run: () => Promise<Response>): Promise<Response> {
+  try {
+    return await run();
   } catch (thrown) {
     const err = httpErrorOf(thrown);
-    if (!(err instanceof ApiError) || ![401, 404, 409, 503].includes(err.status)) throw err;
+    if (!(err instanceof ApiError) || !shown.includes(err.status)) throw err;
     return loginPage(c, {
       next: "/",
       errors: errorMessages(err),
@@ -187,7 +184,6 @@ export async function oidcCompleteGet(c: ConsoleReq): Promise<Response> {
       retryAfter: retryAfterOf(err),
     });
   }
-  return await startSession(c, user, "/", [OIDC_COOKIE]);
 }
 
 /** Requests an SMS code as POST /api/v1/two-factor/request-code does (credentials checked and throttled). */

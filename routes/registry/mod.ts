@@ -99,6 +99,7 @@ const P = `${V}/provider/:provider`;
 const ROOT_USER = ":username";
 const SP = "/api/v1/admin/organizations/:name/service-principals";
 const GB = "/api/v2/organization/:org/group-bindings";
+const IDENTITY = "/api/v2/admin/users/:username/identity";
 
 /** The registry's state, for a front built on it (the web console calls the same services). */
 export interface RegistryCore {
@@ -231,13 +232,9 @@ export async function createRegistryApi<F extends BrowserFront | undefined = und
     { method: "PUT", path: "/api/v1/admin/maintenance", handler: adminOrgs.putMaintenance },
     { method: "GET", path: "/api/v2/admin/sign-in-methods", handler: adminIdentity.getSignInMethods },
     { method: "PUT", path: "/api/v2/admin/sign-in-methods", handler: adminIdentity.putSignInMethods },
-    { method: "GET", path: "/api/v2/admin/users/:username/identity", handler: adminIdentity.getIdentity },
-    { method: "PUT", path: "/api/v2/admin/users/:username/identity", handler: adminIdentity.putIdentity },
-    {
-      method: "DELETE",
-      path: "/api/v2/admin/users/:username/identity",
-      handler: adminIdentity.deleteIdentity,
-    },
+    { method: "GET", path: IDENTITY, handler: adminIdentity.getIdentity },
+    { method: "PUT", path: IDENTITY, handler: adminIdentity.putIdentity },
+    { method: "DELETE", path: IDENTITY, handler: adminIdentity.deleteIdentity },
     { method: "GET", path: "/api/v2/admin/group-bindings", handler: adminIdentity.getAdminGroups },
     { method: "PUT", path: "/api/v2/admin/group-bindings", handler: adminIdentity.putAdminGroups },
     { method: "GET", path: GB, handler: adminIdentity.listGroupBindings },

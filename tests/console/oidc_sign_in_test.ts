@@ -6,12 +6,7 @@
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { startTestServer } from "../helpers/server.ts";
 import { oidcUsers, startOidcProvider } from "../fixtures/oidc_provider.ts";
-import {
-  Client as AuthClient,
-  createActiveOidcMethod,
-  fastEnv,
-  login as authLogin,
-} from "../authmethods/helpers.ts";
+import { createActiveOidcMethod, fastEnv, signInAdmin } from "../authmethods/helpers.ts";
 import { ADMIN_PASSWORD, Client } from "../registry/helpers.ts";
 import { browserTest, clickAndWait, fill, launchBrowser, WebClient } from "./helpers.ts";
 
@@ -27,13 +22,8 @@ browserTest(
     try {
       const api = new Client(srv.url);
       const admin = await api.login("admin", ADMIN_PASSWORD);
-      const anon = new AuthClient(srv.url);
-      const listed = await anon.get("/v1/auth-methods?scope_id=global");
-      const primary: string = listed.body.items.find((m: { is_primary?: boolean }) => m.is_primary).id;
-      const authAdmin = new AuthClient(
-        srv.url,
-        await authLogin(anon, primary, "admin", fastEnv.WHARF_INITIAL_ADMIN_PASSWORD!),
-      );
+      // The auth methods' first admin (fastEnv's password) and the global primary method.
+      const { admin: authAdmin, primaryMethodId: primary } = await signInAdmin(srv.url);
       const oidc = await createActiveOidcMethod(authAdmin, op, srv.url, {
         name: "Corp SSO",
         attributes: { claims_scopes: ["email", "profile", "groups"] },

@@ -4,12 +4,7 @@
 
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { startTestServer } from "../helpers/server.ts";
-import {
-  Client as AuthClient,
-  fastEnv,
-  login as authLogin,
-  minimalOidcAttrs,
-} from "../authmethods/helpers.ts";
+import { fastEnv, minimalOidcAttrs, signInAdmin } from "../authmethods/helpers.ts";
 import { ADMIN_PASSWORD, Client } from "./helpers.ts";
 import { WebClient } from "../console/helpers.ts";
 
@@ -24,13 +19,8 @@ Deno.test("registry sign-in through the auth methods", async (t) => {
   try {
     const api = new Client(srv.url);
     const admin = await api.login("admin", ADMIN_PASSWORD);
-    const anon = new AuthClient(srv.url);
-    const listed = await anon.get("/v1/auth-methods?scope_id=global");
-    const primary: string = listed.body.items.find((m: { is_primary?: boolean }) => m.is_primary).id;
-    const authAdmin = new AuthClient(
-      srv.url,
-      await authLogin(anon, primary, "admin", fastEnv.WHARF_INITIAL_ADMIN_PASSWORD!),
-    );
+    // The auth methods' first admin (fastEnv's password) and the global primary method.
+    const { anon, admin: authAdmin, primaryMethodId: primary } = await signInAdmin(srv.url);
 
     let plainToken = "";
     let otherMethod = "";

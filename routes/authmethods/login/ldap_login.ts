@@ -3,26 +3,25 @@
 
 import type { StoredDoc } from "../../../lib/store/mod.ts";
 import { identityLocks, upsertExternalAccount } from "./external_accounts.ts";
-import { type CredentialCheck, type CredentialLogin, unableToAuthenticate } from "./login_request.ts";
+import type { CredentialCheck, CredentialLogin } from "./login_request.ts";
 import type { LoginAttempt } from "../throttle.ts";
-import { beginAttempt, recordFailure } from "./login_failures.ts";
-import { issueAndDeliver } from "./token_delivery.ts";
+import { credentialLogin } from "./token_delivery.ts";
 import { ldapAuthenticate, type LdapMethodAttributes } from "./ldap_client.ts";
 import { derefAliasesOf, ldapLoginKey } from "./ldap_escape.ts";
 import { mapLdapAttributes } from "./ldap_profile.ts";
 import type { AuthService } from "../service.ts";
 import type { AccountDoc, MethodDoc } from "../state.ts";
 
-export const ldapLogin: CredentialLogin = async (svc, ctx, req, loginName, password) => {
+export const ldapLogin: CredentialLogin = (svc, ctx, req, loginName, password) =>
   // Every spelling the directory takes for one entry shares one throttle key.
-  const attempt = await beginAttempt(svc, ctx, req.id, ldapLoginKey(loginName), loginName);
-  const checked = await checkLdap(svc, req, loginName, password, attempt);
-  if (!checked.ok) {
-    await recordFailure(svc, ctx, req.id, loginName, checked.reason);
-    throw unableToAuthenticate();
-  }
-  return await issueAndDeliver(svc, ctx, req, checked.locks, checked.resolve);
-};
+  credentialLogin(
+    svc,
+    ctx,
+    req,
+    loginName,
+    ldapLoginKey(loginName),
+    (attempt) => checkLdap(svc, req, loginName, password, attempt),
+  );
 
 /**
  * An LDAP login's bind and search (under `attempt`) and, when they passed, the locks and the in-commit

@@ -8,18 +8,17 @@ import type { LoginAttempt } from "../throttle.ts";
 import type { AuthService } from "../service.ts";
 import { identityLock } from "./external_accounts.ts";
 import { type CredentialCheck, type CredentialLogin, unableToAuthenticate } from "./login_request.ts";
-import { beginAttempt, recordFailure } from "./login_failures.ts";
-import { issueAndDeliver } from "./token_delivery.ts";
+import { credentialLogin } from "./token_delivery.ts";
 
-export const passwordLogin: CredentialLogin = async (svc, ctx, req, loginName, password) => {
-  const attempt = await beginAttempt(svc, ctx, req.id, loginName, loginName);
-  const checked = await checkPassword(svc, req.id, loginName, password, attempt);
-  if (!checked.ok) {
-    await recordFailure(svc, ctx, req.id, loginName, checked.reason);
-    throw unableToAuthenticate();
-  }
-  return await issueAndDeliver(svc, ctx, req, checked.locks, checked.resolve);
-};
+export const passwordLogin: CredentialLogin = (svc, ctx, req, loginName, password) =>
+  credentialLogin(
+    svc,
+    ctx,
+    req,
+    loginName,
+    loginName,
+    (attempt) => checkPassword(svc, req.id, loginName, password, attempt),
+  );
 
 /**
  * A password login's check (under `attempt`) and, when it passed, the locks and the in-commit resolution of

@@ -118,6 +118,25 @@ export interface BoxDoc {
   downloads_imported?: number;
 }
 
+/** A user document with no second factor, mobile or profile, not delinquent, created (and updated) at `at`. */
+export function plainUserDoc(
+  fields: Pick<UserDoc, "username" | "email" | "password_hash" | "admin"> & Partial<UserDoc>,
+  at: string,
+): UserDoc {
+  return {
+    mobile: null,
+    two_factor_enabled: false,
+    totp_secret: null,
+    totp_pending: null,
+    totp_last_step: 0,
+    profile: null,
+    delinquent: false,
+    created_at: at,
+    updated_at: at,
+    ...fields,
+  };
+}
+
 export function now(): string {
   return new Date().toISOString();
 }

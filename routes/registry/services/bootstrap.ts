@@ -6,7 +6,7 @@
 // Nodes starting together on one database create it once: only that node announces.
 
 import { randomBase62 } from "../../../lib/ids.ts";
-import { now, SETTINGS, type UserDoc, USERS } from "../core/model.ts";
+import { now, plainUserDoc, SETTINGS, USERS } from "../core/model.ts";
 import type { Registry } from "../core/registry.ts";
 import { REGISTRY_METHOD, SIGN_IN_METHODS_ID } from "./sign_in_methods.ts";
 
@@ -47,23 +47,13 @@ async function createAdmin(
   // Linked: the auth methods' password is the one password (a registry one only when the old variable is set).
   const ownPassword = given ?? (person ? undefined : randomBase62(24));
   const generated = person ? authPassword : given ? undefined : ownPassword;
-  const t = now();
-  const doc: UserDoc = {
+  const doc = plainUserDoc({
     username: "admin",
     email: null,
     password_hash: ownPassword === undefined ? "" : await reg.passwords.hash(ownPassword),
-    mobile: null,
     admin: true,
-    two_factor_enabled: false,
-    totp_secret: null,
-    totp_pending: null,
-    totp_last_step: 0,
-    profile: null,
-    delinquent: false,
-    created_at: t,
-    updated_at: t,
     ...(person ? { identity: { user_id: person.userId } } : {}),
-  };
+  }, now());
   const signIn = person
     ? [{ collection: SETTINGS, id: SIGN_IN_METHODS_ID, doc: { methods: [REGISTRY_METHOD, person.methodId] } }]
     : [];

@@ -8,7 +8,7 @@ import type { StoredDoc } from "../../../lib/store/mod.ts";
 import { requireAdmin } from "../core/caller.ts";
 import { notFound, unprocessable } from "../core/errors.ts";
 import { registryIdentityChanged, registrySignIn, registryUserProvisioned } from "../core/identity_events.ts";
-import { now, type UserDoc, USERS } from "../core/model.ts";
+import { now, plainUserDoc, type UserDoc, USERS } from "../core/model.ts";
 import type { Actor, Registry } from "../core/registry.ts";
 import { isValidEmail, namespacePattern, reservedNames } from "../core/rules.ts";
 
@@ -55,24 +55,15 @@ export async function signInUserOf(reg: Registry, identity: VerifiedIdentity): P
     const email = identity.email && isValidEmail(identity.email) && !emailTaken(reg, identity.email)
       ? identity.email
       : null;
-    const t = now();
-    const doc: UserDoc = {
+    // No registry password: this person signs in through the auth methods.
+    const fields = {
       username,
       email,
-      // No registry password: this person signs in through the auth methods.
       password_hash: "",
-      mobile: null,
       admin: false,
-      two_factor_enabled: false,
-      totp_secret: null,
-      totp_pending: null,
-      totp_last_step: 0,
-      profile: null,
-      delinquent: false,
-      created_at: t,
-      updated_at: t,
       identity: { user_id: identity.userId },
     };
+    const doc = plainUserDoc(fields, now());
     return {
       writes: [{ collection: USERS, id: username, doc, ifVersion: 0 }],
       events: [registryUserProvisioned(username, identity)],
