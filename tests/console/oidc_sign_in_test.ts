@@ -92,6 +92,18 @@ browserTest(
         assertEquals(await adminPage(), 200);
         assert((await main()).includes("Administration"), await main());
         assert((await main()).includes("Sign-in methods"), await main());
+        // During maintenance a group admin still signs in, as an administrator does.
+        assertEquals(
+          (await api.put("/api/v1/admin/maintenance", { enabled: true }, { token: admin })).status,
+          200,
+        );
+        try {
+          await clickAndWait(page, "header form[action='/ui/logout'] button");
+          await signInWithSso();
+          assertEquals(await adminPage(), 200);
+        } finally {
+          await api.put("/api/v1/admin/maintenance", { enabled: false }, { token: admin });
+        }
         // The stored user is not made an admin: the group grants it, request by request.
         const stored = await api.get("/api/v1/admin/users/alice", { token: admin });
         assertEquals(stored.body.admin, false);

@@ -37,6 +37,13 @@ export function signedIn(user: UserDoc): Caller {
  * The caller a user's token or session makes, with the roles their managed groups bind at this moment: a
  * member of an admin group acts as an administrator; org roles from bindings are read by `orgRole`.
  */
+/** Whether the user is an administrator, stored or through an admin group (docs/identity.md#group-bindings). */
+export function actsAsAdmin(reg: RegistryState, user: UserDoc): boolean {
+  if (user.admin) return true;
+  const groups = groupsOfUser(reg, user);
+  return groups.length > 0 && adminGroups(reg).some((g) => groups.includes(g));
+}
+
 export function userCaller(reg: RegistryState, user: UserDoc, tokenHash: string | undefined): Caller {
   const userKey = user.username.toLowerCase();
   const groups = groupsOfUser(reg, user);

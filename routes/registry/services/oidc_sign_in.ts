@@ -3,6 +3,7 @@
 
 import { ApiError } from "../../../lib/errors.ts";
 import type { StoredDoc } from "../../../lib/store/mod.ts";
+import { actsAsAdmin } from "../core/caller.ts";
 import type { UserDoc } from "../core/model.ts";
 import type { Registry } from "../core/registry.ts";
 import { recordSignIn, signInUserOf } from "./identities.ts";
@@ -49,7 +50,7 @@ export async function completeOidcSignIn(
   }
   if (outcome.status === "failed") throw new ApiError(401, `Unable to sign in with ${name}.`);
   const user = await signInUserOf(reg, outcome.identity);
-  if (reg.maintenanceEnabled() && !user.doc.admin) throw maintenanceError();
+  if (reg.maintenanceEnabled() && !actsAsAdmin(reg, user.doc)) throw maintenanceError();
   if (user.doc.two_factor_enabled) {
     // The console's second step asks for the code with the password: not reachable from the provider's redirect.
     throw new ApiError(

@@ -5,7 +5,7 @@
 import { ApiError } from "../../../lib/errors.ts";
 import { randomSecret } from "../../../lib/ids.ts";
 import type { StoredDoc } from "../../../lib/store/mod.ts";
-import { tokenHash } from "../core/caller.ts";
+import { actsAsAdmin, tokenHash } from "../core/caller.ts";
 import { FieldErrors } from "../core/fields.ts";
 import { registryLock } from "../core/locks.ts";
 import { now, type TokenDoc, TOKENS, type UserDoc, USERS } from "../core/model.ts";
@@ -108,7 +108,7 @@ export async function verifyLogin(
     if (reg.maintenanceEnabled()) throw maintenanceError();
     throw err;
   }
-  if (reg.maintenanceEnabled() && !found.doc.admin) throw maintenanceError();
+  if (reg.maintenanceEnabled() && !actsAsAdmin(reg, found.doc)) throw maintenanceError();
   await verifySecondFactor(reg, found, code);
   // A sign-in through an auth method is an audit event; the registry's own passwords sign in as before.
   if (via) await recordSignIn(reg, found, via, from.clientIp);
