@@ -19,7 +19,7 @@ import {
   registerStoreMetrics,
 } from "./lib/metrics/mod.ts";
 import { createRegistryApi } from "./routes/registry/mod.ts";
-import { createAuthMethodsApi } from "./routes/authmethods/mod.ts";
+import { type AuthMethodsModule, createAuthMethodsApi } from "./routes/authmethods/mod.ts";
 import { createEventsApi } from "./routes/events/mod.ts";
 import { createServerApi } from "./routes/server/mod.ts";
 import { createConsoleApi } from "./routes/console/mod.ts";
@@ -89,16 +89,23 @@ export async function startServer(
     metrics,
   };
   let modules: ApiModule[];
+  let authMethods: AuthMethodsModule | undefined;
   try {
     // The web console is built on the registry's state; the registry's /:user/:box route sends a browser asking
     // for HTML to its box page (Vagrant, asking for JSON, is not), and its downloads accept the console's session.
-    const registry = await createRegistryApi(ctx, (core) => createConsoleApi(ctx, core));
+    // The auth methods are the registry's identity provider (docs/identity.md): built first, handed over.
+    authMethods = await createAuthMethodsApi(ctx);
+    const registry = await createRegistryApi(
+      ctx,
+      (core) => createConsoleApi(ctx, core),
+      authMethods.identity,
+    );
     const webConsole = registry.front;
     modules = [
       await createServerApi(ctx),
       ...(config.testRoutes ? [await createTestingApi(ctx)] : []),
       await createEventsApi(ctx),
-      await createAuthMethodsApi(ctx),
+      authMethods,
       // The web console owns /, /boxes/search, /ui/** and the HTML pages under /:user (docs/web.md#pages).
       webConsole,
       // The registry owns root paths (/:user/:box), so its routes are matched last.
@@ -106,6 +113,7 @@ export async function startServer(
     ];
   } catch (err) {
     processMetrics.stop();
+    await authMethods?.close?.();
     await data.close();
     throw err;
   }

@@ -15,6 +15,8 @@ import {
   updateAccount,
 } from "./principals/accounts.ts";
 import { authenticate } from "./login/authenticate.ts";
+import { registryIdentity } from "./login/registry_identity.ts";
+import type { IdentityProvider } from "../../lib/identity.ts";
 import {
   createManagedGroup,
   listManagedGroups,
@@ -24,7 +26,7 @@ import {
 } from "./managed_groups/managed_groups.ts";
 import { callbackRoute } from "./login/authenticate_oidc.ts";
 import { deleteAuthToken, listAuthTokens, readAuthToken } from "./principals/authtokens.ts";
-import { bootstrapIfEmpty } from "./principals/bootstrap.ts";
+import { authAdminAnnouncement, bootstrapIfEmpty, type FirstStart } from "./principals/bootstrap.ts";
 import { createMethod, listMethods, readMethod, removeMethod } from "./methods/methods.ts";
 import { changeState, updateMethod } from "./methods/methods_update.ts";
 import { buildAuthUrl, exchangeCode, validateDiscoveredConfig } from "./login/oidc_client.ts";
@@ -35,10 +37,16 @@ import { listUsers, readUser, updateUser } from "./principals/users.ts";
 
 const id = ":id([^/:]+)";
 
-export async function createAuthMethodsApi(ctx: AppContext): Promise<ApiModule> {
+/** The family's routes, and the identity provider the registry signs people in through (docs/identity.md). */
+export interface AuthMethodsModule extends ApiModule {
+  identity: IdentityProvider;
+}
+
+export async function createAuthMethodsApi(ctx: AppContext): Promise<AuthMethodsModule> {
   const svc = new AuthService(ctx, { validateDiscoveredConfig, buildAuthUrl, exchangeCode });
+  let firstStart: FirstStart | undefined;
   try {
-    await bootstrapIfEmpty(svc);
+    firstStart = await bootstrapIfEmpty(svc);
     await svc.state.pruneTombstones();
     await svc.callers.sweep();
     // OIDC attempts that expired while the server was down go now (their uncollected tokens with them).
@@ -99,6 +107,17 @@ export async function createAuthMethodsApi(ctx: AppContext): Promise<ApiModule> 
   return {
     routes,
     family: authFamily,
+    identity: registryIdentity(svc, () => {
+      // Handed over once: the registry announces it with its admin, or as the auth methods' own line.
+      const taken = firstStart;
+      firstStart = undefined;
+      return taken && {
+        methodId: taken.methodId,
+        generatedPassword: taken.generatedPassword,
+        announcement: taken.generatedPassword &&
+          authAdminAnnouncement(taken.methodId, taken.generatedPassword),
+      };
+    }),
     close: async () => {
       // What the current window of failed logins counted is written while the store is still open.
       await svc.failureEvents.close().catch(() => {});

@@ -57,6 +57,10 @@ export interface AttemptSecrets {
   nonce: string;
   code_verifier: string;
   roundtrip_payload?: unknown;
+  /** A registry console sign-in: the path under the method's api_url_prefix the callback ends at. */
+  complete_path?: string;
+  /** Once ready: what a registry sign-in reads of the claims (preferred_username). */
+  profile?: Record<string, string>;
 }
 
 /** An attempt as the callback redeemed it: the version it wrote and the opened secrets. */
@@ -70,7 +74,13 @@ export interface RedeemedAttempt {
 export type Collected =
   | { status: "pending" }
   | { status: "failed" }
-  | { status: "ready"; token: NewToken; delivery: "token" | "cookie"; typeEcho: string | undefined }
+  | {
+    status: "ready";
+    token: NewToken;
+    delivery: "token" | "cookie";
+    typeEcho: string | undefined;
+    profile: Record<string, string>;
+  }
   | { status: "gone" };
 
 const unknownMessage = "Unknown or expired authentication attempt.";
@@ -225,11 +235,16 @@ export class OidcAttempts {
    * For the minting commit (run under lockOf(attempt)): the write that makes the attempt ready with `token`
    * sealed. 400 when the attempt expired and was swept during the code exchange (no token nobody can collect).
    */
-  readyWrite(attempt: RedeemedAttempt, token: NewToken): DocWrite {
+  readyWrite(attempt: RedeemedAttempt, token: NewToken, profile: Record<string, string> = {}): DocWrite {
     const cur = this.#store.get<AttemptDoc>(attemptsCollection, attempt.id);
     if (!cur || cur.version !== attempt.version) throw new AttemptExpiredError();
+    // Only a console sign-in reads the profile: other attempts keep their sealed secrets as they were.
+    const secrets = attempt.secrets.complete_path
+      ? this.#app.data.keys.seal(sealPurpose, JSON.stringify({ ...attempt.secrets, profile }), attempt.id)
+      : cur.doc.secrets;
     const doc: AttemptDoc = {
       ...cur.doc,
+      secrets,
       status: "ready",
       token_id: token.id,
       token: this.#app.data.keys.seal(sealPurpose, token.token, `${attempt.id}:${token.id}`),
@@ -273,6 +288,8 @@ export class OidcAttempts {
       if (!stored) return { writes, result: { status: "gone" } as Collected };
       const secret = openOrUndefined(this.#app.data.keys, cur.doc.token, `${id}:${cur.doc.token_id}`);
       if (secret === undefined) return { writes, result: { status: "gone" } as Collected };
+      const opened = openOrUndefined(this.#app.data.keys, cur.doc.secrets, id);
+      const profile = opened === undefined ? {} : (JSON.parse(opened) as AttemptSecrets).profile ?? {};
       return {
         writes,
         result: {
@@ -280,6 +297,7 @@ export class OidcAttempts {
           token: { id: stored.id, token: secret, doc: stored.doc },
           delivery: cur.doc.delivery,
           typeEcho: cur.doc.type_echo,
+          profile,
         } as Collected,
       };
     });

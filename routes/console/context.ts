@@ -4,7 +4,7 @@
 
 import { ApiError } from "../../lib/errors.ts";
 import { baseUrl, type RequestContext } from "../../lib/http.ts";
-import type { Caller } from "../registry/core/caller.ts";
+import { type Caller, userCaller } from "../registry/core/caller.ts";
 import type { Actor, Registry } from "../registry/core/registry.ts";
 import type { Uploads } from "../registry/services/uploads.ts";
 import type { UserDoc } from "../registry/core/model.ts";
@@ -46,7 +46,7 @@ export function sessionViewer(env: ConsoleEnv, ctx: RequestContext): { session?:
     env.sessions.end(session).catch(() => {});
     return { caller: ANONYMOUS };
   }
-  return { session, caller: { tokenPresent: true, tokenHash: undefined, user, userKey: session.userKey } };
+  return { session, caller: userCaller(env.reg, user, undefined) };
 }
 
 export function consoleReq(env: ConsoleEnv, ctx: RequestContext): ConsoleReq {

@@ -18,7 +18,7 @@ import { DEFAULT_MAX_SESSIONS_PER_USER, Sessions } from "./session.ts";
 import { serveAsset } from "./assets.ts";
 import { homePage, namespacePage, searchPage } from "./pages_public.ts";
 import { boxPage, versionPage } from "./pages_box.ts";
-import { loginGet, loginPost, logoutGet, logoutPost } from "./pages_login.ts";
+import { loginGet, loginPost, logoutGet, logoutPost, oidcCompleteGet, oidcStartGet } from "./pages_login.ts";
 import * as settings from "./pages_settings.ts";
 import * as orgs from "./pages_orgs.ts";
 import * as publish from "./pages_publish.ts";
@@ -141,6 +141,8 @@ export function createConsoleApi(ctx: AppContext, registry: RegistryCore): Brows
     [["GET"], "/boxes/search", searchPage],
     [["GET"], "/ui/login", loginGet],
     [["POST"], "/ui/login", loginPost],
+    [["GET"], "/ui/login/oidc/complete", oidcCompleteGet],
+    [["GET"], "/ui/login/oidc/:id", oidcStartGet],
     [["GET"], "/ui/logout", logoutGet],
     [["POST"], "/ui/logout", logoutPost],
     [["GET"], "/ui/settings/tokens", settings.tokensPage],
@@ -182,6 +184,7 @@ export function createConsoleApi(ctx: AppContext, registry: RegistryCore): Brows
     [["POST"], "/ui/admin/orgs", admin.createOrgPost],
     [["POST"], "/ui/admin/orgs/:name/delinquent", admin.orgDelinquentPost],
     [["POST"], "/ui/admin/maintenance", admin.maintenancePost],
+    [["POST"], "/ui/admin/sign-in-methods", admin.signInMethodsPost],
   ];
   // Pages catch up with other nodes' commits before they are drawn (a cluster behind a load balancer): a person
   // who just saved a form on one node sees the change on the page the next node draws.

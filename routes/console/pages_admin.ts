@@ -5,6 +5,11 @@
 import { ApiError } from "../../lib/errors.ts";
 import { renderAdminUser, renderOrg } from "../registry/services/accounts.ts";
 import { getMaintenance, putMaintenance } from "../registry/services/maintenance.ts";
+import {
+  getSignInMethods,
+  putSignInMethods,
+  signInAuthMethods,
+} from "../registry/services/sign_in_methods.ts";
 import { createOrg, listOrgs, updateOrg } from "../registry/services/orgs.ts";
 import { removeTotp } from "../registry/services/twofactor.ts";
 import { createUser, listUsers, updateUser } from "../registry/services/users_admin.ts";
@@ -24,6 +29,7 @@ export function adminPage(c: ConsoleReq): Response {
   const users = listUsers(who).map((u) => renderAdminUser(c.reg, u));
   const orgs = listOrgs(who).map(renderOrg);
   const maintenance = getMaintenance(who);
+  const signIn = getSignInMethods(who).methods;
   users.sort((a, b) => a.username.localeCompare(b.username));
   orgs.sort((a, b) => a.name.localeCompare(b.name));
   const toggle = (action: string, label: string, on: boolean, what: string) =>
@@ -42,6 +48,14 @@ export function adminPage(c: ConsoleReq): Response {
         maintenance.enabled,
         "",
       )}
+      <h2>Sign-in methods</h2>
+      <p>People sign in through these, in order: <code>registry</code> is the registry's own passwords, the others
+      are auth methods (password, ldap, oidc).</p>
+      <ol>${signIn.map((id) => html`<li><code>${id}</code>${signInLabel(c, id)}</li>`)}</ol>
+      <form class="stack" method="post" action="/ui/admin/sign-in-methods">${csrfField(c)}
+      <div><label for="sign-in-methods">Sign-in methods <span class="hint">(ids in order, separated by commas)</span></label>
+      <input type="text" id="sign-in-methods" name="methods" value="${signIn.join(", ")}" required></div>
+      <div><button type="submit">Save sign-in methods</button></div></form>
       <h2>Users</h2>
       <div class="table-wrap" tabindex="0" role="region" aria-label="Scrollable table">
       <table>
@@ -190,6 +204,18 @@ export async function orgDelinquentPost(c: ConsoleReq): Promise<Response> {
   const name = c.ctx.params.name ?? "";
   const input = { delinquent: field(form, "value") === "true" };
   return await adminWrite(c, () => updateOrg(actor(c), name, input), `Billing state of ${name} saved.`);
+}
+
+/** " (NAME, TYPE)" of an auth method in the sign-in list. */
+function signInLabel(c: ConsoleReq, id: string): string {
+  const m = signInAuthMethods(c.reg).find((m) => m.id === id);
+  return m ? ` (${m.name ?? "unnamed"}, ${m.type})` : "";
+}
+
+export async function signInMethodsPost(c: ConsoleReq): Promise<Response> {
+  const form = await signedInForm(c);
+  const methods = field(form, "methods").split(",").map((m) => m.trim()).filter((m) => m !== "");
+  return await adminWrite(c, () => putSignInMethods(actor(c), { methods }), "Sign-in methods saved.");
 }
 
 export async function maintenancePost(c: ConsoleReq): Promise<Response> {

@@ -1,4 +1,5 @@
-// Sign in (password, then the two-factor code when the account has it on) and sign out. The checks are the
+// Sign in (password, then the two-factor code when the account has it on; or "Sign in with NAME" through an
+// oidc sign-in method, docs/identity.md#oidc-sign-in) and sign out. The checks are the
 // API's (POST /api/v1/authenticate): the same login throttle, maintenance rule and two-factor rules. A new
 // session id at every sign-in; signing out ends the session.
 
@@ -7,6 +8,10 @@ import { randomSecret } from "../../lib/ids.ts";
 import { httpErrorOf } from "../../lib/store_http.ts";
 import { hasControlOrSpace } from "../../lib/urls.ts";
 import { type Credentials, requestCode, verifyLogin } from "../registry/services/tokens.ts";
+import { completeOidcSignIn, startOidcSignIn } from "../registry/services/oidc_sign_in.ts";
+import { signInAuthMethods } from "../registry/services/sign_in_methods.ts";
+import type { UserDoc } from "../registry/core/model.ts";
+import type { StoredDoc } from "../../lib/store/mod.ts";
 import { type ConsoleReq, errorMessages } from "./context.ts";
 import { field, loginForm, refuseCrossSite, signedInForm } from "./forms.ts";
 import { html } from "./html.ts";
@@ -48,6 +53,7 @@ function loginPage(
     headers.append("Set-Cookie", cookieHeader(LOGIN_COOKIE, cookie, c.env.secureCookies, 3600));
   }
   const csrf = c.env.sessions.loginCsrf(cookie);
+  const providers = signInAuthMethods(c.reg).filter((m) => m.type === "oidc");
   const body = html`
     <h1>Sign in</h1>
     ${options.notice ? html`<p class="notice" role="status">${options.notice}</p>` : ""}
@@ -70,6 +76,16 @@ function loginPage(
       <button type="submit" class="secondary" name="send_sms" value="1">Text me a code</button></div>
     </form>
     <p class="hint">"Text me a code" sends a two-factor code by SMS to accounts that have a mobile number.</p>
+    ${providers.length
+      ? html`
+        <h2>Or</h2>
+        <ul class="sign-in-with">${providers.map((m) =>
+          html`<li><a class="button secondary" href="/ui/login/oidc/${m.id}">Sign in with ${
+            m.name ?? m.id
+          }</a></li>`
+        )}</ul>
+      `
+      : ""}
   `;
   return page(c, {
     title: "Sign in",
@@ -105,14 +121,69 @@ export async function loginPost(c: ConsoleReq): Promise<Response> {
     const status = err.status === 406 ? 401 : err.status;
     return loginPage(c, { login, next, errors, needCode, status, retryAfter: retryAfterOf(err) });
   }
+  return await startSession(c, found, next);
+}
+
+/** A new session for `user` (a new id at every sign-in), then `next`. */
+async function startSession(c: ConsoleReq, user: StoredDoc<UserDoc>, next: string, clear: string[] = []) {
   const previous = readCookie(c.ctx.request, SESSION_COOKIE);
-  const { cookie, session } = await c.env.sessions.create(found.id, found.doc.password_hash, previous, {
-    flash: `Signed in as ${found.doc.username}.`,
+  const { cookie, session } = await c.env.sessions.create(user.id, user.doc.password_hash, previous, {
+    flash: `Signed in as ${user.doc.username}.`,
   });
   const headers = new Headers();
   headers.append("Set-Cookie", cookieHeader(SESSION_COOKIE, cookie, c.env.secureCookies));
-  headers.append("Set-Cookie", cookieHeader(LOGIN_COOKIE, "", c.env.secureCookies, 0));
+  for (const name of [LOGIN_COOKIE, ...clear]) {
+    headers.append("Set-Cookie", cookieHeader(name, "", c.env.secureCookies, 0));
+  }
   return seeOther({ ...c, session }, next, undefined, headers);
+}
+
+/** Binds a started OIDC sign-in to this browser: the method and the attempt's token id, until it completes. */
+const OIDC_COOKIE = "wharf_oidc";
+
+/**
+ * "Sign in with NAME" (a link: the page's CSP lets forms post only to the console, and a form's redirect to
+ * the provider would be refused): starts the oidc sign-in method's login and sends the browser there. Each
+ * start is a durable attempt, bounded per client address (docs/security.md).
+ */
+export async function oidcStartGet(c: ConsoleReq): Promise<Response> {
+  const methodId = c.ctx.params.id ?? "";
+  return await onLoginPage(c, [400, 404, 429, 503], async () => {
+    const started = await startOidcSignIn(c.reg, c.ctx, methodId);
+    const headers = new Headers();
+    headers.append(
+      "Set-Cookie",
+      cookieHeader(OIDC_COOKIE, `${methodId}.${started.tokenId}`, c.env.secureCookies, 600),
+    );
+    return seeOther(c, started.authUrl, undefined, headers);
+  });
+}
+
+/** Where the auth method's callback ends: the attempt this browser started, collected into a console session. */
+export async function oidcCompleteGet(c: ConsoleReq): Promise<Response> {
+  const bound = readCookie(c.ctx.request, OIDC_COOKIE) ?? "";
+  const match = /^(amoidc_[A-Za-z0-9]{1,64})\.(oidc_[A-Za-z0-9_-]{1,64})$/.exec(bound);
+  return await onLoginPage(c, [401, 404, 409, 503], async () => {
+    if (!match) throw new ApiError(401, "No sign-in with an identity provider was started in this browser.");
+    const user = await completeOidcSignIn(c.reg, c.ctx, match[1]!, match[2]!);
+    return await startSession(c, user, "/", [OIDC_COOKIE]);
+  });
+}
+
+/** `run`'s answer, or the sign-in page with the message of a refusal whose status is one of `shown`. */
+async function onLoginPage(c: ConsoleReq, shown: number[], run: () => Promise<Response>): Promise<Response> {
+  try {
+    return await run();
+  } catch (thrown) {
+    const err = httpErrorOf(thrown);
+    if (!(err instanceof ApiError) || !shown.includes(err.status)) throw err;
+    return loginPage(c, {
+      next: "/",
+      errors: errorMessages(err),
+      status: err.status,
+      retryAfter: retryAfterOf(err),
+    });
+  }
 }
 
 /** Requests an SMS code as POST /api/v1/two-factor/request-code does (credentials checked and throttled). */

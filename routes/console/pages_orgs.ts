@@ -15,7 +15,7 @@ function orgOf(c: ConsoleReq) {
   if (!c.user || !c.caller.userKey) throw new ApiError(401, "Sign in first.");
   const org = c.reg.org(c.ctx.params.org ?? "");
   if (!org) throw new ApiError(404, "Resource not found!");
-  const role = orgRole(org.doc, c.caller.userKey);
+  const role = orgRole(org.doc, c.caller.userKey, c.caller.groups);
   if (!role && !c.user.admin) throw new ApiError(404, "Resource not found!");
   return { org, manager: c.user.admin || role === "owner" };
 }

@@ -64,6 +64,10 @@ export const topics: ReadonlyMap<string, TopicInfo> = new Map<string, TopicInfo>
       "AuthTokenDeleted",
       "AuthenticationFailed",
       "AuthenticationFailuresSummarized",
+      "RegistrySignIn",
+      "RegistryUserProvisioned",
+      "RegistryIdentityLinked",
+      "RegistryIdentityUnlinked",
     ]),
   ],
   [

@@ -2,6 +2,7 @@
 // (api/steps.ts) in spec order: caller → maintenance 503 → rate limit 429 → route 404/405 → the handler.
 
 import type { ApiModule, AppContext } from "../../lib/app.ts";
+import type { IdentityProvider } from "../../lib/identity.ts";
 import { ApiError } from "../../lib/errors.ts";
 import { baseUrl, type Handler, type RequestContext } from "../../lib/http.ts";
 import type { Req } from "./api/auth.ts";
@@ -13,10 +14,12 @@ import { Registry } from "./core/registry.ts";
 import { RateLimiter } from "../../lib/rate_limiter.ts";
 import { outboxSender, webhookSender } from "./core/sms.ts";
 import { bootstrapAdmin } from "./services/bootstrap.ts";
+import { removeGroupBindings } from "./services/group_bindings.ts";
 import { createToken, deleteToken, requestCode, validateToken } from "./api/tokens.ts";
 import { callerOf, type RegistryRoute, registrySteps } from "./api/steps.ts";
 import * as adminUsers from "./api/admin_users.ts";
 import * as adminOrgs from "./api/admin_orgs.ts";
+import * as adminIdentity from "./api/admin_identity.ts";
 import { getNamespace } from "./api/users.ts";
 import { search } from "./api/search.ts";
 import { createBox, deleteBox, getBox, updateBox } from "./api/boxes.ts";
@@ -95,6 +98,8 @@ const V = `${B}/version/:version`;
 const P = `${V}/provider/:provider`;
 const ROOT_USER = ":username";
 const SP = "/api/v1/admin/organizations/:name/service-principals";
+const GB = "/api/v2/organization/:org/group-bindings";
+const IDENTITY = "/api/v2/admin/users/:username/identity";
 
 /** The registry's state, for a front built on it (the web console calls the same services). */
 export interface RegistryCore {
@@ -120,6 +125,7 @@ export interface RegistryModule<F extends BrowserFront | undefined> extends ApiM
 export async function createRegistryApi<F extends BrowserFront | undefined = undefined>(
   ctx: AppContext,
   buildFront?: (core: RegistryCore) => F,
+  identity?: IdentityProvider,
 ): Promise<RegistryModule<F>> {
   const settings = loadRegistrySettings(ctx.config);
   const reg = new Registry(ctx, settings, {
@@ -129,8 +135,15 @@ export async function createRegistryApi<F extends BrowserFront | undefined = und
     sms: settings.smsWebhook
       ? webhookSender(settings.smsWebhook, settings.smsWebhookToken, ctx.logger)
       : outboxSender(ctx.config.dataDir, ctx.logger),
+    identity,
   });
   await bootstrapAdmin(reg);
+  // A deleted managed group takes its bindings with it (docs/identity.md#group-bindings).
+  const unwatchGroups = identity?.watchManagedGroupRemovals((id) => {
+    removeGroupBindings(reg, id).catch((err) =>
+      ctx.logger.error("removing a deleted managed group's bindings failed", { id, error: String(err) })
+    );
+  });
   const uploads = new Uploads(reg);
   const limiter = new RateLimiter(settings.rateLimitRps, settings.rateLimitBurst);
   const refusals = ctx.metrics.counterValue(
@@ -222,6 +235,16 @@ export async function createRegistryApi<F extends BrowserFront | undefined = und
     },
     { method: "GET", path: "/api/v1/admin/maintenance", handler: adminOrgs.getMaintenance },
     { method: "PUT", path: "/api/v1/admin/maintenance", handler: adminOrgs.putMaintenance },
+    { method: "GET", path: "/api/v2/admin/sign-in-methods", handler: adminIdentity.getSignInMethods },
+    { method: "PUT", path: "/api/v2/admin/sign-in-methods", handler: adminIdentity.putSignInMethods },
+    { method: "GET", path: IDENTITY, handler: adminIdentity.getIdentity },
+    { method: "PUT", path: IDENTITY, handler: adminIdentity.putIdentity },
+    { method: "DELETE", path: IDENTITY, handler: adminIdentity.deleteIdentity },
+    { method: "GET", path: "/api/v2/admin/group-bindings", handler: adminIdentity.getAdminGroups },
+    { method: "PUT", path: "/api/v2/admin/group-bindings", handler: adminIdentity.putAdminGroups },
+    { method: "GET", path: GB, handler: adminIdentity.listGroupBindings },
+    { method: "POST", path: GB, handler: adminIdentity.createGroupBinding },
+    { method: "DELETE", path: `${GB}/:managed_group_id`, handler: adminIdentity.deleteGroupBinding },
     { method: "GET", path: "/api/v1/admin/boxes/:username/:name/history", handler: getHistory },
     { method: "PUT", path: "/api/v1/admin/boxes/:username/:name/history", handler: putHistory },
     { method: "GET", path: SP, handler: principals.listPrincipals },
@@ -324,6 +347,7 @@ export async function createRegistryApi<F extends BrowserFront | undefined = und
     front,
     async close() {
       clearInterval(orphanTimer);
+      unwatchGroups?.();
       await uploads.close();
       reg.close();
       await reg.settle();

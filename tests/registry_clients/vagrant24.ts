@@ -4,8 +4,9 @@
 
 import { type ClientRun, VagrantSandbox } from "./clients.ts";
 
-/** ../shared relative to the repository root. */
-export const SHARED_DIR = new URL("../../../shared/", import.meta.url).pathname;
+/** ../shared relative to the repository root (WHARF_TEST_SHARED_DIR for a checkout that is not beside it). */
+export const SHARED_DIR = (Deno.env.get("WHARF_TEST_SHARED_DIR")?.replace(/\/?$/, "/")) ??
+  new URL("../../../shared/", import.meta.url).pathname;
 export const VAGRANT24 = `${SHARED_DIR}clients/vagrant24`;
 
 async function runs(cmd: string, args: string[]): Promise<ClientRun> {

@@ -67,6 +67,12 @@ export const endpoints: Endpoint[] = [
     template: "api/v1/admin/organizations/{name}/service-principals",
   })),
   { method: "DELETE", template: "api/v1/admin/organizations/{name}/service-principals/{client}" },
+  // The identity routes (docs/identity.md): v2 only.
+  ...["GET", "PUT"].map((method) => ({ method, template: "api/v2/admin/sign-in-methods" })),
+  ...["GET", "PUT", "DELETE"].map((method) => ({ method, template: "api/v2/admin/users/{name}/identity" })),
+  ...["GET", "PUT"].map((method) => ({ method, template: "api/v2/admin/group-bindings" })),
+  ...["GET", "POST"].map((method) => ({ method, template: "api/v2/organization/{name}/group-bindings" })),
+  { method: "DELETE", template: "api/v2/organization/{name}/group-bindings/{id}" },
 ];
 
 /** v1 template → its /api/v2 twin: provider paths gain the architecture (docs/registry.md#vagrant-24). */

@@ -1,6 +1,7 @@
 // Wharf nodes started at the same instant on one empty PostgreSQL database: the schema is created once, there
-// is exactly one registry admin and one initial auth-method admin (one announced password each, which works on
-// both nodes), both nodes serve, and `POST /v1/acl/bootstrap` raced on both nodes succeeds exactly once.
+// is exactly one administrator (docs/identity.md#one-administrator: one announced password, which signs in to
+// the registry and the auth methods on every node), every node serves, and `POST /v1/acl/bootstrap` raced on
+// them succeeds exactly once.
 
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import { Client as RegistryClient } from "../registry/helpers.ts";
@@ -10,7 +11,7 @@ import { clusterTest } from "./helpers.ts";
 
 const cheapHashes = { WHARF_ARGON2_TIME: "1", WHARF_ARGON2_MEMORY_KIB: "1024" };
 
-/** The password a node announced for the registry's `admin` and for the initial auth-method admin. */
+/** A registry-only password a node announced (none any more), and the one administrator's password. */
 function announced(stdout: string) {
   return {
     registry: [...stdout.matchAll(/created user "admin" with password (\S+)/g)].map((m) => m[1]!),
@@ -35,21 +36,21 @@ clusterTest(
 
     assertEquals((await cluster.db`SELECT count(*)::int AS n FROM wharf_schema`)[0]!.n, 1);
 
-    // Registry: exactly one announcement, and that password logs in as the only admin on both nodes.
-    const registryPasswords = stdouts.flatMap((s) => announced(s).registry);
-    assertEquals(registryPasswords.length, 1, `registry: ${stdouts.join("\n---\n")}`);
+    // One announcement in all: no registry-only password, and the one password logs in as the only registry
+    // admin on every node.
+    assertEquals(stdouts.flatMap((s) => announced(s).registry), [], stdouts.join("\n---\n"));
+    const authAnnounced = stdouts.flatMap((s) => announced(s).auth);
+    assertEquals(authAnnounced.length, 1, `one administrator: ${stdouts.join("\n---\n")}`);
+    const { method, password } = authAnnounced[0]!;
     for (const node of nodes) {
       const api = new RegistryClient(node.url);
-      const token = await api.login("admin", registryPasswords[0]!);
+      const token = await api.login("admin", password);
       const users = await api.get("/api/v1/admin/users", { token });
       assertEquals(users.status, 200, users.text);
       assertEquals(users.body.users.map((u: { username: string }) => u.username), ["admin"]);
     }
 
-    // Auth methods: one global password method, one announced admin password, one admin user.
-    const authAnnounced = stdouts.flatMap((s) => announced(s).auth);
-    assertEquals(authAnnounced.length, 1, `auth methods: ${stdouts.join("\n---\n")}`);
-    const { method, password } = authAnnounced[0]!;
+    // Auth methods: one global password method, one admin user, the same password.
     for (const node of nodes) {
       const anon = new AuthClient(node.url);
       const methods = await anon.get("/v1/auth-methods?scope_id=global");

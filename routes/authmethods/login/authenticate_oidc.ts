@@ -55,8 +55,33 @@ async function start(
       });
     }
   }
+  const { authUrl, tokenId } = await beginAttempt(svc, ctx.clientIp, req.id, req.method, {
+    roundtrip: roundtrip ?? undefined,
+    delivery: req.delivery,
+    typeEcho: req.typeEcho,
+  });
+  return json({
+    command,
+    ...(req.typeEcho ? { type: req.typeEcho } : {}),
+    attributes: { auth_url: authUrl, token_id: tokenId },
+  });
+}
+
+/**
+ * A new attempt of the method (state, nonce and PKCE verifier made here, durable before the answer) and the
+ * provider's URL: what `start` answers, and what the registry's console sign-in starts
+ * (docs/identity.md#oidc-sign-in). `completePath`: where the callback sends the browser instead of the
+ * completion pages, under the method's api_url_prefix.
+ */
+export async function beginAttempt(
+  svc: AuthService,
+  clientIp: string,
+  methodId: string,
+  method: MethodDoc,
+  options: { roundtrip?: unknown; delivery: "token" | "cookie"; typeEcho?: string; completePath?: string },
+): Promise<{ authUrl: string; tokenId: string }> {
   // Each start is a durable write: a stranger's starts are bounded per address (docs/security.md).
-  const wait = svc.oidcStarts.take(ctx.clientIp);
+  const wait = svc.oidcStarts.take(clientIp);
   if (wait > 0) {
     throw new ApiError(429, `Too many OIDC logins started from this address; try again in ${wait} seconds.`, {
       headers: { "Retry-After": String(wait) },
@@ -70,11 +95,11 @@ async function start(
   const codeChallenge = createHash("sha256").update(codeVerifier).digest("base64url");
   let authUrl: string;
   try {
-    authUrl = await svc.oidc.buildAuthUrl(svc.state.openAttributes(req.id, req.method), {
+    authUrl = await svc.oidc.buildAuthUrl(svc.state.openAttributes(methodId, method), {
       state,
       nonce,
       codeChallenge,
-      redirectUri: callbackUrl(String(req.method.attributes.api_url_prefix ?? "")),
+      redirectUri: callbackUrl(String(method.attributes.api_url_prefix ?? "")),
       timeoutMs: svc.settings.oidcTimeoutMs,
     });
   } catch (err) {
@@ -90,20 +115,17 @@ async function start(
   await svc.oidcAttempts.create({
     tokenId,
     state,
-    methodId: req.id,
+    methodId,
     secrets: {
       nonce,
       code_verifier: codeVerifier,
-      ...(roundtrip !== undefined && roundtrip !== null ? { roundtrip_payload: roundtrip } : {}),
+      ...(options.roundtrip !== undefined ? { roundtrip_payload: options.roundtrip } : {}),
+      ...(options.completePath ? { complete_path: options.completePath } : {}),
     },
-    delivery: req.delivery,
-    typeEcho: req.typeEcho,
+    delivery: options.delivery,
+    typeEcho: options.typeEcho,
   });
-  return json({
-    command,
-    ...(req.typeEcho ? { type: req.typeEcho } : {}),
-    attributes: { auth_url: authUrl, token_id: tokenId },
-  });
+  return { authUrl, tokenId };
 }
 
 /** GET /v1/auth-methods/oidc:authenticate:callback and GET /v1/auth-methods/{id}:authenticate:callback. */
@@ -161,6 +183,8 @@ async function callback(
     });
     await recordFailure(svc, ctx, attemptMethodId, "", reason);
     const err = JSON.stringify({ kind: "Unauthenticated", message: `Unable to authenticate: ${message}` });
+    // A console sign-in's page collects the attempt and shows the failure itself.
+    if (attempt.secrets.complete_path) return `${prefix}${attempt.secrets.complete_path}`;
     return `${prefix}/authentication-error?error=${encodeURIComponent(err)}`;
   };
   if (error) {
@@ -185,6 +209,7 @@ async function callback(
       });
     if (!result.ok) finalUrl = await fail(result.reason, result.message);
     else if (!finished) finalUrl = await fail("expired", "the authentication attempt expired");
+    else if (attempt.secrets.complete_path) finalUrl = `${prefix}${attempt.secrets.complete_path}`;
     else {
       recordLogin(svc.app.metrics, "oidc", "success");
       const roundtrip = attempt.secrets.roundtrip_payload;
@@ -246,7 +271,7 @@ async function finishLogin(
       writes: [
         ...who.writes,
         { collection: collections.tokens, id: token.id, doc: token.doc, ifVersion: 0 },
-        svc.oidcAttempts.readyWrite(attempt, token),
+        svc.oidcAttempts.readyWrite(attempt, token, profileOf(claims)),
       ],
       events: [tokenIssuedEvent(token, attempt.doc.delivery, ctx.clientIp)],
     };
@@ -270,4 +295,10 @@ async function collect(svc: AuthService, ctx: RequestContext, req: AuthRequest):
     req.delivery === "cookie" || outcome.delivery === "cookie" ? "cookie" : "token",
     outcome.token,
   );
+}
+
+/** What a registry sign-in reads of the claims beside the account (docs/identity.md#provisioning). */
+function profileOf(claims: Record<string, unknown>): { preferred_username?: string } {
+  const name = claims.preferred_username;
+  return typeof name === "string" && name !== "" ? { preferred_username: name.slice(0, 256) } : {};
 }

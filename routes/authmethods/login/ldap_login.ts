@@ -3,19 +3,38 @@
 
 import type { StoredDoc } from "../../../lib/store/mod.ts";
 import { identityLocks, upsertExternalAccount } from "./external_accounts.ts";
-import { type CredentialLogin, unableToAuthenticate } from "./login_request.ts";
-import { beginAttempt, recordFailure } from "./login_failures.ts";
-import { issueAndDeliver } from "./token_delivery.ts";
+import type { CredentialCheck, CredentialLogin } from "./login_request.ts";
+import type { LoginAttempt } from "../throttle.ts";
+import { credentialLogin } from "./token_delivery.ts";
 import { ldapAuthenticate, type LdapMethodAttributes } from "./ldap_client.ts";
 import { derefAliasesOf, ldapLoginKey } from "./ldap_escape.ts";
 import { mapLdapAttributes } from "./ldap_profile.ts";
 import type { AuthService } from "../service.ts";
 import type { AccountDoc, MethodDoc } from "../state.ts";
 
-export const ldapLogin: CredentialLogin = async (svc, ctx, req, loginName, password) => {
+export const ldapLogin: CredentialLogin = (svc, ctx, req, loginName, password) =>
   // Every spelling the directory takes for one entry shares one throttle key.
+  credentialLogin(
+    svc,
+    ctx,
+    req,
+    loginName,
+    ldapLoginKey(loginName),
+    (attempt) => checkLdap(svc, req, loginName, password, attempt),
+  );
+
+/**
+ * An LDAP login's bind and search (under `attempt`) and, when they passed, the locks and the in-commit
+ * upsert of the entry's account: what the :authenticate login and the registry's sign-in share.
+ */
+export async function checkLdap(
+  svc: AuthService,
+  req: { id: string; method: MethodDoc },
+  loginName: string,
+  password: string,
+  attempt: LoginAttempt,
+): Promise<CredentialCheck> {
   const login = ldapLoginKey(loginName);
-  const attempt = await beginAttempt(svc, ctx, req.id, login, loginName);
   const attrs = ldapAttributesOf(svc, req.id, req.method);
   const timeoutMs = svc.settings.ldapTimeoutMs;
   const result = await attempt.check(
@@ -32,8 +51,7 @@ export const ldapLogin: CredentialLogin = async (svc, ctx, req, loginName, passw
       reason: result.reason,
       detail: result.message,
     });
-    await recordFailure(svc, ctx, req.id, loginName, result.reason);
-    throw unableToAuthenticate();
+    return { ok: false, reason: result.reason };
   }
   const mapped = mapLdapAttributes(req.method.attributes.account_attribute_maps, result.attributes);
   const attributes: Record<string, unknown> = {
@@ -45,12 +63,10 @@ export const ldapLogin: CredentialLogin = async (svc, ctx, req, loginName, passw
   // Accounts made before were keyed by the lowercased login name: the first login since adopts the one
   // its usual spelling made.
   const legacyKey = login;
-  return await issueAndDeliver(
-    svc,
-    ctx,
-    req,
-    identityLocks(svc, req.id, result.entryDn, legacyKey),
-    () =>
+  return {
+    ok: true,
+    locks: identityLocks(svc, req.id, result.entryDn, legacyKey),
+    resolve: () =>
       upsertExternalAccount(
         svc,
         req,
@@ -58,8 +74,8 @@ export const ldapLogin: CredentialLogin = async (svc, ctx, req, loginName, passw
         attributes,
         () => legacyAccount(svc, req.id, legacyKey, result.entryDn),
       ),
-  );
-};
+  };
+}
 
 /**
  * The method's LDAP settings with secrets opened, once per method document: a method write stores a new

@@ -3,6 +3,7 @@
 
 import { ApiError } from "../../../lib/errors.ts";
 import type { RequestContext } from "../../../lib/http.ts";
+import type { DocWrite } from "../../../lib/store/mod.ts";
 import type { AuthService } from "../service.ts";
 import type { MethodDoc } from "../state.ts";
 
@@ -26,3 +27,11 @@ export type CredentialLogin = (
   loginName: string,
   password: string,
 ) => Promise<Response>;
+
+/** What a login's commit resolves under its locks: the account and user, and the writes that make or refresh them. */
+export type LoginResolution = { userId: string; accountId: string; writes: DocWrite[] };
+
+/** A credential check's outcome: why it failed, or the locks and resolution its commit takes. */
+export type CredentialCheck =
+  | { ok: false; reason: string }
+  | { ok: true; locks: string[]; resolve: () => LoginResolution };

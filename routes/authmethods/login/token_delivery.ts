@@ -15,7 +15,9 @@ import {
   splitCookies,
   tokenIssuedEvent,
 } from "../tokens.ts";
-import { type AuthRequest, unableToAuthenticate } from "./login_request.ts";
+import { type AuthRequest, type CredentialCheck, unableToAuthenticate } from "./login_request.ts";
+import { beginAttempt, recordFailure } from "./login_failures.ts";
+import type { LoginAttempt } from "../throttle.ts";
 
 /**
  * Commits a new token (plus `resolve`'s writes) with its event and renders the login response. `resolve`
@@ -40,6 +42,27 @@ export async function issueAndDeliver(
     };
   }, { sharedLocks: loginParentLocks(req.id, req.method) }));
   return deliverToken(svc, ctx, req.command ?? "login", req.typeEcho, req.delivery, minted);
+}
+
+/**
+ * A password or LDAP login end to end: its throttled attempt under `nameKey`, the type's `check`, then the
+ * failure's record and answer, or the token's commit and delivery.
+ */
+export async function credentialLogin(
+  svc: AuthService,
+  ctx: RequestContext,
+  req: AuthRequest,
+  loginName: string,
+  nameKey: string,
+  check: (attempt: LoginAttempt) => Promise<CredentialCheck>,
+): Promise<Response> {
+  const attempt = await beginAttempt(svc, ctx, req.id, nameKey, loginName);
+  const checked = await check(attempt);
+  if (!checked.ok) {
+    await recordFailure(svc, ctx, req.id, loginName, checked.reason);
+    throw unableToAuthenticate();
+  }
+  return await issueAndDeliver(svc, ctx, req, checked.locks, checked.resolve);
 }
 
 /**

@@ -1,5 +1,7 @@
 // First start: a data directory without the global scope gets, in one commit, the global scope, a password
-// method (global primary), account `admin` and its admin user. A generated password is announced once.
+// method (global primary), account `admin` and its admin user. Its password: WHARF_ADMIN_PASSWORD, else the
+// older WHARF_INITIAL_ADMIN_PASSWORD, else generated; a generated one is handed to the registry, which
+// announces the one administrator (docs/identity.md#one-administrator).
 
 import { prefixedId, randomBase62 } from "../../../lib/ids.ts";
 import { ConfigError } from "../../../lib/errors.ts";
@@ -9,12 +11,26 @@ import { passwordDefaults } from "../methods/attrs_password.ts";
 import type { AuthService } from "../service.ts";
 import { type MethodDoc, methodEvent, type ScopeDoc } from "../state.ts";
 
-export async function bootstrapIfEmpty(svc: AuthService): Promise<void> {
-  if (svc.state.scope("global")) return;
-  const configured = svc.app.config.env.WHARF_INITIAL_ADMIN_PASSWORD;
-  if (configured !== undefined && configured !== "" && [...configured].length < 8) {
-    throw new ConfigError("WHARF_INITIAL_ADMIN_PASSWORD must be at least 8 characters");
+/** What this start created: the method, and the password when it was generated (to be announced once). */
+export interface FirstStart {
+  methodId: string;
+  generatedPassword: string | undefined;
+}
+
+/** The first administrator's password as configured (the first of the variables that is set), or undefined. */
+export function configuredAdminPassword(env: Readonly<Record<string, string>>): string | undefined {
+  for (const name of ["WHARF_ADMIN_PASSWORD", "WHARF_INITIAL_ADMIN_PASSWORD"]) {
+    const value = env[name];
+    if (value === undefined || value === "") continue;
+    if ([...value].length < 8) throw new ConfigError(`${name} must be at least 8 characters`);
+    return value;
   }
+  return undefined;
+}
+
+export async function bootstrapIfEmpty(svc: AuthService): Promise<FirstStart | undefined> {
+  if (svc.state.scope("global")) return undefined;
+  const configured = configuredAdminPassword(svc.app.config.env);
   const password = configured ? configured : randomBase62(24);
   const passwordHash = await svc.hasher.hash(password);
   const methodId = prefixedId("ampw");
@@ -62,9 +78,11 @@ export async function bootstrapIfEmpty(svc: AuthService): Promise<void> {
       result: true,
     };
   });
-  if (created && !configured) {
-    svc.app.announce(
-      `wharf: initial admin created: auth method ${methodId}, login name admin, password ${password} (shown once)`,
-    );
-  }
+  if (!created) return undefined;
+  return { methodId, generatedPassword: configured ? undefined : password };
+}
+
+/** The announcement of a generated password when the registry does not announce it with its own admin. */
+export function authAdminAnnouncement(methodId: string, password: string): string {
+  return `wharf: initial admin created: auth method ${methodId}, login name admin, password ${password} (shown once)`;
 }

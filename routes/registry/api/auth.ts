@@ -2,7 +2,7 @@
 // permission rules over a caller are core/caller.ts.
 
 import { bearerToken, type RequestContext } from "../../../lib/http.ts";
-import { type Acting, ANONYMOUS, type Caller, tokenHash } from "../core/caller.ts";
+import { type Acting, ANONYMOUS, type Caller, tokenHash, userCaller } from "../core/caller.ts";
 import { type TokenDoc, TOKENS } from "../core/model.ts";
 import type { Registry } from "../core/registry.ts";
 
@@ -51,5 +51,9 @@ export function resolveCaller(reg: Registry, ctx: RequestContext): Caller {
     : reg.user(stored.username)?.doc;
   if (!user) return { tokenPresent: true, tokenHash: undefined, user: undefined, userKey: undefined };
   reg.tokenUse.set(hash, Date.now());
-  return { tokenPresent: true, tokenHash: hash, user, userKey: user.username.toLowerCase() };
+  // A service principal acts as its organization; a user with the roles their managed groups bind now.
+  if (typeof principal === "string") {
+    return { tokenPresent: true, tokenHash: hash, user, userKey: user.username.toLowerCase() };
+  }
+  return userCaller(reg, user, hash);
 }

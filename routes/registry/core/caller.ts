@@ -3,6 +3,7 @@
 
 import { ApiError } from "../../../lib/errors.ts";
 import { notFound } from "./errors.ts";
+import { adminGroups, boundRole, groupsOfUser } from "./group_bindings.ts";
 import type { OrgDoc, UserDoc } from "./model.ts";
 import type { RegistryState } from "./state.ts";
 
@@ -15,6 +16,8 @@ export interface Caller {
   user: UserDoc | undefined;
   /** Lowercase username of the caller. */
   userKey: string | undefined;
+  /** The managed groups of the user's linked person at this request (docs/identity.md#group-bindings). */
+  groups?: readonly string[];
 }
 
 /** The caller without a token (shared: callers are never mutated). */
@@ -28,6 +31,31 @@ export const ANONYMOUS: Caller = Object.freeze({
 /** A signed-in user acting without a token (the web console's session). */
 export function signedIn(user: UserDoc): Caller {
   return { tokenPresent: true, tokenHash: undefined, user, userKey: user.username.toLowerCase() };
+}
+
+/**
+ * The caller a user's token or session makes, with the roles their managed groups bind at this moment: a
+ * member of an admin group acts as an administrator; org roles from bindings are read by `orgRole`.
+ */
+/** Whether the user is an administrator, stored or through an admin group (docs/identity.md#group-bindings). */
+export function actsAsAdmin(reg: RegistryState, user: UserDoc): boolean {
+  if (user.admin) return true;
+  const groups = groupsOfUser(reg, user);
+  return groups.length > 0 && adminGroups(reg).some((g) => groups.includes(g));
+}
+
+export function userCaller(reg: RegistryState, user: UserDoc, tokenHash: string | undefined): Caller {
+  const userKey = user.username.toLowerCase();
+  const groups = groupsOfUser(reg, user);
+  if (!groups.length) return { tokenPresent: true, tokenHash, user, userKey };
+  const admin = user.admin || adminGroups(reg).some((g) => groups.includes(g));
+  return {
+    tokenPresent: true,
+    tokenHash,
+    user: admin === user.admin ? user : { ...user, admin },
+    userKey,
+    groups,
+  };
 }
 
 /** What a permission rule looks at: the registry and the caller (an API request is one, so is a console page). */
@@ -53,8 +81,15 @@ export function requireAdmin(who: Acting): UserDoc {
   return user;
 }
 
-export function orgRole(org: OrgDoc, userKey: string): "owner" | "member" | undefined {
-  return org.members.find((m) => m.username.toLowerCase() === userKey)?.role;
+/** The user's role in the organization: explicit membership, or else the strongest its group bindings give. */
+export function orgRole(
+  org: OrgDoc,
+  userKey: string,
+  groups: readonly string[] = [],
+): "owner" | "member" | undefined {
+  const explicit = org.members.find((m) => m.username.toLowerCase() === userKey)?.role;
+  if (explicit === "owner" || !groups.length) return explicit;
+  return boundRole(org.group_bindings, groups) ?? explicit;
 }
 
 /** The caller is the namespace, a member or owner of it, or an admin: may read private and write. */
@@ -62,7 +97,7 @@ export function isInsider(reg: RegistryState, caller: Caller, ownerKey: string):
   if (!caller.user || !caller.userKey) return false;
   if (caller.user.admin || caller.userKey === ownerKey) return true;
   const org = reg.org(ownerKey)?.doc;
-  return org !== undefined && orgRole(org, caller.userKey) !== undefined;
+  return org !== undefined && orgRole(org, caller.userKey, caller.groups) !== undefined;
 }
 
 /**
@@ -99,7 +134,7 @@ export function existingOrg(reg: RegistryState, name: string) {
 export function requireOrgManager(who: Acting, name: string, what = "members") {
   const user = requireUser(who);
   const org = existingOrg(who.reg, name);
-  if (!user.admin && orgRole(org.doc, user.username.toLowerCase()) !== "owner") {
+  if (!user.admin && orgRole(org.doc, user.username.toLowerCase(), who.caller.groups) !== "owner") {
     throw new ApiError(403, `You are not allowed to manage ${what} of '${org.doc.name}'!`);
   }
   return org;

@@ -36,6 +36,13 @@ export interface UserDoc {
   delinquent: boolean;
   created_at: string;
   updated_at: string;
+  /** The auth-method user this registry user is (docs/identity.md); absent or null: none. */
+  identity?: UserIdentity | null;
+}
+
+/** A registry user's link to an auth-method user (Boundary `u_…`). */
+export interface UserIdentity {
+  user_id: string;
 }
 
 export interface OrgMember {
@@ -49,6 +56,8 @@ export interface OrgDoc {
   profile: string | null;
   delinquent: boolean;
   members: OrgMember[];
+  /** Managed groups bound to the organization's roles (docs/identity.md#group-bindings). */
+  group_bindings?: { managed_group_id: string; role: "owner" | "member" }[];
   created_at: string;
   updated_at: string;
 }
@@ -107,6 +116,25 @@ export interface BoxDoc {
   updated_at: string;
   /** Downloads counted before this registry (set by an admin, e.g. by an import): added to the count here. */
   downloads_imported?: number;
+}
+
+/** A user document with no second factor, mobile or profile, not delinquent, created (and updated) at `at`. */
+export function plainUserDoc(
+  fields: Pick<UserDoc, "username" | "email" | "password_hash" | "admin"> & Partial<UserDoc>,
+  at: string,
+): UserDoc {
+  return {
+    mobile: null,
+    two_factor_enabled: false,
+    totp_secret: null,
+    totp_pending: null,
+    totp_last_step: 0,
+    profile: null,
+    delinquent: false,
+    created_at: at,
+    updated_at: at,
+    ...fields,
+  };
 }
 
 export function now(): string {

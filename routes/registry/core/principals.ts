@@ -4,7 +4,7 @@
 
 import { constantTimeEqual } from "../../../lib/crypto.ts";
 import type { Counters, DocChange, DocWrite, StoredDoc } from "../../../lib/store/mod.ts";
-import { type TokenDoc, TOKENS, type UserDoc } from "./model.ts";
+import { plainUserDoc, type TokenDoc, TOKENS, type UserDoc } from "./model.ts";
 import type { RegistryState } from "./state.ts";
 
 export const PRINCIPALS = "registry/principals";
@@ -96,21 +96,14 @@ export class Principals {
     const org = principal ? this.#reg.org(principal.org)?.doc : undefined;
     if (!org) return undefined;
     this.lastUsed.set(clientId, Date.now());
-    return {
+    const fields = {
       username: org.name,
       email: null,
       password_hash: "",
-      mobile: null,
       admin: false,
-      two_factor_enabled: false,
-      totp_secret: null,
-      totp_pending: null,
-      totp_last_step: 0,
-      profile: null,
       delinquent: org.delinquent,
-      created_at: principal!.created_at,
-      updated_at: principal!.created_at,
     };
+    return plainUserDoc(fields, principal!.created_at);
   }
 
   /** Deletes of every token of the principal, or only the expired ones and the oldest past the cap. */

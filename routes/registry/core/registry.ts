@@ -2,6 +2,7 @@
 // construction: two-factor codes and secrets, and service principals.
 
 import type { AppContext } from "../../../lib/app.ts";
+import type { IdentityProvider } from "../../../lib/identity.ts";
 import type { Counters } from "../../../lib/store/mod.ts";
 import type { Acting } from "./caller.ts";
 import { Principals } from "./principals.ts";
@@ -18,17 +19,19 @@ export interface RegistryParts {
   /** Service principals' last use. */
   principalUse: Counters;
   sms: SmsSender;
+  /** The auth methods, when they are served beside the registry: sign-in methods and linked people. */
+  identity?: IdentityProvider;
 }
 
 export class Registry extends RegistryState {
   readonly twoFactor: TwoFactor;
   /** Service principals' tokens and last use (docs/registry.md#service-principals-for-ci). */
   readonly principals: Principals;
-
   constructor(ctx: AppContext, settings: RegistrySettings, parts: RegistryParts) {
     super(ctx, settings, parts);
     this.twoFactor = new TwoFactor(this, settings.codeTtlMs, parts.sms, ctx.data.keys);
     this.principals = new Principals(this, parts.principalUse);
+    this.identity = parts.identity;
   }
 
   override close(): void {

@@ -2,6 +2,7 @@
 // reference counts, usage counters, and the write path (one commit per operation, global or scoped locks).
 
 import type { AppContext } from "../../../lib/app.ts";
+import type { IdentityProvider } from "../../../lib/identity.ts";
 import type { CommitPlan, Counters, StoredDoc } from "../../../lib/store/mod.ts";
 import { VersionConflictError } from "../../../lib/store/mod.ts";
 import { ApiError } from "../../../lib/errors.ts";
@@ -32,6 +33,11 @@ export class RegistryState {
   readonly pendingBlobs = new Map<string, number>();
   /** Failed credential checks per lowercase login and per client IP (15 min windows). */
   readonly loginThrottle: LoginThrottle;
+  /**
+   * The auth methods the registry signs people in through and takes managed groups from (docs/identity.md);
+   * none: registry passwords only. Set once by core/registry.ts at construction.
+   */
+  identity: IdentityProvider | undefined = undefined;
   /** Grows with every box change (and namespace renames never happen): search caches key on it. */
   boxGeneration = 0;
   /** Grows with every counted download (search's by-downloads order). */

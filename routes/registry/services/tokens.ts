@@ -5,11 +5,14 @@
 import { ApiError } from "../../../lib/errors.ts";
 import { randomSecret } from "../../../lib/ids.ts";
 import type { StoredDoc } from "../../../lib/store/mod.ts";
-import { tokenHash } from "../core/caller.ts";
+import { actsAsAdmin, tokenHash } from "../core/caller.ts";
 import { FieldErrors } from "../core/fields.ts";
 import { registryLock } from "../core/locks.ts";
 import { now, type TokenDoc, TOKENS, type UserDoc, USERS } from "../core/model.ts";
 import type { Registry } from "../core/registry.ts";
+import type { VerifiedIdentity } from "../../../lib/identity.ts";
+import { recordSignIn, signInUserOf } from "./identities.ts";
+import { REGISTRY_METHOD, signInMethods } from "./sign_in_methods.ts";
 
 function findByLogin(reg: Registry, login: string): StoredDoc<UserDoc> | undefined {
   const lower = login.trim().toLowerCase();
@@ -31,7 +34,7 @@ export interface LoginOrigin {
 
 /**
  * Checks `user.login` and `user.password` (with 422 messages collected in `extra` first), applies the login
- * throttle and verifies: the user, or 422, 429 or 401.
+ * throttle and verifies: the user, or 422, 429 or 401 (409 when a first sign-in cannot provision its user).
  */
 export async function checkCredentials(
   reg: Registry,
@@ -39,6 +42,20 @@ export async function checkCredentials(
   user: Credentials,
   extra?: FieldErrors,
 ): Promise<StoredDoc<UserDoc>> {
+  return (await checkFirstFactor(reg, from, user, extra)).user;
+}
+
+/**
+ * The first factor: the login name and password tried against each password-style sign-in method in order
+ * (docs/identity.md#password-style-sign-in), the whole try one attempt of the login throttle (a wrong password
+ * on all of them is one failure). `via`: the auth method that passed, when not the registry's own password.
+ */
+async function checkFirstFactor(
+  reg: Registry,
+  from: LoginOrigin,
+  user: Credentials,
+  extra?: FieldErrors,
+): Promise<{ user: StoredDoc<UserDoc>; via?: VerifiedIdentity }> {
   const errors = extra ?? new FieldErrors();
   const login = errors.required(user, "login", "Login", 1024);
   const password = errors.required(user, "password", "Password", 1024);
@@ -47,15 +64,28 @@ export async function checkCredentials(
   const named = findByLogin(reg, login!);
   const key = named ? `user:${named.id}` : `name:${login!.trim().toLowerCase()}`;
   let found: StoredDoc<UserDoc> | undefined;
-  const verified = () => {
-    // The user as it is once the attempt got its turn.
-    found = named && reg.user(named.id);
-    return reg.passwords.verify(found?.doc.password_hash, password!);
+  let via: VerifiedIdentity | undefined;
+  const verified = async () => {
+    for (const method of signInMethods(reg)) {
+      if (method === REGISTRY_METHOD) {
+        // The user as it is once the attempt got its turn; a provisioned user has no registry password.
+        found = named && reg.user(named.id);
+        if (await reg.passwords.verify(found?.doc.password_hash || undefined, password!)) return true;
+        found = undefined;
+        continue;
+      }
+      const type = reg.identity?.method(method)?.type;
+      if (type !== "password" && type !== "ldap") continue;
+      via = await reg.identity!.verifyPassword(method, login!, password!, from.clientIp);
+      if (via) return true;
+    }
+    return false;
   };
   if (!(await reg.loginThrottle.check(key, from.clientIp, verified))) {
     throw new ApiError(401, "Invalid login or password!");
   }
-  return found!;
+  if (via) return { user: await signInUserOf(reg, via), via };
+  return { user: found! };
 }
 
 /**
@@ -70,21 +100,30 @@ export async function verifyLogin(
   errors = new FieldErrors(),
 ): Promise<StoredDoc<UserDoc>> {
   let found: StoredDoc<UserDoc>;
+  let via: VerifiedIdentity | undefined;
   try {
-    found = await checkCredentials(reg, from, user, errors);
+    ({ user: found, via } = await checkFirstFactor(reg, from, user, errors));
   } catch (err) {
     // During maintenance only admin credentials get an answer other than 503.
     if (reg.maintenanceEnabled()) throw maintenanceError();
     throw err;
   }
-  if (reg.maintenanceEnabled() && !found.doc.admin) throw maintenanceError();
-  if (!found.doc.two_factor_enabled) return found;
+  if (reg.maintenanceEnabled() && !actsAsAdmin(reg, found.doc)) throw maintenanceError();
+  await verifySecondFactor(reg, found, code);
+  // A sign-in through an auth method is an audit event; the registry's own passwords sign in as before.
+  if (via) await recordSignIn(reg, found, via, from.clientIp);
+  return found;
+}
+
+/** The registry's two-factor code after any first factor, its TOTP step recorded (no reuse). */
+async function verifySecondFactor(reg: Registry, found: StoredDoc<UserDoc>, code: unknown): Promise<void> {
+  if (!found.doc.two_factor_enabled) return;
   const { totpStep } = await reg.twoFactor.checkLoginCode(
     found.id,
     found.doc,
     code,
   );
-  if (totpStep === undefined) return found;
+  if (totpStep === undefined) return;
   await reg.writeIn([registryLock.namespace(found.id)], () => {
     const user = reg.user(found.id);
     if (!user) return { writes: [] };
@@ -98,7 +137,6 @@ export async function verifyLogin(
       }],
     };
   });
-  return found;
 }
 
 /**

@@ -1,0 +1,63 @@
+// OIDC sign-in for the web console (docs/identity.md#oidc-sign-in): an oidc sign-in method's login started
+// with a console callback, and the collected attempt turned into the registry user it signs in as.
+
+import { ApiError } from "../../../lib/errors.ts";
+import type { StoredDoc } from "../../../lib/store/mod.ts";
+import { actsAsAdmin } from "../core/caller.ts";
+import type { UserDoc } from "../core/model.ts";
+import type { Registry } from "../core/registry.ts";
+import { recordSignIn, signInUserOf } from "./identities.ts";
+import { signInMethods } from "./sign_in_methods.ts";
+import { type LoginOrigin, maintenanceError } from "./tokens.ts";
+
+/** Where the auth method's callback sends the browser back to (under the method's api_url_prefix). */
+export const OIDC_COMPLETE_PATH = "/ui/login/oidc/complete";
+
+function oidcSignInMethod(reg: Registry, methodId: string) {
+  const method = signInMethods(reg).includes(methodId) ? reg.identity?.method(methodId) : undefined;
+  if (!method || method.type !== "oidc") throw new ApiError(404, "That is not an OIDC sign-in method.");
+  return method;
+}
+
+/** Starts the method's login: the provider's URL, and the attempt's token id the browser keeps. */
+export async function startOidcSignIn(
+  reg: Registry,
+  from: LoginOrigin,
+  methodId: string,
+): Promise<{ authUrl: string; tokenId: string }> {
+  oidcSignInMethod(reg, methodId);
+  return await reg.identity!.startOidc(methodId, from.clientIp, OIDC_COMPLETE_PATH);
+}
+
+/**
+ * Collects the attempt `tokenId` of `methodId` once: the registry user it signs in as (provisioned at the first
+ * sign-in; 409 on a name collision), or 401 (failed, expired, used), 503 for a non-admin during maintenance.
+ */
+export async function completeOidcSignIn(
+  reg: Registry,
+  from: LoginOrigin,
+  methodId: string,
+  tokenId: string,
+): Promise<StoredDoc<UserDoc>> {
+  const method = oidcSignInMethod(reg, methodId);
+  const outcome = await reg.identity!.collectOidc(methodId, tokenId);
+  const name = method.name ?? "the identity provider";
+  if (!outcome) {
+    throw new ApiError(401, `This sign-in with ${name} expired or was used already; start again.`);
+  }
+  if (outcome.status === "pending") {
+    throw new ApiError(401, `${name} has not completed this sign-in; start again.`);
+  }
+  if (outcome.status === "failed") throw new ApiError(401, `Unable to sign in with ${name}.`);
+  const user = await signInUserOf(reg, outcome.identity);
+  if (reg.maintenanceEnabled() && !actsAsAdmin(reg, user.doc)) throw maintenanceError();
+  if (user.doc.two_factor_enabled) {
+    // The console's second step asks for the code with the password: not reachable from the provider's redirect.
+    throw new ApiError(
+      401,
+      "This account has two-factor authentication on: sign in with its password and code.",
+    );
+  }
+  await recordSignIn(reg, user, outcome.identity, from.clientIp);
+  return user;
+}

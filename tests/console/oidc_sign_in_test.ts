@@ -1,0 +1,136 @@
+// "Sign in with NAME" on the console in a real Chromium against a real OpenID provider (oidc-provider):
+// the oidc sign-in method's login with the console's callback, the provisioned registry user (username from
+// the e-mail's local part, the e-mail from the account), the attempt bound to the browser that started it
+// (docs/identity.md#oidc-sign-in).
+
+import { assert, assertEquals } from "../helpers/assert.ts";
+import { startTestServer } from "../helpers/server.ts";
+import { oidcUsers, startOidcProvider } from "../fixtures/oidc_provider.ts";
+import { createActiveOidcMethod, fastEnv, signInAdmin } from "../authmethods/helpers.ts";
+import { ADMIN_PASSWORD, Client } from "../registry/helpers.ts";
+import { browserTest, clickAndWait, fill, launchBrowser, WebClient } from "./helpers.ts";
+
+const callbackPath = "/v1/auth-methods/oidc:authenticate:callback";
+
+browserTest(
+  "console: Sign in with Corp SSO provisions the registry user through the OIDC sign-in method",
+  async (t) => {
+    const srv = await startTestServer({ ...fastEnv, WHARF_REGISTRY_ADMIN_PASSWORD: ADMIN_PASSWORD });
+    // The groups claim in the ID token, for a filter over /token/groups.
+    const op = await startOidcProvider({ redirectUris: [`${srv.url}${callbackPath}`], idTokenClaims: true });
+    const { browser, close } = await launchBrowser();
+    try {
+      const api = new Client(srv.url);
+      const admin = await api.login("admin", ADMIN_PASSWORD);
+      // The auth methods' first admin (fastEnv's password) and the global primary method.
+      const { admin: authAdmin, primaryMethodId: primary } = await signInAdmin(srv.url);
+      const oidc = await createActiveOidcMethod(authAdmin, op, srv.url, {
+        name: "Corp SSO",
+        attributes: { claims_scopes: ["email", "profile", "groups"] },
+      });
+      const put = await api.put("/api/v2/admin/sign-in-methods", { methods: ["registry", primary, oidc] }, {
+        token: admin,
+      });
+      assertEquals(put.status, 200, put.text);
+
+      const page = await browser.newPage();
+      const main = async () =>
+        await page.$eval("main", (m) => (m as unknown as { innerText: string }).innerText);
+      const signInWithSso = async () => {
+        await page.goto(`${srv.url}/ui/login`, { waitUntil: "load" });
+        await clickAndWait(page, `a[href='/ui/login/oidc/${oidc}']`);
+        // The provider's login and consent pages (once it knows the browser, it sends it straight back).
+        if (await page.$("input[name=password]")) {
+          assertEquals(new URL(page.url()).origin, new URL(op.issuer).origin);
+          await fill(page, "input[name=login]", oidcUsers.alice.login);
+          await fill(page, "input[name=password]", oidcUsers.alice.password);
+          await clickAndWait(page, "button[type=submit]");
+        }
+        if (await page.$("button[value=approve]")) await clickAndWait(page, "button[value=approve]");
+      };
+
+      await t.step("the button signs alice in; she is provisioned as alice with her e-mail", async () => {
+        await signInWithSso();
+        assertEquals(new URL(page.url()).href, `${srv.url}/`, await main());
+        assert((await main()).includes("Signed in as alice."), await main());
+        const user = await api.get("/api/v1/admin/users/alice", { token: admin });
+        assertEquals([user.body.email, user.body.admin], [oidcUsers.alice.email, false]);
+        const link = await api.get("/api/v2/admin/users/alice/identity", { token: admin });
+        assert(String(link.body.identity.user_id).startsWith("u_"), link.text);
+      });
+
+      await t.step("signing in again is the same registry user, nothing new", async () => {
+        await clickAndWait(page, "header form[action='/ui/logout'] button");
+        await signInWithSso();
+        assert((await main()).includes("Signed in as alice."), await main());
+        const users = await api.get("/api/v1/admin/users", { token: admin });
+        assertEquals(users.body.users.map((u: { username: string }) => u.username).sort(), [
+          "admin",
+          "alice",
+        ]);
+      });
+
+      await t.step("an oidc managed group bound as registry admin shows alice the admin pages", async () => {
+        const adminPage = async () =>
+          (await page.goto(`${srv.url}/ui/admin`, { waitUntil: "load" }))?.status();
+        assertEquals(await adminPage(), 403);
+        const group = await authAdmin.post("/v1/managed-groups", {
+          auth_method_id: oidc,
+          name: "sso-admins",
+          attributes: { filter: '"/token/groups" contains "admins"' },
+        });
+        assertEquals(group.status, 200, JSON.stringify(group.body));
+        const bound = await api.put("/api/v2/admin/group-bindings", { admin_groups: [group.body.id] }, {
+          token: admin,
+        });
+        assertEquals([bound.status, bound.body], [200, { admin_groups: [group.body.id] }]);
+        // Membership is decided at login: alice signs in again.
+        await clickAndWait(page, "header form[action='/ui/logout'] button");
+        await signInWithSso();
+        const g = await authAdmin.get(`/v1/managed-groups/${group.body.id}`);
+        assertEquals((g.body.member_ids ?? []).length, 1, JSON.stringify(g.body));
+        assertEquals(await adminPage(), 200);
+        assert((await main()).includes("Administration"), await main());
+        assert((await main()).includes("Sign-in methods"), await main());
+        // During maintenance a group admin still signs in, as an administrator does.
+        assertEquals(
+          (await api.put("/api/v1/admin/maintenance", { enabled: true }, { token: admin })).status,
+          200,
+        );
+        try {
+          await clickAndWait(page, "header form[action='/ui/logout'] button");
+          await signInWithSso();
+          assertEquals(await adminPage(), 200);
+        } finally {
+          await api.put("/api/v1/admin/maintenance", { enabled: false }, { token: admin });
+        }
+        // The stored user is not made an admin: the group grants it, request by request.
+        const stored = await api.get("/api/v1/admin/users/alice", { token: admin });
+        assertEquals(stored.body.admin, false);
+        // Deleting the group removes its binding, and with it alice's admin pages.
+        assertEquals((await authAdmin.delete(`/v1/managed-groups/${group.body.id}`)).status, 200);
+        for (let i = 0; i < 50; i++) {
+          const left = await api.get("/api/v2/admin/group-bindings", { token: admin });
+          if (left.body.admin_groups.length === 0) break;
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        assertEquals((await api.get("/api/v2/admin/group-bindings", { token: admin })).body, {
+          admin_groups: [],
+        });
+        assertEquals(await adminPage(), 403);
+      });
+
+      await t.step("the completion page signs in only the browser that started the attempt", async () => {
+        const stranger = new WebClient(srv.url);
+        const answer = await stranger.get("/ui/login/oidc/complete");
+        assertEquals(answer.status, 401);
+        assert(answer.text.includes("No sign-in with an identity provider was started in this browser."));
+        assert(!stranger.cookies.has("wharf_session"));
+      });
+    } finally {
+      await close();
+      await op.stop();
+      await srv.stop();
+    }
+  },
+);

@@ -1,0 +1,352 @@
+// The registry's sign-in methods and password-style sign-in through the auth methods (docs/identity.md),
+// through the HTTP API of one started server: the admin settings' 422 rules, sign-in through a password
+// method with provisioning, linking, the collision refusal, and one throttle failure per sign-in.
+
+import { assert, assertEquals } from "../helpers/assert.ts";
+import { startTestServer } from "../helpers/server.ts";
+import { fastEnv, minimalOidcAttrs, signInAdmin } from "../authmethods/helpers.ts";
+import { ADMIN_PASSWORD, Client } from "./helpers.ts";
+import { WebClient } from "../console/helpers.ts";
+
+const SIGN_IN = "/api/v2/admin/sign-in-methods";
+
+Deno.test("registry sign-in through the auth methods", async (t) => {
+  const srv = await startTestServer({
+    ...fastEnv,
+    WHARF_REGISTRY_ADMIN_PASSWORD: ADMIN_PASSWORD,
+    WHARF_REGISTRY_LOGIN_FAILURES: "3",
+  });
+  try {
+    const api = new Client(srv.url);
+    const admin = await api.login("admin", ADMIN_PASSWORD);
+    // The auth methods' first admin (fastEnv's password) and the global primary method.
+    const { anon, admin: authAdmin, primaryMethodId: primary } = await signInAdmin(srv.url);
+
+    let plainToken = "";
+    let otherMethod = "";
+    await t.step("sign-in methods: the first start's, 422 rules, admins only", async () => {
+      // A new data dir signs in through the registry's passwords and the global primary method.
+      assertEquals((await api.get(SIGN_IN, { token: admin })).body, { methods: ["registry", primary] });
+      assertEquals((await api.put(SIGN_IN, { methods: ["registry"] }, { token: admin })).status, 200);
+      const oidc = await authAdmin.post("/v1/auth-methods", {
+        scope_id: "global",
+        type: "oidc",
+        name: "Corp SSO",
+        attributes: minimalOidcAttrs,
+      });
+      assertEquals(oidc.status, 200, JSON.stringify(oidc.body));
+      const other = await authAdmin.post("/v1/auth-methods", {
+        scope_id: "global",
+        type: "password",
+        name: "other",
+      });
+      assertEquals(other.status, 200, JSON.stringify(other.body));
+      otherMethod = other.body.id;
+      const refused: [unknown, string][] = [
+        [{}, "Methods can't be blank"],
+        [{ methods: "registry" }, "Methods must be a list of sign-in method ids"],
+        [{ methods: [] }, "Methods must name at least one sign-in method"],
+        [{ methods: ["registry", 7] }, "Each sign-in method must be an auth-method id or registry"],
+        [{ methods: ["registry", "amldap_nothere"] }, "Sign-in method 'amldap_nothere' does not exist"],
+        [{ methods: ["registry", primary, "registry"] }, "Sign-in methods must not repeat: registry"],
+        [
+          { methods: ["registry", oidc.body.id] },
+          `Sign-in method '${oidc.body.id}' is an OIDC method in state inactive; make it active-public or active-private`,
+        ],
+        [
+          { methods: [otherMethod] },
+          "No registry administrator could sign in through these methods; keep registry or add a method of a linked admin",
+        ],
+      ];
+      for (const [body, message] of refused) {
+        const r = await api.put(SIGN_IN, body, { token: admin });
+        assertEquals([r.status, r.body], [422, { errors: [message], success: false }], JSON.stringify(body));
+      }
+      assertEquals((await api.get(SIGN_IN, { token: admin })).body, { methods: ["registry"] });
+      assertEquals((await api.get(SIGN_IN)).status, 401);
+      const put = await api.put(SIGN_IN, { methods: ["registry", primary] }, { token: admin });
+      assertEquals([put.status, put.body], [200, { methods: ["registry", primary] }]);
+      assertEquals((await api.get(SIGN_IN, { token: admin })).body, { methods: ["registry", primary] });
+      const user = await api.post("/api/v1/admin/users", {
+        user: { username: "plain", email: "plain@example.com", password: "plain-password-1" },
+      }, { token: admin });
+      assertEquals(user.status, 200, user.text);
+      const plain = await api.login("plain", "plain-password-1");
+      plainToken = plain;
+      assertEquals((await api.get(SIGN_IN, { token: plain })).status, 403);
+      assertEquals((await api.put(SIGN_IN, { methods: ["registry"] }, { token: plain })).status, 403);
+    });
+
+    await t.step("sign-in methods on the console's admin page, through the same service", async () => {
+      const web = new WebClient(srv.url);
+      assertEquals((await web.signIn("admin", ADMIN_PASSWORD)).status, 303);
+      const page = await web.get("/ui/admin");
+      assert(
+        page.text.includes(
+          `<code>${primary}</code> (Generated global scope initial password auth method, password)`,
+        ),
+      );
+      const bad = await web.postForm("/ui/admin/sign-in-methods", { methods: otherMethod });
+      assertEquals(bad.status, 303);
+      assert((await web.get("/ui/admin")).text.includes("No registry administrator could sign in"));
+      assertEquals((await web.postForm("/ui/admin/sign-in-methods", { methods: `registry` })).status, 303);
+      assertEquals((await api.get(SIGN_IN, { token: admin })).body, { methods: ["registry"] });
+      assertEquals(
+        (await web.postForm("/ui/admin/sign-in-methods", { methods: `registry, ${primary}` })).status,
+        303,
+      );
+      assertEquals((await api.get(SIGN_IN, { token: admin })).body, { methods: ["registry", primary] });
+    });
+
+    const account = async (methodId: string, loginName: string, password: string) => {
+      const r = await authAdmin.post("/v1/accounts", {
+        auth_method_id: methodId,
+        attributes: { login_name: loginName, password },
+      });
+      assertEquals(r.status, 200, JSON.stringify(r.body));
+      return r.body.id as string;
+    };
+    const events = async () => {
+      const out: { Topic: string; Type: string; Payload: { AuthToken: Record<string, unknown> } }[] = [];
+      for await (const { line } of srv.server.data.log.read(1)) out.push(...JSON.parse(line).Events);
+      return out;
+    };
+    const usernames = async () =>
+      ((await api.get("/api/v1/admin/users", { token: admin })).body.users as { username: string }[]).map((
+        u,
+      ) => u.username).sort();
+    const signIn = (login: string, password: string, api2 = false) =>
+      api.post(`/api/${api2 ? "v2" : "v1"}/authenticate`, { user: { login, password } });
+
+    let wrenUser = "";
+    await t.step("a password method's account signs in, provisioned once as wren-osei", async () => {
+      const accountId = await account(primary, "wren.osei", "wren-password-1");
+      const first = await signIn("wren.osei", "wren-password-1");
+      assertEquals(first.status, 200, first.text);
+      const who = await api.get("/api/v1/authenticate", { token: first.body.token });
+      assertEquals(who.body, { user: { username: "wren-osei" } });
+      const again = await signIn("wren.osei", "wren-password-1", true);
+      assertEquals(again.status, 200, again.text);
+      assertEquals((await usernames()).filter((u) => u.startsWith("wren")), ["wren-osei"]);
+      const all = await events();
+      const provisioned = all.filter((e) => e.Type === "RegistryUserProvisioned");
+      assertEquals(provisioned.length, 1);
+      wrenUser = provisioned[0]!.Payload.AuthToken.user_id as string;
+      assertEquals(provisioned[0]!.Topic, "AuthToken");
+      assertEquals(provisioned[0]!.Payload.AuthToken, {
+        username: "wren-osei",
+        user_id: wrenUser,
+        account_id: accountId,
+        auth_method_id: primary,
+        auth_method_type: "password",
+      });
+      const signIns = all.filter((e) => e.Type === "RegistrySignIn");
+      assertEquals(
+        signIns.map((e) => e.Payload.AuthToken),
+        [1, 2].map(() => ({
+          username: "wren-osei",
+          auth_method_id: primary,
+          auth_method_type: "password",
+          user_id: wrenUser,
+          account_id: accountId,
+          client_ip: "127.0.0.1",
+        })),
+      );
+      const person = await authAdmin.get(`/v1/users/${wrenUser}`);
+      assertEquals(person.body.account_ids, [accountId]);
+      const link = await api.get("/api/v2/admin/users/wren-osei/identity", { token: admin });
+      assertEquals(link.body, { username: "wren-osei", identity: { user_id: wrenUser } });
+      // The registry's own passwords still sign in as before, with no event of this kind.
+      assertEquals((await signIn("plain", "plain-password-1")).status, 200);
+      assertEquals((await events()).filter((e) => e.Type === "RegistrySignIn").length, 2);
+    });
+
+    await t.step(
+      "a username taken by another registry user refuses the sign-in and creates nothing",
+      async () => {
+        const made = await api.post("/api/v1/admin/users", {
+          user: { username: "kai", email: "kai@example.com", password: "kai-registry-password" },
+        }, { token: admin });
+        assertEquals(made.status, 200, made.text);
+        await account(primary, "kai", "kai-directory-password");
+        const before = { users: await usernames(), events: (await events()).length };
+        const refused = await signIn("kai", "kai-directory-password");
+        const people = (await authAdmin.get("/v1/users?scope_id=global")).body.items as {
+          id: string;
+          login_name?: string;
+        }[];
+        const kaiUser = people.find((u) => u.login_name === "kai")!.id;
+        assertEquals([refused.status, refused.body], [409, {
+          errors: [
+            "Sign-in refused: the username 'kai' is taken by another registry user. An administrator can link an " +
+            `existing registry user to this person with PUT /api/v2/admin/users/USERNAME/identity {"user_id":"${kaiUser}"}`,
+          ],
+          success: false,
+        }]);
+        assertEquals(await usernames(), before.users);
+        assertEquals((await events()).length, before.events);
+        // The registry's own password of kai still signs in as kai.
+        assertEquals((await signIn("kai", "kai-registry-password")).status, 200);
+
+        const path = "/api/v2/admin/users/kai/identity";
+        const put = (body: unknown, user = "kai") =>
+          api.put(`/api/v2/admin/users/${user}/identity`, body, { token: admin });
+        assertEquals((await put({})).status, 422);
+        assertEquals((await put({ user_id: "u_nothere1" })).body.errors, [
+          "Auth-method user 'u_nothere1' does not exist",
+        ]);
+        assertEquals((await put({ user_id: kaiUser }, "nobody")).status, 404);
+        assertEquals((await put({ user_id: wrenUser })).body, {
+          errors: [`Auth-method user '${wrenUser}' is already linked to registry user 'wren-osei'`],
+          success: false,
+        });
+        assertEquals((await put({ user_id: kaiUser })).body, {
+          username: "kai",
+          identity: { user_id: kaiUser },
+        });
+        assertEquals((await put({ user_id: kaiUser })).status, 200);
+        assertEquals((await put({ user_id: wrenUser })).status, 409);
+        assertEquals((await api.put(path, { user_id: kaiUser }, { token: plainToken })).status, 403);
+        const linked = await signIn("kai", "kai-directory-password");
+        assertEquals(linked.status, 200, linked.text);
+        assertEquals(
+          (await api.get("/api/v1/authenticate", { token: linked.body.token })).body.user.username,
+          "kai",
+        );
+        const gone = await api.delete(path, { token: admin });
+        assertEquals(gone.body, { username: "kai", identity: null });
+        const types = (await events()).map((e) => e.Type);
+        assertEquals(types.filter((t) => t.startsWith("RegistryIdentity")), [
+          "RegistryIdentityLinked",
+          "RegistryIdentityUnlinked",
+        ]);
+        assertEquals((await signIn("kai", "kai-directory-password")).status, 409);
+      },
+    );
+
+    await t.step("wrong passwords across three methods count once for the login throttle", async () => {
+      const second = await authAdmin.post("/v1/auth-methods", {
+        scope_id: "global",
+        type: "password",
+        name: "second",
+      });
+      assertEquals(second.status, 200, JSON.stringify(second.body));
+      const put = await api.put(SIGN_IN, { methods: ["registry", primary, second.body.id] }, {
+        token: admin,
+      });
+      assertEquals(put.status, 200, put.text);
+      // WHARF_REGISTRY_LOGIN_FAILURES=3: two wrong sign-ins tried on three methods each are two failures.
+      for (let i = 0; i < 2; i++) assertEquals((await signIn("wren.osei", "wrong-password")).status, 401);
+      assertEquals((await signIn("wren.osei", "wren-password-1")).status, 200);
+      // The third failure reaches the limit: the next sign-in is refused even with the right password.
+      assertEquals((await signIn("wren.osei", "wrong-password")).status, 401);
+      assertEquals((await signIn("wren.osei", "wren-password-1")).status, 429);
+      // The auth method's own throttle was not touched by them: its login still works.
+      assertEquals(
+        (await anon.post(`/v1/auth-methods/${primary}:authenticate`, {
+          attributes: { login_name: "wren.osei", password: "wren-password-1" },
+        })).status,
+        200,
+      );
+      // No password in the events, nor in plaintext anywhere in the data dir (log, documents, packs).
+      const stored = [JSON.stringify(await events())];
+      const walk = async (dir: string): Promise<void> => {
+        for await (const e of Deno.readDir(dir)) {
+          if (e.isDirectory) await walk(`${dir}/${e.name}`);
+          else if (e.isFile) stored.push(new TextDecoder().decode(await Deno.readFile(`${dir}/${e.name}`)));
+        }
+      };
+      await walk(srv.dataDir);
+      for (const secret of ["wren-password-1", "wrong-password", "kai-directory-password", ADMIN_PASSWORD]) {
+        assert(!stored.some((text) => text.includes(secret)), secret);
+      }
+    });
+
+    await t.step(
+      "group bindings: org owners and admins bind managed groups; a deleted group's bindings go",
+      async () => {
+        const ldap = await authAdmin.post("/v1/auth-methods", {
+          scope_id: "global",
+          type: "ldap",
+          name: "directory",
+          attributes: { urls: ["ldap://127.0.0.1:1"] },
+        });
+        assertEquals(ldap.status, 200, JSON.stringify(ldap.body));
+        const group = await authAdmin.post("/v1/managed-groups", {
+          auth_method_id: ldap.body.id,
+          attributes: { group_names: ["box-publishers"] },
+        });
+        assertEquals(group.status, 200, JSON.stringify(group.body));
+        const mg: string = group.body.id;
+        const org = await api.post("/api/v1/admin/organizations", {
+          organization: { name: "acme", members: [{ username: "plain", role: "owner" }] },
+        }, { token: admin });
+        assertEquals(org.status, 200, org.text);
+        const path = "/api/v2/organization/acme/group-bindings";
+        const kai = await api.login("kai", "kai-registry-password");
+        assertEquals((await api.get(path)).status, 401);
+        assertEquals((await api.get(path, { token: kai })).status, 403);
+        assertEquals(
+          (await api.post(path, { managed_group_id: mg, role: "member" }, { token: kai })).status,
+          403,
+        );
+        const refused: [unknown, string][] = [
+          [{ role: "member" }, "Managed group id can't be blank"],
+          [{ managed_group_id: 5, role: "member" }, "Managed group id must be a managed group id"],
+          [
+            { managed_group_id: "mgldap_nothere1", role: "member" },
+            "Managed group 'mgldap_nothere1' does not exist",
+          ],
+          [{ managed_group_id: mg, role: "admin" }, "Role must be owner or member"],
+        ];
+        for (const [body, message] of refused) {
+          const r = await api.post(path, body, { token: plainToken });
+          assertEquals(
+            [r.status, r.body],
+            [422, { errors: [message], success: false }],
+            JSON.stringify(body),
+          );
+        }
+        const made = await api.post(path, { managed_group_id: mg, role: "member" }, { token: plainToken });
+        assertEquals([made.status, made.body], [200, {
+          group_bindings: [{ managed_group_id: mg, role: "member" }],
+        }]);
+        const owner = await api.post(path, { managed_group_id: mg, role: "owner" }, { token: admin });
+        assertEquals(owner.body, { group_bindings: [{ managed_group_id: mg, role: "owner" }] });
+        assertEquals((await api.get(path, { token: admin })).body, owner.body);
+        assertEquals((await api.delete(`${path}/mgldap_nothere1`, { token: admin })).status, 404);
+
+        const admins = "/api/v2/admin/group-bindings";
+        assertEquals((await api.get(admins, { token: admin })).body, { admin_groups: [] });
+        assertEquals((await api.put(admins, { admin_groups: [mg] }, { token: plainToken })).status, 403);
+        assertEquals((await api.put(admins, { admin_groups: mg }, { token: admin })).body.errors, [
+          "Admin groups must be a list of managed group ids",
+        ]);
+        assertEquals((await api.put(admins, { admin_groups: [mg, mg] }, { token: admin })).body.errors, [
+          "Admin groups must not repeat",
+        ]);
+        assertEquals((await api.put(admins, { admin_groups: [mg] }, { token: admin })).body, {
+          admin_groups: [mg],
+        });
+
+        assertEquals((await authAdmin.delete(`/v1/managed-groups/${mg}`)).status, 200);
+        for (let i = 0; i < 100 && (await api.get(path, { token: admin })).body.group_bindings.length; i++) {
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        assertEquals((await api.get(path, { token: admin })).body, { group_bindings: [] });
+        assertEquals((await api.get(admins, { token: admin })).body, { admin_groups: [] });
+        // Two bindings made, the admin groups set, then both removed with the group.
+        const changes = (await events()).filter((e) => e.Type === "RegistryGroupBindingsChanged");
+        assertEquals(changes.map((e) => e.Payload.AuthToken.actor), [
+          "plain",
+          "admin",
+          "admin",
+          "managed-group-deleted",
+          "managed-group-deleted",
+        ]);
+      },
+    );
+  } finally {
+    await srv.stop();
+  }
+});
