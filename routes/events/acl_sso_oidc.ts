@@ -67,7 +67,7 @@ export function createAclOidcRoutes(
   sso: SsoState,
   providers: ProviderCache,
 ): { routes: Route[]; requests: OidcRequests } {
-  const requests = new OidcRequests();
+  const requests = new OidcRequests(ctx);
 
   /** The method's discovery document; 502 when the provider cannot give it. */
   async function discover(method: StoredAuthMethod) {
@@ -89,14 +89,13 @@ export function createAclOidcRoutes(
       throw new ApiError(400, `failed to generate auth URL: unauthorized redirect_uri: ${f.RedirectURI}`);
     }
     const discovery = await discover(method);
-    const pending = requests.loadOrAdd(f.ClientNonce!, () => ({
+    const pending = await requests.loadOrAdd(f.ClientNonce!, req.clientIp, () => ({
       authMethod: method.Name,
       methodHash: method.Hash,
       redirectUri: f.RedirectURI!,
       state: randomSecret(24),
       nonce: f.ClientNonce!,
       codeVerifier: randomSecret(32),
-      address: req.clientIp,
     }));
     if (pending.authMethod !== method.Name || pending.redirectUri !== f.RedirectURI) {
       throw new ApiError(400, "error storing OIDC request: client nonce already in use");
@@ -198,7 +197,7 @@ export function createAclOidcRoutes(
       }
     }
     // Single use: the pending request is gone whatever happens next.
-    const pending = requests.take(f.ClientNonce!);
+    const pending = await requests.take(f.ClientNonce!);
     if (!pending || pending.authMethod !== method.Name || pending.methodHash !== method.Hash) {
       throw new ApiError(400, "no OIDC request found for client nonce");
     }

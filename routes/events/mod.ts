@@ -78,6 +78,7 @@ export async function createEventsApi(ctx: AppContext): Promise<ApiModule> {
       acl.close();
       sso.close();
       providers.close();
+      oidc.requests.close();
       nodes.close?.();
       jobs.close?.();
     },

@@ -1,11 +1,12 @@
 // OIDC login as `nomad login` drives it, against a real OpenID provider (npm oidc-provider): auth-url with an
 // allowed redirect URI, the provider's login and consent, complete-auth → token bound by list claims; the
-// refusals for a foreign redirect URI, a replayed nonce and a wrong state; pending logins bounded per address
-// (docs/events.md#sso-login).
+// refusals for a foreign redirect URI, a replayed nonce and a wrong state; pending logins bounded per address;
+// a login pending across a restart completes after it (docs/events.md#sso-login).
 
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { oidcUsers, startOidcProvider } from "../fixtures/oidc_provider.ts";
 import { completeProviderLogin } from "../fixtures/oidc_browser.ts";
+import { dataDirText } from "../helpers/files.ts";
 import { call, putPolicy, rootSecret, startEventsServer } from "./stream_helpers.ts";
 
 const redirectUri = "http://localhost:4649/oidc/callback";
@@ -119,6 +120,64 @@ Deno.test("acl OIDC login: auth-url, provider login, complete-auth, bindings fro
       "invalid OIDC complete-auth request: 4 errors occurred:\n\t* missing client nonce\n\t* missing state\n" +
         "\t* missing code\n\t* missing redirect URI\n\n",
     );
+  } finally {
+    await srv.stop();
+    await op.stop();
+  }
+});
+
+Deno.test("acl OIDC login: a login pending across a restart completes after it; nonce and state not on disk", async () => {
+  const op = await startOidcProvider({ redirectUris: [redirectUri] });
+  let srv = await startEventsServer();
+  try {
+    const put = (path: string, body: unknown, token?: string) => call(srv.url, "PUT", path, { body, token });
+    const method = await put("/v1/acl/auth-method", {
+      Name: "corp",
+      Type: "OIDC",
+      TokenLocality: "local",
+      MaxTokenTTL: "1h",
+      Config: {
+        OIDCDiscoveryURL: op.issuer,
+        OIDCClientID: op.clientId,
+        OIDCClientSecret: op.clientSecret,
+        AllowedRedirectURIs: [redirectUri],
+      },
+    }, rootSecret);
+    assertEquals(method.status, 200, method.text);
+    const rule = await put(
+      "/v1/acl/binding-rule",
+      { AuthMethod: "corp", BindType: "management" },
+      rootSecret,
+    );
+    assertEquals(rule.status, 200, rule.text);
+
+    const nonce = "nonce-restart-0123456789";
+    const u = await put("/v1/acl/oidc/auth-url", {
+      AuthMethodName: "corp",
+      RedirectURI: redirectUri,
+      ClientNonce: nonce,
+    });
+    assertEquals(u.status, 200, u.text);
+    const authUrl = new URL(String((u.json as Record<string, unknown>).AuthURL));
+    const state = authUrl.searchParams.get("state")!;
+    srv = await srv.restart();
+    const onDisk = await dataDirText(srv.dataDir);
+    assert(!onDisk.includes(nonce) && !onDisk.includes(state), "a pending login's nonce or state on disk");
+
+    const cb = (await completeProviderLogin(authUrl.toString(), oidcUsers.alice)).callbackUrl;
+    const body = {
+      AuthMethodName: "corp",
+      ClientNonce: nonce,
+      State: cb.searchParams.get("state") ?? "",
+      Code: cb.searchParams.get("code") ?? "",
+      Iss: cb.searchParams.get("iss") ?? "",
+      RedirectURI: redirectUri,
+    };
+    const done = await put("/v1/acl/oidc/complete-auth", body);
+    assertEquals(done.status, 200, done.text);
+    srv = await srv.restart();
+    const replay = await put("/v1/acl/oidc/complete-auth", body);
+    assertEquals([replay.status, replay.text], [400, "no OIDC request found for client nonce"]);
   } finally {
     await srv.stop();
     await op.stop();
