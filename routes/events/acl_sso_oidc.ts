@@ -19,6 +19,8 @@ import { type OidcRequest, OidcRequests } from "./acl_sso_oidc_requests.ts";
 
 /** Largest token or UserInfo answer read from a provider. */
 const maxProviderAnswerBytes = 256 * 1024;
+/** Longest client nonce kept for a pending login (the CLI's are far shorter). */
+export const maxClientNonceLength = 256;
 /** Clock skew allowed on the ID token's exp and iat. */
 const idTokenSkewSeconds = 60;
 
@@ -84,6 +86,12 @@ export function createAclOidcRoutes(
       ...methodAndNonce,
       RedirectURI: "missing redirect URI",
     });
+    if (f.ClientNonce!.length > maxClientNonceLength) {
+      throw new ApiError(
+        400,
+        `error storing OIDC request: client nonce longer than ${maxClientNonceLength} characters`,
+      );
+    }
     const method = oidcMethod(sso, f.AuthMethodName!);
     if (!(method.Config.AllowedRedirectURIs ?? []).includes(f.RedirectURI!)) {
       throw new ApiError(400, `failed to generate auth URL: unauthorized redirect_uri: ${f.RedirectURI}`);

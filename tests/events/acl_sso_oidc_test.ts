@@ -58,6 +58,12 @@ Deno.test("acl OIDC login: auth-url, provider login, complete-auth, bindings fro
       "failed to generate auth URL: unauthorized redirect_uri: http://evil.example/cb",
     ]);
 
+    const longNonce = await authUrl("n".repeat(257));
+    assertEquals([longNonce.status, longNonce.text], [
+      400,
+      "error storing OIDC request: client nonce longer than 256 characters",
+    ]);
+
     const login = async (user: typeof oidcUsers.alice, nonce: string) => {
       const u = await authUrl(nonce);
       assertEquals(u.status, 200, u.text);
