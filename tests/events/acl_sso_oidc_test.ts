@@ -5,35 +5,29 @@
 
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { oidcUsers, startOidcProvider } from "../fixtures/oidc_provider.ts";
-import { completeProviderLogin } from "../fixtures/oidc_browser.ts";
+import {
+  completeAuthBody,
+  corpAuthUrl,
+  createCorpOidcMethod,
+  ssoRedirectUri as redirectUri,
+} from "./sso_oidc_helpers.ts";
 import { dataDirText } from "../helpers/files.ts";
 import { call, putPolicy, rootSecret, startEventsServer } from "./stream_helpers.ts";
-
-const redirectUri = "http://localhost:4649/oidc/callback";
 
 Deno.test("acl OIDC login: auth-url, provider login, complete-auth, bindings from list claims, refusals", async () => {
   const op = await startOidcProvider({ redirectUris: [redirectUri] });
   const srv = await startEventsServer();
   try {
     const put = (path: string, body: unknown, token?: string) => call(srv.url, "PUT", path, { body, token });
-    const method = await put("/v1/acl/auth-method", {
-      Name: "corp",
-      Type: "OIDC",
-      TokenLocality: "local",
-      MaxTokenTTL: "1h",
-      TokenNameFormat: "${auth_method_name}-${value.email}",
-      Config: {
-        OIDCDiscoveryURL: op.issuer,
-        OIDCClientID: op.clientId,
-        OIDCClientSecret: op.clientSecret,
+    const method = await createCorpOidcMethod(srv.url, op, {
+      fields: { TokenNameFormat: "${auth_method_name}-${value.email}" },
+      config: {
         OIDCScopes: ["email", "groups"],
-        AllowedRedirectURIs: [redirectUri],
         ClaimMappings: { email: "email" },
         ListClaimMappings: { groups: "groups" },
       },
-    }, rootSecret);
-    assertEquals(method.status, 200, method.text);
-    assert(!method.text.includes(op.clientSecret));
+    });
+    assert(!method.includes(op.clientSecret));
     await putPolicy(srv.url, "admins", 'node { policy = "write" }');
     await putPolicy(srv.url, "developers", 'node { policy = "read" }');
     for (const [name, selector] of [["admins", '"admins" in list.groups'], ["developers", ""]]) {
@@ -65,22 +59,11 @@ Deno.test("acl OIDC login: auth-url, provider login, complete-auth, bindings fro
     ]);
 
     const login = async (user: typeof oidcUsers.alice, nonce: string) => {
-      const u = await authUrl(nonce);
-      assertEquals(u.status, 200, u.text);
-      const url = new URL(String((u.json as Record<string, unknown>).AuthURL));
+      const url = await corpAuthUrl(srv.url, nonce);
       assertEquals(url.origin, op.issuer);
       assertEquals(url.searchParams.get("code_challenge_method"), "S256");
       assertEquals(url.searchParams.get("nonce"), nonce);
-      const cb = (await completeProviderLogin(url.toString(), { login: user.login, password: user.password }))
-        .callbackUrl;
-      return {
-        AuthMethodName: "corp",
-        ClientNonce: nonce,
-        State: cb.searchParams.get("state") ?? "",
-        Code: cb.searchParams.get("code") ?? "",
-        Iss: cb.searchParams.get("iss") ?? "",
-        RedirectURI: redirectUri,
-      };
+      return await completeAuthBody(url, nonce, user);
     };
 
     // Alice is in "admins": both rules bind; the name comes from her email claim.
@@ -137,19 +120,7 @@ Deno.test("acl OIDC login: a login pending across a restart completes after it; 
   let srv = await startEventsServer();
   try {
     const put = (path: string, body: unknown, token?: string) => call(srv.url, "PUT", path, { body, token });
-    const method = await put("/v1/acl/auth-method", {
-      Name: "corp",
-      Type: "OIDC",
-      TokenLocality: "local",
-      MaxTokenTTL: "1h",
-      Config: {
-        OIDCDiscoveryURL: op.issuer,
-        OIDCClientID: op.clientId,
-        OIDCClientSecret: op.clientSecret,
-        AllowedRedirectURIs: [redirectUri],
-      },
-    }, rootSecret);
-    assertEquals(method.status, 200, method.text);
+    await createCorpOidcMethod(srv.url, op);
     const rule = await put(
       "/v1/acl/binding-rule",
       { AuthMethod: "corp", BindType: "management" },
@@ -158,27 +129,13 @@ Deno.test("acl OIDC login: a login pending across a restart completes after it; 
     assertEquals(rule.status, 200, rule.text);
 
     const nonce = "nonce-restart-0123456789";
-    const u = await put("/v1/acl/oidc/auth-url", {
-      AuthMethodName: "corp",
-      RedirectURI: redirectUri,
-      ClientNonce: nonce,
-    });
-    assertEquals(u.status, 200, u.text);
-    const authUrl = new URL(String((u.json as Record<string, unknown>).AuthURL));
+    const authUrl = await corpAuthUrl(srv.url, nonce);
     const state = authUrl.searchParams.get("state")!;
     srv = await srv.restart();
     const onDisk = await dataDirText(srv.dataDir);
     assert(!onDisk.includes(nonce) && !onDisk.includes(state), "a pending login's nonce or state on disk");
 
-    const cb = (await completeProviderLogin(authUrl.toString(), oidcUsers.alice)).callbackUrl;
-    const body = {
-      AuthMethodName: "corp",
-      ClientNonce: nonce,
-      State: cb.searchParams.get("state") ?? "",
-      Code: cb.searchParams.get("code") ?? "",
-      Iss: cb.searchParams.get("iss") ?? "",
-      RedirectURI: redirectUri,
-    };
+    const body = await completeAuthBody(authUrl, nonce, oidcUsers.alice);
     const done = await put("/v1/acl/oidc/complete-auth", body);
     assertEquals(done.status, 200, done.text);
     srv = await srv.restart();

@@ -4,11 +4,15 @@
 
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { oidcUsers, startOidcProvider } from "../fixtures/oidc_provider.ts";
-import { completeProviderLogin } from "../fixtures/oidc_browser.ts";
+import {
+  completeAuthBody,
+  corpAuthUrl,
+  createCorpOidcMethod,
+  ssoRedirectUri,
+} from "../events/sso_oidc_helpers.ts";
 import { call, rootSecret } from "../events/stream_helpers.ts";
 import { clusterTest, eventually } from "./helpers.ts";
 
-const redirectUri = "http://localhost:4649/oidc/callback";
 const noRequest = "no OIDC request found for client nonce";
 
 clusterTest(
@@ -17,25 +21,12 @@ clusterTest(
   async (cluster) => {
     for (const name of ["one", "two"]) await cluster.spawn(name);
     const [one, two] = cluster.started.map((n) => n.url) as [string, string];
-    const op = await startOidcProvider({ redirectUris: [redirectUri] });
+    const op = await startOidcProvider({ redirectUris: [ssoRedirectUri] });
     cluster.defer(() => op.stop());
     const put = (url: string, path: string, body: unknown, token?: string) =>
       call(url, "PUT", path, { body, token });
 
-    const method = await put(one, "/v1/acl/auth-method", {
-      Name: "corp",
-      Type: "OIDC",
-      TokenLocality: "local",
-      MaxTokenTTL: "1h",
-      Config: {
-        OIDCDiscoveryURL: op.issuer,
-        OIDCClientID: op.clientId,
-        OIDCClientSecret: op.clientSecret,
-        OIDCScopes: ["email"],
-        AllowedRedirectURIs: [redirectUri],
-      },
-    }, rootSecret);
-    assertEquals(method.status, 200, method.text);
+    await createCorpOidcMethod(one, op, { config: { OIDCScopes: ["email"] } });
     const rule = await put(one, "/v1/acl/binding-rule", {
       AuthMethod: "corp",
       BindType: "management",
@@ -47,27 +38,8 @@ clusterTest(
     });
 
     /** auth-url on `url`, then the provider's login: the complete-auth body. */
-    const begin = async (url: string, nonce: string) => {
-      const u = await put(url, "/v1/acl/oidc/auth-url", {
-        AuthMethodName: "corp",
-        RedirectURI: redirectUri,
-        ClientNonce: nonce,
-      });
-      assertEquals(u.status, 200, u.text);
-      const authUrl = String((u.json as Record<string, unknown>).AuthURL);
-      const { callbackUrl } = await completeProviderLogin(authUrl, {
-        login: oidcUsers.alice.login,
-        password: oidcUsers.alice.password,
-      });
-      return {
-        AuthMethodName: "corp",
-        ClientNonce: nonce,
-        State: callbackUrl.searchParams.get("state") ?? "",
-        Code: callbackUrl.searchParams.get("code") ?? "",
-        Iss: callbackUrl.searchParams.get("iss") ?? "",
-        RedirectURI: redirectUri,
-      };
-    };
+    const begin = async (url: string, nonce: string) =>
+      await completeAuthBody(await corpAuthUrl(url, nonce), nonce, oidcUsers.alice);
 
     // Started on node one, completed on node two; the replay on node one is refused.
     const first = await begin(one, "nonce-cross-node-0123456789");
