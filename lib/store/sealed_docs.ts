@@ -1,17 +1,19 @@
 // Short-lived documents of one collection keyed by an HMAC, their secrets sealed, expiring and swept: the storage
-// of pending logins any node can finish (docs/storage.md#oidc-login-attempts).
+// of pending logins any node can finish, Boundary's OIDC attempts and Nomad's (docs/storage.md#oidc-login-attempts).
 
 import type { DataDir } from "./data_dir.ts";
 import type { DocWrite, StoredDoc } from "./documents.ts";
 
 export interface SealedDocsOptions<T> {
   collection: string;
-  /** The key purpose of the ids' HMAC and of the sealed values (two keys derived from it). */
-  purpose: string;
+  /** The key purpose of the HMACs (ids and lookup hashes). */
+  hmacPurpose: string;
+  /** The key purpose of the sealed values. */
+  sealPurpose: string;
   /** When a document expires (epoch ms). */
   expiresAt(doc: T): number;
-  /** How often expired documents are deleted. */
-  sweepEveryMs: number;
+  /** How often sweep() runs; none when left out (the owner sweeps, e.g. with more to delete). */
+  sweepEveryMs?: number;
 }
 
 /** What a plan over one document decides: `doc` replaces it (null deletes); no `doc` commits nothing. */
@@ -31,33 +33,40 @@ class NothingToWrite<R> {
 export class SealedDocs<T extends Record<string, unknown>> {
   readonly #data: DataDir;
   readonly #options: SealedDocsOptions<T>;
-  readonly #timer: ReturnType<typeof setInterval>;
+  readonly #timer: ReturnType<typeof setInterval> | undefined;
   #sweeping: Promise<number> | undefined;
 
   constructor(data: DataDir, options: SealedDocsOptions<T>) {
     this.#data = data;
     this.#options = options;
-    this.#timer = setInterval(() => this.sweep().catch(() => {}), options.sweepEveryMs);
+    if (options.sweepEveryMs !== undefined) {
+      this.#timer = setInterval(() => this.sweep().catch(() => {}), options.sweepEveryMs);
+    }
   }
 
   close(): void {
     clearInterval(this.#timer);
   }
 
-  /** The document id for a secret key (e.g. a nonce): its HMAC, so the key itself is never stored. */
-  idOf(key: string): string {
-    return this.#data.keys.hmac(`${this.#options.purpose}.id`, key);
+  /** The HMAC of a secret (e.g. "nonce:…"): document ids and lookups, so the secret itself is never stored. */
+  hmacOf(secret: string): string {
+    return this.#data.keys.hmac(this.#options.hmacPurpose, secret);
   }
 
-  /** `value` as JSON sealed with AES-256-GCM, bound to document `id`. */
-  seal(value: unknown, id: string): string {
-    return this.#data.keys.seal(`${this.#options.purpose}.sealed`, JSON.stringify(value), id);
+  /** The lock of document `id`. */
+  lockOf(id: string): string {
+    return `${this.#options.collection}/${id}`;
   }
 
-  /** Reverses seal; undefined when it no longer opens (e.g. another root key), never a throw. */
-  open<V>(sealed: string, id: string): V | undefined {
+  /** `plaintext` sealed with AES-256-GCM, bound to `aad` (the document id, and the field if it has several). */
+  seal(plaintext: string, aad: string): string {
+    return this.#data.keys.seal(this.#options.sealPurpose, plaintext, aad);
+  }
+
+  /** Reverses seal; undefined when it no longer opens (e.g. the root key changed since), never a throw. */
+  open(sealed: string, aad: string): string | undefined {
     try {
-      return JSON.parse(this.#data.keys.open(`${this.#options.purpose}.sealed`, sealed, id)) as V;
+      return this.#data.keys.open(this.#options.sealPurpose, sealed, aad);
     } catch {
       return undefined;
     }
@@ -74,7 +83,7 @@ export class SealedDocs<T extends Record<string, unknown>> {
     const { store } = this.#data;
     const collection = this.#options.collection;
     try {
-      return await store.transact([`${collection}/${id}`], () => {
+      return await store.transact([this.lockOf(id)], () => {
         const cur = store.get<T>(collection, id);
         const decided = plan(cur);
         if (decided.doc === undefined) throw new NothingToWrite(decided.result);
@@ -107,7 +116,7 @@ export class SealedDocs<T extends Record<string, unknown>> {
         if (dead.length >= sweepBatch) break;
       }
       if (!dead.length) return removed;
-      const { result } = await store.transact(dead.map((id) => `${collection}/${id}`), () => {
+      const { result } = await store.transact(dead.map((id) => this.lockOf(id)), () => {
         const writes: DocWrite[] = [];
         for (const id of dead) {
           const cur = store.get<T>(collection, id);

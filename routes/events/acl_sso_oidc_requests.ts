@@ -64,7 +64,8 @@ export class OidcRequests {
     this.#app = app;
     this.#docs = new SealedDocs(app.data, {
       collection: oidcRequestsCollection,
-      purpose: "events.acl-oidc-request",
+      hmacPurpose: "events.acl-oidc-request",
+      sealPurpose: "events.acl-oidc-request-secrets",
       expiresAt: (doc) => doc.expires_at,
       sweepEveryMs: 30_000,
     });
@@ -106,8 +107,9 @@ export class OidcRequests {
   }
 
   #opened(id: string, doc: StoredOidcRequest): OidcRequest | undefined {
-    const secrets = this.#docs.open<RequestSecrets>(doc.secrets, id);
-    if (!secrets) return undefined;
+    const opened = this.#docs.open(doc.secrets, id);
+    if (opened === undefined) return undefined;
+    const secrets = JSON.parse(opened) as RequestSecrets;
     return {
       authMethod: doc.auth_method,
       methodHash: doc.method_hash,
@@ -123,12 +125,12 @@ export class OidcRequests {
    * has maxOidcRequestsPerAddress pending, 503 when maxOidcRequests are pending.
    */
   async loadOrAdd(nonce: string, address: string, create: () => OidcRequest): Promise<OidcRequest> {
-    const id = this.#docs.idOf(`nonce:${nonce}`);
+    const id = this.#docs.hmacOf(`nonce:${nonce}`);
     const live = (s: StoredDoc<StoredOidcRequest> | undefined) => s && s.doc.expires_at > Date.now();
     const seen = this.#app.data.store.get<StoredOidcRequest>(oidcRequestsCollection, id);
     const found = live(seen) ? this.#opened(id, seen!.doc) : undefined;
     if (found) return found;
-    const addressHash = this.#docs.idOf(`address:${address}`);
+    const addressHash = this.#docs.hmacOf(`address:${address}`);
     if (this.#full(addressHash)) await this.#docs.sweep();
     const full = this.#full(addressHash);
     if (full) throw tooMany(full);
@@ -149,7 +151,7 @@ export class OidcRequests {
           redirect_uri: request.redirectUri,
           address: addressHash,
           expires_at: Date.now() + oidcRequestTtlMs,
-          secrets: this.#docs.seal(secrets, id),
+          secrets: this.#docs.seal(JSON.stringify(secrets), id),
         };
         return { doc, result: request };
       });
@@ -164,7 +166,7 @@ export class OidcRequests {
    * returns it; undefined when none, expired, or already taken.
    */
   async take(nonce: string): Promise<OidcRequest | undefined> {
-    const id = this.#docs.idOf(`nonce:${nonce}`);
+    const id = this.#docs.hmacOf(`nonce:${nonce}`);
     const { result } = await this.#docs.transact(id, (cur) => {
       if (!cur) return { result: undefined };
       const request = cur.doc.expires_at > Date.now() ? this.#opened(id, cur.doc) : undefined;
