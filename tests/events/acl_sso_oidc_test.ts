@@ -1,7 +1,7 @@
 // OIDC login as `nomad login` drives it, against a real OpenID provider (npm oidc-provider): auth-url with an
 // allowed redirect URI, the provider's login and consent, complete-auth → token bound by list claims; the
 // refusals for a foreign redirect URI, a replayed nonce and a wrong state; pending logins bounded per address;
-// a login pending across a restart completes after it (docs/events.md#sso-login).
+// a login pending across a restart completes after it; 1,000 pending at most (docs/events.md#sso-login).
 
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { oidcUsers, startOidcProvider } from "../fixtures/oidc_provider.ts";
@@ -115,9 +115,10 @@ Deno.test("acl OIDC login: auth-url, provider login, complete-auth, bindings fro
   }
 });
 
-Deno.test("acl OIDC login: a login pending across a restart completes after it; nonce and state not on disk", async () => {
+Deno.test("acl OIDC login: pending across a restart, at most 1,000 held, nonce and state not on disk", async () => {
   const op = await startOidcProvider({ redirectUris: [redirectUri] });
-  let srv = await startEventsServer();
+  // Client addresses from X-Forwarded-For, so 1,000 pending logins come from 1,000 addresses.
+  let srv = await startEventsServer({ WHARF_TRUST_PROXY: "1" });
   try {
     const put = (path: string, body: unknown, token?: string) => call(srv.url, "PUT", path, { body, token });
     await createCorpOidcMethod(srv.url, op);
@@ -131,13 +132,26 @@ Deno.test("acl OIDC login: a login pending across a restart completes after it; 
     const nonce = "nonce-restart-0123456789";
     const authUrl = await corpAuthUrl(srv.url, nonce);
     const state = authUrl.searchParams.get("state")!;
+    /** auth-url for a new nonce from address 10.9.x.y (i: 0–65535). */
+    const another = (i: number) =>
+      call(srv.url, "PUT", "/v1/acl/oidc/auth-url", {
+        headers: { "X-Forwarded-For": `10.9.${i >> 8}.${i & 255}` },
+        body: { AuthMethodName: "corp", RedirectURI: redirectUri, ClientNonce: `nonce-fill-${i}` },
+      });
+    for (let i = 1; i < 1000; i++) assertEquals((await another(i)).status, 200);
+    const full = [503, "error storing OIDC request: too many requests"];
+    const over = await another(1000);
+    assertEquals([over.status, over.text], full);
     srv = await srv.restart();
+    const overAfterRestart = await another(1001);
+    assertEquals([overAfterRestart.status, overAfterRestart.text], full);
     const onDisk = await dataDirText(srv.dataDir);
     assert(!onDisk.includes(nonce) && !onDisk.includes(state), "a pending login's nonce or state on disk");
 
     const body = await completeAuthBody(authUrl, nonce, oidcUsers.alice);
     const done = await put("/v1/acl/oidc/complete-auth", body);
     assertEquals(done.status, 200, done.text);
+    assertEquals((await another(1002)).status, 200); // the completed login's room
     srv = await srv.restart();
     const replay = await put("/v1/acl/oidc/complete-auth", body);
     assertEquals([replay.status, replay.text], [400, "no OIDC request found for client nonce"]);
