@@ -68,8 +68,9 @@ export function createAclOidcRoutes(
   acl: AclState,
   sso: SsoState,
   providers: ProviderCache,
+  startsPerMinute: number,
 ): { routes: Route[]; requests: OidcRequests } {
-  const requests = new OidcRequests(ctx);
+  const requests = new OidcRequests(ctx, startsPerMinute);
 
   /** The method's discovery document; 502 when the provider cannot give it. */
   async function discover(method: StoredAuthMethod) {

@@ -1,10 +1,12 @@
 // Pending OIDC logins between `auth-url` and `complete-auth`, by client nonce, as documents in the store so any
 // node can complete a login another node started and a restart loses none: at most maxOidcRequests in the
-// cluster (maxOidcRequestsPerAddress per client address), each expiring after oidcRequestTtlMs, used once
+// cluster (maxOidcRequestsPerAddress per client address), each expiring after oidcRequestTtlMs, used once; each
+// is a commit, so a client address starts at most WHARF_OIDC_STARTS_PER_MINUTE a minute on a node
 // (docs/events.md#sso-login, docs/security.md#sso-login).
 
 import type { AppContext } from "../../lib/app.ts";
 import { ApiError } from "../../lib/errors.ts";
+import { RateLimiter } from "../../lib/rate_limiter.ts";
 import type { StoredDoc } from "../../lib/store/mod.ts";
 import { SealedDocs } from "../../lib/store/sealed_docs.ts";
 
@@ -44,24 +46,27 @@ interface RequestSecrets {
 }
 
 /** 429 when the address has its share pending, 503 when the cluster is full. */
-const tooMany = (full: "address" | "cluster") =>
+const tooMany = (full: "address" | "cluster", retryAfterSeconds = 60) =>
   new ApiError(
     full === "address" ? 429 : 503,
     `error storing OIDC request: too many requests${full === "address" ? " from this address" : ""}`,
-    { headers: { "Retry-After": "60" } },
+    { headers: { "Retry-After": String(retryAfterSeconds) } },
   );
 
 export class OidcRequests {
   readonly #app: AppContext;
   readonly #docs: SealedDocs<StoredOidcRequest>;
+  /** New pending logins per client address on this node (each one is a durable commit). */
+  readonly #starts: RateLimiter;
   /** HMAC(address) → pending requests (any node's), kept current by a watch. */
   readonly #perAddress = new Map<string, number>();
   /** Creates under way on this node (counted against both caps). */
   readonly #creating = new Map<string, number>();
   readonly #unwatch: () => void;
 
-  constructor(app: AppContext) {
+  constructor(app: AppContext, startsPerMinute: number) {
     this.#app = app;
+    this.#starts = new RateLimiter(startsPerMinute / 60, startsPerMinute);
     this.#docs = new SealedDocs(app.data, {
       collection: oidcRequestsCollection,
       hmacPurpose: "events.acl-oidc-request",
@@ -122,7 +127,7 @@ export class OidcRequests {
 
   /**
    * The pending request of `nonce`, or a new one from `create`, durable before it resolves: 429 when its address
-   * has maxOidcRequestsPerAddress pending, 503 when maxOidcRequests are pending.
+   * has maxOidcRequestsPerAddress pending or started its minute's share, 503 when maxOidcRequests are pending.
    */
   async loadOrAdd(nonce: string, address: string, create: () => OidcRequest): Promise<OidcRequest> {
     const id = this.#docs.hmacOf(`nonce:${nonce}`);
@@ -134,6 +139,8 @@ export class OidcRequests {
     if (this.#full(addressHash)) await this.#docs.sweep();
     const full = this.#full(addressHash);
     if (full) throw tooMany(full);
+    const wait = this.#starts.take(address);
+    if (wait > 0) throw tooMany("address", wait);
     this.#bump(addressHash, 1, this.#creating);
     try {
       const { result } = await this.#docs.transact(id, (cur) => {

@@ -1,7 +1,8 @@
 // OIDC login as `nomad login` drives it, against a real OpenID provider (npm oidc-provider): auth-url with an
 // allowed redirect URI, the provider's login and consent, complete-auth → token bound by list claims; the
 // refusals for a foreign redirect URI, a replayed nonce and a wrong state; pending logins bounded per address;
-// a login pending across a restart completes after it; 1,000 pending at most (docs/events.md#sso-login).
+// a login pending across a restart completes after it; 1,000 pending at most, 30 started a minute per address
+// (docs/events.md#sso-login).
 
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { oidcUsers, startOidcProvider } from "../fixtures/oidc_provider.ts";
@@ -138,6 +139,34 @@ Deno.test("acl OIDC login: pending across a restart, at most 1,000 held, nonce a
         headers: { "X-Forwarded-For": `10.9.${i >> 8}.${i & 255}` },
         body: { AuthMethodName: "corp", RedirectURI: redirectUri, ClientNonce: `nonce-fill-${i}` },
       });
+    // Each new pending login is a commit: one address starts 30 a minute (WHARF_OIDC_STARTS_PER_MINUTE), even
+    // when it uses each up at once (a forged state still consumes it), then waits for the bucket.
+    const started: number[] = [];
+    for (let i = 0; i < 40; i++) {
+      const r = await call(srv.url, "PUT", "/v1/acl/oidc/auth-url", {
+        headers: { "X-Forwarded-For": "10.8.0.1" },
+        body: { AuthMethodName: "corp", RedirectURI: redirectUri, ClientNonce: `nonce-churn-${i}` },
+      });
+      started.push(r.status);
+      if (r.status !== 200) {
+        assertEquals([r.text, r.headers.get("retry-after")], [
+          "error storing OIDC request: too many requests from this address",
+          "2",
+        ]);
+        break;
+      }
+      const forged = await put("/v1/acl/oidc/complete-auth", {
+        AuthMethodName: "corp",
+        ClientNonce: `nonce-churn-${i}`,
+        State: "forged",
+        Code: "forged",
+        Iss: op.issuer,
+        RedirectURI: redirectUri,
+      });
+      assertEquals(forged.status, 400, forged.text);
+    }
+    assertEquals([started.length, started.at(-1)], [31, 429]);
+
     for (let i = 1; i < 1000; i++) assertEquals((await another(i)).status, 200);
     const full = [503, "error storing OIDC request: too many requests"];
     const over = await another(1000);
