@@ -28,13 +28,15 @@ import { createTestingApi } from "./routes/testing/mod.ts";
 /**
  * Collections checkpointed as packs (docs/storage.md) rather than a file per document. Tokens: one new document
  * per login, and a file per token cost more CPU than the rest of an LDAP login's storage. OIDC attempts:
- * short-lived (created, updated, deleted within minutes), up to 50,000 at once. test/packed: written only by the
+ * short-lived (created, updated, deleted within minutes), up to 50,000 at once; Nomad's pending OIDC logins
+ * likewise (up to 1,000). test/packed: written only by the
  * test routes (WHARF_TEST_ROUTES), so the crash test covers packs.
  */
 export const packedCollections: readonly string[] = [
   "auth/tokens",
   "registry/tokens",
   "auth/oidc_attempts",
+  "cluster/acl_oidc_requests",
   "test/packed",
 ];
 

@@ -4,6 +4,7 @@
 import type { AppContext } from "../../lib/app.ts";
 import { ApiError } from "../../lib/errors.ts";
 import type { DocWrite, EventInput, StoredDoc } from "../../lib/store/mod.ts";
+import { SealedDocs } from "../../lib/store/sealed_docs.ts";
 import { collections, lockKeys, parentLocks } from "./common.ts";
 import { tokenDeletedEvent, type TokenDoc, tokenTombstone } from "./state.ts";
 import type { NewToken } from "./tokens.ts";
@@ -19,6 +20,8 @@ import type { NewToken } from "./tokens.ts";
  * - the nonce, the PKCE code verifier and the round-trip payload are one AES-256-GCM sealed value (AAD: the
  *   attempt id), and a minted but uncollected token's secret is sealed too (AAD: attempt id + token id).
  * Attempt commits carry no events: the event stream sees only the token's own events, as before.
+ * The HMACs, sealing and lock keys are lib/store/sealed_docs.ts's, shared with Nomad's pending SSO logins; the
+ * sweep is this module's own, because it also deletes the tokens nobody collected.
  *
  * Life of an attempt: `started` (state open) → `redeeming` (the callback consumed the state, durably, before
  * it talks to the provider: a replayed callback fails even across a restart) → `ready` (token minted in the
@@ -93,14 +96,6 @@ export class AttemptExpiredError extends ApiError {
   }
 }
 
-/** Opens a sealed value; one that no longer opens (e.g. the root key changed since) is `undefined`, not a 500. */
-function openOrUndefined(keys: AppContext["data"]["keys"], sealed: string, aad: string): string | undefined {
-  try {
-    return keys.open(sealPurpose, sealed, aad);
-  } catch {
-    return undefined;
-  }
-}
 const busy = () => new ApiError(503, "Server is busy, retry later.");
 
 function expired(doc: AttemptDoc, now: number): boolean {
@@ -110,6 +105,7 @@ function expired(doc: AttemptDoc, now: number): boolean {
 export class OidcAttempts {
   readonly ttlMs: number;
   readonly #app: AppContext;
+  readonly #docs: SealedDocs<AttemptDoc>;
   /** HMAC(state) → attempt id, for attempts whose state is still open; kept current by a watch. */
   readonly #byState = new Map<string, string>();
   /** Attempts whose create commit is under way (counted against the cap). */
@@ -121,6 +117,12 @@ export class OidcAttempts {
   constructor(app: AppContext, ttlMs: number) {
     this.#app = app;
     this.ttlMs = ttlMs;
+    this.#docs = new SealedDocs<AttemptDoc>(app.data, {
+      collection: attemptsCollection,
+      hmacPurpose,
+      sealPurpose,
+      expiresAt: (doc) => Date.parse(doc.expiration_time),
+    });
     for (const a of this.#store.list<AttemptDoc>(attemptsCollection)) {
       if (a.doc.state_hash) this.#byState.set(a.doc.state_hash, a.id);
     }
@@ -153,15 +155,15 @@ export class OidcAttempts {
   }
 
   #id(tokenId: string): string {
-    return this.#app.data.keys.hmac(hmacPurpose, `token_id:${tokenId}`);
+    return this.#docs.hmacOf(`token_id:${tokenId}`);
   }
 
   #stateHash(state: string): string {
-    return this.#app.data.keys.hmac(hmacPurpose, `state:${state}`);
+    return this.#docs.hmacOf(`state:${state}`);
   }
 
   #lock(id: string): string {
-    return `${attemptsCollection}/${id}`;
+    return this.#docs.lockOf(id);
   }
 
   /** Commits a new attempt; resolves once it is durable. */
@@ -184,7 +186,7 @@ export class OidcAttempts {
       expiration_time: new Date(now + this.ttlMs).toISOString(),
       delivery: input.delivery,
       ...(input.typeEcho ? { type_echo: input.typeEcho } : {}),
-      secrets: this.#app.data.keys.seal(sealPurpose, JSON.stringify(input.secrets), id),
+      secrets: this.#docs.seal(JSON.stringify(input.secrets), id),
     };
     this.#creating++;
     try {
@@ -215,7 +217,7 @@ export class OidcAttempts {
       }
       const { state_hash: _used, ...rest } = cur.doc;
       const doc: AttemptDoc = { ...rest, status: "redeeming" };
-      const opened = openOrUndefined(this.#app.data.keys, cur.doc.secrets, id);
+      const opened = this.#docs.open(cur.doc.secrets, id);
       if (opened === undefined) throw unknownAttempt();
       const secrets = JSON.parse(opened) as AttemptSecrets;
       return {
@@ -247,7 +249,7 @@ export class OidcAttempts {
       secrets,
       status: "ready",
       token_id: token.id,
-      token: this.#app.data.keys.seal(sealPurpose, token.token, `${attempt.id}:${token.id}`),
+      token: this.#docs.seal(token.token, `${attempt.id}:${token.id}`),
     };
     return { collection: attemptsCollection, id: attempt.id, doc, ifVersion: cur.version };
   }
@@ -286,7 +288,7 @@ export class OidcAttempts {
       }
       const stored = this.#store.get<TokenDoc>(collections.tokens, cur.doc.token_id);
       if (!stored) return { writes, result: { status: "gone" } as Collected };
-      const secret = openOrUndefined(this.#app.data.keys, cur.doc.token, `${id}:${cur.doc.token_id}`);
+      const secret = this.#docs.open(cur.doc.token, `${id}:${cur.doc.token_id}`);
       if (secret === undefined) return { writes, result: { status: "gone" } as Collected };
       const opened = openOrUndefined(this.#app.data.keys, cur.doc.secrets, id);
       const profile = opened === undefined ? {} : (JSON.parse(opened) as AttemptSecrets).profile ?? {};

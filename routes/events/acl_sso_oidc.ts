@@ -19,6 +19,8 @@ import { type OidcRequest, OidcRequests } from "./acl_sso_oidc_requests.ts";
 
 /** Largest token or UserInfo answer read from a provider. */
 const maxProviderAnswerBytes = 256 * 1024;
+/** Longest client nonce kept for a pending login (the CLI's are far shorter). */
+export const maxClientNonceLength = 256;
 /** Clock skew allowed on the ID token's exp and iat. */
 const idTokenSkewSeconds = 60;
 
@@ -66,8 +68,9 @@ export function createAclOidcRoutes(
   acl: AclState,
   sso: SsoState,
   providers: ProviderCache,
+  startsPerMinute: number,
 ): { routes: Route[]; requests: OidcRequests } {
-  const requests = new OidcRequests();
+  const requests = new OidcRequests(ctx, startsPerMinute);
 
   /** The method's discovery document; 502 when the provider cannot give it. */
   async function discover(method: StoredAuthMethod) {
@@ -84,19 +87,24 @@ export function createAclOidcRoutes(
       ...methodAndNonce,
       RedirectURI: "missing redirect URI",
     });
+    if (f.ClientNonce!.length > maxClientNonceLength) {
+      throw new ApiError(
+        400,
+        `error storing OIDC request: client nonce longer than ${maxClientNonceLength} characters`,
+      );
+    }
     const method = oidcMethod(sso, f.AuthMethodName!);
     if (!(method.Config.AllowedRedirectURIs ?? []).includes(f.RedirectURI!)) {
       throw new ApiError(400, `failed to generate auth URL: unauthorized redirect_uri: ${f.RedirectURI}`);
     }
     const discovery = await discover(method);
-    const pending = requests.loadOrAdd(f.ClientNonce!, () => ({
+    const pending = await requests.loadOrAdd(f.ClientNonce!, req.clientIp, () => ({
       authMethod: method.Name,
       methodHash: method.Hash,
       redirectUri: f.RedirectURI!,
       state: randomSecret(24),
       nonce: f.ClientNonce!,
       codeVerifier: randomSecret(32),
-      address: req.clientIp,
     }));
     if (pending.authMethod !== method.Name || pending.redirectUri !== f.RedirectURI) {
       throw new ApiError(400, "error storing OIDC request: client nonce already in use");
@@ -198,7 +206,7 @@ export function createAclOidcRoutes(
       }
     }
     // Single use: the pending request is gone whatever happens next.
-    const pending = requests.take(f.ClientNonce!);
+    const pending = await requests.take(f.ClientNonce!);
     if (!pending || pending.authMethod !== method.Name || pending.methodHash !== method.Hash) {
       throw new ApiError(400, "no OIDC request found for client nonce");
     }

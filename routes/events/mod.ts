@@ -39,7 +39,7 @@ export async function createEventsApi(ctx: AppContext): Promise<ApiModule> {
   }
   const sso = new SsoState(ctx);
   const providers = new ProviderCache();
-  const oidc = createAclOidcRoutes(ctx, acl, sso, providers);
+  const oidc = createAclOidcRoutes(ctx, acl, sso, providers, settings.oidcStartsPerMinute);
   const ttlBounds = { minTtlMs: settings.tokenMinTtlMs, maxTtlMs: settings.tokenMaxTtlMs };
   const stream = createEventStream(ctx, acl, settings);
   const oneTime = createOneTimeTokenRoutes(ctx, acl, settings.oneTimeTokenTtlMs);
@@ -82,6 +82,7 @@ export async function createEventsApi(ctx: AppContext): Promise<ApiModule> {
       acl.close();
       sso.close();
       providers.close();
+      oidc.requests.close();
       nodes.close?.();
       jobs.close?.();
     },

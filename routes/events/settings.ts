@@ -31,6 +31,8 @@ export interface EventsSettings {
   maxStreams: number;
   /** Concurrent streams per token; tokenless callers count per client IP (0 = no cap). */
   maxStreamsPerToken: number;
+  /** Pending SSO logins (`/v1/acl/oidc/auth-url`) one client address may start a minute on a node (0 = no limit). */
+  oidcStartsPerMinute: number;
 }
 
 export function loadEventsSettings(ctx: AppContext): EventsSettings {
@@ -55,6 +57,8 @@ export function loadEventsSettings(ctx: AppContext): EventsSettings {
     queueBytes: envInt(env, "WHARF_EVENTS_QUEUE_BYTES", 4 * 1024 * 1024, 1024),
     maxStreams: envInt(env, "WHARF_EVENTS_MAX_STREAMS", defaultMaxStreams),
     maxStreamsPerToken: envInt(env, "WHARF_EVENTS_MAX_STREAMS_PER_TOKEN", 100),
+    // The auth-methods family's setting: one limit for OIDC logins started, whichever API starts them.
+    oidcStartsPerMinute: envInt(env, "WHARF_OIDC_STARTS_PER_MINUTE", 30, 0),
   };
   // setInterval runs a longer delay than 2^31-1 ms at once, as it does 0.
   if (settings.tokenGc.intervalMs < 1 || settings.tokenGc.intervalMs > 2 ** 31 - 1) {

@@ -1,38 +1,34 @@
 // OIDC login as `nomad login` drives it, against a real OpenID provider (npm oidc-provider): auth-url with an
 // allowed redirect URI, the provider's login and consent, complete-auth → token bound by list claims; the
-// refusals for a foreign redirect URI, a replayed nonce and a wrong state; pending logins bounded per address
+// refusals for a foreign redirect URI, a replayed nonce and a wrong state; pending logins bounded per address;
+// a login pending across a restart completes after it; 1,000 pending at most, 30 started a minute per address
 // (docs/events.md#sso-login).
 
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { oidcUsers, startOidcProvider } from "../fixtures/oidc_provider.ts";
-import { completeProviderLogin } from "../fixtures/oidc_browser.ts";
+import {
+  completeAuthBody,
+  corpAuthUrl,
+  createCorpOidcMethod,
+  ssoRedirectUri as redirectUri,
+} from "./sso_oidc_helpers.ts";
+import { dataDirText } from "../helpers/files.ts";
 import { call, putPolicy, rootSecret, startEventsServer } from "./stream_helpers.ts";
-
-const redirectUri = "http://localhost:4649/oidc/callback";
 
 Deno.test("acl OIDC login: auth-url, provider login, complete-auth, bindings from list claims, refusals", async () => {
   const op = await startOidcProvider({ redirectUris: [redirectUri] });
   const srv = await startEventsServer();
   try {
     const put = (path: string, body: unknown, token?: string) => call(srv.url, "PUT", path, { body, token });
-    const method = await put("/v1/acl/auth-method", {
-      Name: "corp",
-      Type: "OIDC",
-      TokenLocality: "local",
-      MaxTokenTTL: "1h",
-      TokenNameFormat: "${auth_method_name}-${value.email}",
-      Config: {
-        OIDCDiscoveryURL: op.issuer,
-        OIDCClientID: op.clientId,
-        OIDCClientSecret: op.clientSecret,
+    const method = await createCorpOidcMethod(srv.url, op, {
+      fields: { TokenNameFormat: "${auth_method_name}-${value.email}" },
+      config: {
         OIDCScopes: ["email", "groups"],
-        AllowedRedirectURIs: [redirectUri],
         ClaimMappings: { email: "email" },
         ListClaimMappings: { groups: "groups" },
       },
-    }, rootSecret);
-    assertEquals(method.status, 200, method.text);
-    assert(!method.text.includes(op.clientSecret));
+    });
+    assert(!method.includes(op.clientSecret));
     await putPolicy(srv.url, "admins", 'node { policy = "write" }');
     await putPolicy(srv.url, "developers", 'node { policy = "read" }');
     for (const [name, selector] of [["admins", '"admins" in list.groups'], ["developers", ""]]) {
@@ -57,23 +53,18 @@ Deno.test("acl OIDC login: auth-url, provider login, complete-auth, bindings fro
       "failed to generate auth URL: unauthorized redirect_uri: http://evil.example/cb",
     ]);
 
+    const longNonce = await authUrl("n".repeat(257));
+    assertEquals([longNonce.status, longNonce.text], [
+      400,
+      "error storing OIDC request: client nonce longer than 256 characters",
+    ]);
+
     const login = async (user: typeof oidcUsers.alice, nonce: string) => {
-      const u = await authUrl(nonce);
-      assertEquals(u.status, 200, u.text);
-      const url = new URL(String((u.json as Record<string, unknown>).AuthURL));
+      const url = await corpAuthUrl(srv.url, nonce);
       assertEquals(url.origin, op.issuer);
       assertEquals(url.searchParams.get("code_challenge_method"), "S256");
       assertEquals(url.searchParams.get("nonce"), nonce);
-      const cb = (await completeProviderLogin(url.toString(), { login: user.login, password: user.password }))
-        .callbackUrl;
-      return {
-        AuthMethodName: "corp",
-        ClientNonce: nonce,
-        State: cb.searchParams.get("state") ?? "",
-        Code: cb.searchParams.get("code") ?? "",
-        Iss: cb.searchParams.get("iss") ?? "",
-        RedirectURI: redirectUri,
-      };
+      return await completeAuthBody(url, nonce, user);
     };
 
     // Alice is in "admins": both rules bind; the name comes from her email claim.
@@ -119,6 +110,80 @@ Deno.test("acl OIDC login: auth-url, provider login, complete-auth, bindings fro
       "invalid OIDC complete-auth request: 4 errors occurred:\n\t* missing client nonce\n\t* missing state\n" +
         "\t* missing code\n\t* missing redirect URI\n\n",
     );
+  } finally {
+    await srv.stop();
+    await op.stop();
+  }
+});
+
+Deno.test("acl OIDC login: pending across a restart, at most 1,000 held, nonce and state not on disk", async () => {
+  const op = await startOidcProvider({ redirectUris: [redirectUri] });
+  // Client addresses from X-Forwarded-For, so 1,000 pending logins come from 1,000 addresses.
+  let srv = await startEventsServer({ WHARF_TRUST_PROXY: "1" });
+  try {
+    const put = (path: string, body: unknown, token?: string) => call(srv.url, "PUT", path, { body, token });
+    await createCorpOidcMethod(srv.url, op);
+    const rule = await put(
+      "/v1/acl/binding-rule",
+      { AuthMethod: "corp", BindType: "management" },
+      rootSecret,
+    );
+    assertEquals(rule.status, 200, rule.text);
+
+    const nonce = "nonce-restart-0123456789";
+    const authUrl = await corpAuthUrl(srv.url, nonce);
+    const state = authUrl.searchParams.get("state")!;
+    /** auth-url for a new nonce from address 10.9.x.y (i: 0–65535). */
+    const another = (i: number) =>
+      call(srv.url, "PUT", "/v1/acl/oidc/auth-url", {
+        headers: { "X-Forwarded-For": `10.9.${i >> 8}.${i & 255}` },
+        body: { AuthMethodName: "corp", RedirectURI: redirectUri, ClientNonce: `nonce-fill-${i}` },
+      });
+    // Each new pending login is a commit: one address starts 30 a minute (WHARF_OIDC_STARTS_PER_MINUTE), even
+    // when it uses each up at once (a forged state still consumes it), then waits for the bucket.
+    const started: number[] = [];
+    for (let i = 0; i < 40; i++) {
+      const r = await call(srv.url, "PUT", "/v1/acl/oidc/auth-url", {
+        headers: { "X-Forwarded-For": "10.8.0.1" },
+        body: { AuthMethodName: "corp", RedirectURI: redirectUri, ClientNonce: `nonce-churn-${i}` },
+      });
+      started.push(r.status);
+      if (r.status !== 200) {
+        assertEquals([r.text, r.headers.get("retry-after")], [
+          "error storing OIDC request: too many requests from this address",
+          "2",
+        ]);
+        break;
+      }
+      const forged = await put("/v1/acl/oidc/complete-auth", {
+        AuthMethodName: "corp",
+        ClientNonce: `nonce-churn-${i}`,
+        State: "forged",
+        Code: "forged",
+        Iss: op.issuer,
+        RedirectURI: redirectUri,
+      });
+      assertEquals(forged.status, 400, forged.text);
+    }
+    assertEquals([started.length, started.at(-1)], [31, 429]);
+
+    for (let i = 1; i < 1000; i++) assertEquals((await another(i)).status, 200);
+    const full = [503, "error storing OIDC request: too many requests"];
+    const over = await another(1000);
+    assertEquals([over.status, over.text], full);
+    srv = await srv.restart();
+    const overAfterRestart = await another(1001);
+    assertEquals([overAfterRestart.status, overAfterRestart.text], full);
+    const onDisk = await dataDirText(srv.dataDir);
+    assert(!onDisk.includes(nonce) && !onDisk.includes(state), "a pending login's nonce or state on disk");
+
+    const body = await completeAuthBody(authUrl, nonce, oidcUsers.alice);
+    const done = await put("/v1/acl/oidc/complete-auth", body);
+    assertEquals(done.status, 200, done.text);
+    assertEquals((await another(1002)).status, 200); // the completed login's room
+    srv = await srv.restart();
+    const replay = await put("/v1/acl/oidc/complete-auth", body);
+    assertEquals([replay.status, replay.text], [400, "no OIDC request found for client nonce"]);
   } finally {
     await srv.stop();
     await op.stop();
