@@ -290,7 +290,7 @@ export class OidcAttempts {
       if (!stored) return { writes, result: { status: "gone" } as Collected };
       const secret = this.#docs.open(cur.doc.token, `${id}:${cur.doc.token_id}`);
       if (secret === undefined) return { writes, result: { status: "gone" } as Collected };
-      const opened = openOrUndefined(this.#app.data.keys, cur.doc.secrets, id);
+      const opened = this.#docs.open(cur.doc.secrets, id);
       const profile = opened === undefined ? {} : (JSON.parse(opened) as AttemptSecrets).profile ?? {};
       return {
         writes,
