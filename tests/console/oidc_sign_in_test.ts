@@ -15,7 +15,13 @@ const callbackPath = "/v1/auth-methods/oidc:authenticate:callback";
 browserTest(
   "console: Sign in with Corp SSO provisions the registry user through the OIDC sign-in method",
   async (t) => {
-    const srv = await startTestServer({ ...fastEnv, WHARF_REGISTRY_ADMIN_PASSWORD: ADMIN_PASSWORD });
+    // The server's log at debug level: no OIDC code, state, nonce, PKCE value, cookie or token in any line.
+    const logLines: string[] = [];
+    const srv = await startTestServer(
+      { ...fastEnv, WHARF_REGISTRY_ADMIN_PASSWORD: ADMIN_PASSWORD },
+      undefined,
+      { logLines },
+    );
     // The groups claim in the ID token, for a filter over /token/groups.
     const op = await startOidcProvider({ redirectUris: [`${srv.url}${callbackPath}`], idTokenClaims: true });
     const { browser, close } = await launchBrowser();
@@ -34,6 +40,13 @@ browserTest(
       assertEquals(put.status, 200, put.text);
 
       const page = await browser.newPage();
+      // Every URL the browser asked for (the provider's authorize URL, wharf's callback with code and state).
+      const requested: string[] = [];
+      page.on("request", (r) => requested.push(r.url()));
+      const cookiesSeen = new Set<string>();
+      const keepCookies = async () => {
+        for (const c of await page.cookies(srv.url)) cookiesSeen.add(c.value);
+      };
       const main = async () =>
         await page.$eval("main", (m) => (m as unknown as { innerText: string }).innerText);
       const signInWithSso = async () => {
@@ -47,6 +60,7 @@ browserTest(
           await clickAndWait(page, "button[type=submit]");
         }
         if (await page.$("button[value=approve]")) await clickAndWait(page, "button[value=approve]");
+        await keepCookies();
       };
 
       await t.step("the button signs alice in; she is provisioned as alice with her e-mail", async () => {
@@ -126,6 +140,27 @@ browserTest(
         assertEquals(answer.status, 401);
         assert(answer.text.includes("No sign-in with an identity provider was started in this browser."));
         assert(!stranger.cookies.has("wharf_session"));
+      });
+
+      await t.step("no OIDC code, state, nonce, PKCE challenge, cookie or token in any log line", () => {
+        const secrets = new Set<string>([op.clientSecret, ADMIN_PASSWORD, admin, authAdmin.token!]);
+        for (const c of cookiesSeen) if (c.length >= 16) secrets.add(c);
+        let callbacks = 0;
+        for (const href of requested) {
+          const url = new URL(href);
+          if (url.pathname === callbackPath) callbacks++;
+          for (const name of ["code", "state", "nonce", "code_challenge"]) {
+            const value = url.searchParams.get(name);
+            if (value) secrets.add(value);
+          }
+        }
+        assert(callbacks >= 4, `callbacks seen: ${callbacks}`);
+        assert(secrets.size >= 4 * 3, `secrets: ${secrets.size}`);
+        assert(logLines.some((l) => l.includes(callbackPath)), logLines.slice(-5).join("\n"));
+        for (const secret of secrets) {
+          const leaked = logLines.find((l) => l.includes(secret));
+          assert(leaked === undefined, `a log line holds a secret: ${leaked}`);
+        }
       });
     } finally {
       await close();

@@ -11,11 +11,19 @@ import { WebClient } from "../console/helpers.ts";
 const SIGN_IN = "/api/v2/admin/sign-in-methods";
 
 Deno.test("registry sign-in through the auth methods", async (t) => {
-  const srv = await startTestServer({
-    ...fastEnv,
-    WHARF_REGISTRY_ADMIN_PASSWORD: ADMIN_PASSWORD,
-    WHARF_REGISTRY_LOGIN_FAILURES: "3",
-  });
+  // The server's log at debug level, access lines included: no password or token may be in any line.
+  const logLines: string[] = [];
+  const srv = await startTestServer(
+    {
+      ...fastEnv,
+      WHARF_REGISTRY_ADMIN_PASSWORD: ADMIN_PASSWORD,
+      WHARF_REGISTRY_LOGIN_FAILURES: "3",
+    },
+    undefined,
+    { logLines },
+  );
+  // Every token an answer handed out, for the log check.
+  const issuedTokens: string[] = [];
   try {
     const api = new Client(srv.url);
     const admin = await api.login("admin", ADMIN_PASSWORD);
@@ -115,8 +123,11 @@ Deno.test("registry sign-in through the auth methods", async (t) => {
       ((await api.get("/api/v1/admin/users", { token: admin })).body.users as { username: string }[]).map((
         u,
       ) => u.username).sort();
-    const signIn = (login: string, password: string, api2 = false) =>
-      api.post(`/api/${api2 ? "v2" : "v1"}/authenticate`, { user: { login, password } });
+    const signIn = async (login: string, password: string, api2 = false) => {
+      const r = await api.post(`/api/${api2 ? "v2" : "v1"}/authenticate`, { user: { login, password } });
+      if (typeof r.body?.token === "string") issuedTokens.push(r.body.token);
+      return r;
+    };
 
     let wrenUser = "";
     await t.step("a password method's account signs in, provisioned once as wren-osei", async () => {
@@ -257,8 +268,14 @@ Deno.test("registry sign-in through the auth methods", async (t) => {
         }
       };
       await walk(srv.dataDir);
-      for (const secret of ["wren-password-1", "wrong-password", "kai-directory-password", ADMIN_PASSWORD]) {
-        assert(!stored.some((text) => text.includes(secret)), secret);
+      const secrets = ["wren-password-1", "wrong-password", "kai-directory-password", ADMIN_PASSWORD];
+      for (const secret of secrets) assert(!stored.some((text) => text.includes(secret)), secret);
+      // Nor in any log line, nor a token any sign-in answered with (the log did record the sign-ins).
+      assert(logLines.some((l) => l.includes("/api/v1/authenticate")), logLines.slice(-5).join("\n"));
+      assert(issuedTokens.length >= 5, String(issuedTokens.length));
+      for (const secret of [...secrets, ...issuedTokens, admin, plainToken, authAdmin.token!]) {
+        const leaked = logLines.find((l) => l.includes(secret));
+        assert(leaked === undefined, `a log line holds a secret: ${leaked}`);
       }
     });
 
