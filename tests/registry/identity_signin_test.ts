@@ -18,6 +18,10 @@ Deno.test("registry sign-in through the auth methods", async (t) => {
       ...fastEnv,
       WHARF_REGISTRY_ADMIN_PASSWORD: ADMIN_PASSWORD,
       WHARF_REGISTRY_LOGIN_FAILURES: "3",
+      // The auth methods' own throttles (per method and login name, per client address), low enough that a
+      // registry sign-in charging them once per method tried would lock them (docs/identity.md).
+      WHARF_LOGIN_LOCKOUT_THRESHOLD: "3",
+      WHARF_IP_LOCKOUT_THRESHOLD: "4",
     },
     undefined,
     { logLines },
@@ -235,13 +239,15 @@ Deno.test("registry sign-in through the auth methods", async (t) => {
       },
     );
 
-    await t.step("wrong passwords across three methods count once for the login throttle", async () => {
+    await t.step("wrong passwords across three methods count once for the login throttles", async () => {
       const second = await authAdmin.post("/v1/auth-methods", {
         scope_id: "global",
         type: "password",
         name: "second",
       });
       assertEquals(second.status, 200, JSON.stringify(second.body));
+      // wren has an account in both auth methods: a wrong password is wrong on registry, primary and second.
+      await account(second.body.id, "wren.osei", "wren-password-2");
       const put = await api.put(SIGN_IN, { methods: ["registry", primary, second.body.id] }, {
         token: admin,
       });
@@ -252,13 +258,26 @@ Deno.test("registry sign-in through the auth methods", async (t) => {
       // The third failure reaches the limit: the next sign-in is refused even with the right password.
       assertEquals((await signIn("wren.osei", "wrong-password")).status, 401);
       assertEquals((await signIn("wren.osei", "wren-password-1")).status, 429);
-      // The auth method's own throttle was not touched by them: its login still works.
-      assertEquals(
-        (await anon.post(`/v1/auth-methods/${primary}:authenticate`, {
-          attributes: { login_name: "wren.osei", password: "wren-password-1" },
-        })).status,
-        200,
-      );
+      // Three wrong sign-ins: counted per method they would be 3 failures on each method's name key
+      // (threshold 3) and 6 on this address (threshold 4). The methods' own logins are not locked.
+      for (const [method, password] of [[primary, "wren-password-1"], [second.body.id, "wren-password-2"]]) {
+        const own = await anon.post(`/v1/auth-methods/${method}:authenticate`, {
+          attributes: { login_name: "wren.osei", password },
+        });
+        assertEquals(own.status, 200, JSON.stringify(own.body));
+        issuedTokens.push(own.body.attributes.token);
+      }
+      // The methods' throttles still count their own logins: three wrong passwords lock the name.
+      for (let i = 0; i < 3; i++) {
+        const wrong = await anon.post(`/v1/auth-methods/${second.body.id}:authenticate`, {
+          attributes: { login_name: "wren.osei", password: "wrong-password" },
+        });
+        assertEquals(wrong.status, 401, JSON.stringify(wrong.body));
+      }
+      const locked = await anon.post(`/v1/auth-methods/${second.body.id}:authenticate`, {
+        attributes: { login_name: "wren.osei", password: "wren-password-2" },
+      });
+      assertEquals(locked.status, 429, JSON.stringify(locked.body));
       // No password in the events, nor in plaintext anywhere in the data dir (log, documents, packs).
       const stored = [JSON.stringify(await events())];
       const walk = async (dir: string): Promise<void> => {
@@ -268,7 +287,13 @@ Deno.test("registry sign-in through the auth methods", async (t) => {
         }
       };
       await walk(srv.dataDir);
-      const secrets = ["wren-password-1", "wrong-password", "kai-directory-password", ADMIN_PASSWORD];
+      const secrets = [
+        "wren-password-1",
+        "wren-password-2",
+        "wrong-password",
+        "kai-directory-password",
+        ADMIN_PASSWORD,
+      ];
       for (const secret of secrets) assert(!stored.some((text) => text.includes(secret)), secret);
       // Nor in any log line, nor a token any sign-in answered with (the log did record the sign-ins).
       assert(logLines.some((l) => l.includes("/api/v1/authenticate")), logLines.slice(-5).join("\n"));
