@@ -71,6 +71,25 @@ browserTest(
         assertEquals([user.body.email, user.body.admin], [oidcUsers.alice.email, false]);
         const link = await api.get("/api/v2/admin/users/alice/identity", { token: admin });
         assert(String(link.body.identity.user_id).startsWith("u_"), link.text);
+        // The sign-in is an audit event naming the method and its type, never a secret.
+        const signIns: Record<string, unknown>[] = [];
+        for await (const { line } of srv.server.data.log.read(1)) {
+          for (const e of JSON.parse(line).Events) {
+            if (e.Type === "RegistrySignIn" && e.Payload.AuthToken.username === "alice") {
+              signIns.push(e.Payload.AuthToken);
+            }
+          }
+        }
+        assertEquals(signIns.length, 1);
+        const { account_id: accountId, ...rest } = signIns[0]!;
+        assert(String(accountId).startsWith("acctoidc_"), String(accountId));
+        assertEquals(rest, {
+          username: "alice",
+          auth_method_id: oidc,
+          auth_method_type: "oidc",
+          user_id: link.body.identity.user_id,
+          client_ip: "127.0.0.1",
+        });
       });
 
       await t.step("signing in again is the same registry user, nothing new", async () => {

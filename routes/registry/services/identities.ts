@@ -89,11 +89,14 @@ function emailTaken(reg: Registry, email: string): boolean {
   return false;
 }
 
-/** The audit event of a completed sign-in through an auth method (`RegistrySignIn`). */
+/**
+ * The audit event of a completed sign-in (`RegistrySignIn`): through an auth method (`via` its verified
+ * identity), or the registry's own password (`via` the `registry` pseudo-method, no account).
+ */
 export async function recordSignIn(
   reg: Registry,
   user: StoredDoc<UserDoc>,
-  via: VerifiedIdentity,
+  via: VerifiedIdentity | { methodId: string; methodType: string },
   clientIp: string,
 ): Promise<void> {
   await reg.store.transact([], () => ({ events: [registrySignIn(user.doc.username, via, clientIp)] }));

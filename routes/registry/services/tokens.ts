@@ -110,8 +110,13 @@ export async function verifyLogin(
   }
   if (reg.maintenanceEnabled() && !actsAsAdmin(reg, found.doc)) throw maintenanceError();
   await verifySecondFactor(reg, found, code);
-  // A sign-in through an auth method is an audit event; the registry's own passwords sign in as before.
-  if (via) await recordSignIn(reg, found, via, from.clientIp);
+  // Every completed sign-in is an audit event: through an auth method, or the registry's own password.
+  await recordSignIn(
+    reg,
+    found,
+    via ?? { methodId: REGISTRY_METHOD, methodType: REGISTRY_METHOD },
+    from.clientIp,
+  );
   return found;
 }
 
