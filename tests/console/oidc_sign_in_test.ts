@@ -125,6 +125,29 @@ browserTest(
         assertEquals(await adminPage(), 200);
         assert((await main()).includes("Administration"), await main());
         assert((await main()).includes("Sign-in methods"), await main());
+        // alice, an administrator through her group, is one who can sign in through the oidc method alone; then
+        // emptying the admin groups would leave no administrator able to sign in: refused (422).
+        const onlyOidc = await api.put("/api/v2/admin/sign-in-methods", { methods: [oidc] }, {
+          token: admin,
+        });
+        assertEquals([onlyOidc.status, onlyOidc.body], [200, { methods: [oidc] }]);
+        const emptied = await api.put("/api/v2/admin/group-bindings", { admin_groups: [] }, { token: admin });
+        assertEquals([emptied.status, emptied.body], [422, {
+          errors: [
+            "These admin groups would leave no registry administrator able to sign in through the sign-in " +
+            "methods; give another administrator a way to sign in first",
+          ],
+          success: false,
+        }]);
+        assertEquals((await api.get("/api/v2/admin/group-bindings", { token: admin })).body, {
+          admin_groups: [group.body.id],
+        });
+        const restored = await api.put("/api/v2/admin/sign-in-methods", {
+          methods: ["registry", primary, oidc],
+        }, {
+          token: admin,
+        });
+        assertEquals(restored.status, 200, restored.text);
         // During maintenance a group admin still signs in, as an administrator does.
         assertEquals(
           (await api.put("/api/v1/admin/maintenance", { enabled: true }, { token: admin })).status,

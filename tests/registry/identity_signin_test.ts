@@ -4,7 +4,7 @@
 
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { startTestServer } from "../helpers/server.ts";
-import { fastEnv, minimalOidcAttrs, signInAdmin } from "../authmethods/helpers.ts";
+import { adminPassword, fastEnv, minimalOidcAttrs, signInAdmin } from "../authmethods/helpers.ts";
 import { ADMIN_PASSWORD, Client } from "./helpers.ts";
 import { WebClient } from "../console/helpers.ts";
 
@@ -400,6 +400,55 @@ Deno.test("registry sign-in through the auth methods", async (t) => {
           "managed-group-deleted",
           "managed-group-deleted",
         ]);
+      },
+    );
+
+    await t.step(
+      "unlinking, demoting or deleting the last admin who could sign in is refused, as the sign-in list is",
+      async () => {
+        // admin signs in through the primary method (its person's account) or its registry password; ops
+        // through its registry password only. Without registry in the list, admin alone can sign in.
+        const ops = await api.post("/api/v1/admin/users", {
+          user: { username: "ops", email: "ops@example.com", password: "ops-password-1", admin: true },
+        }, { token: admin });
+        assertEquals(ops.status, 200, ops.text);
+        const put = await api.put(SIGN_IN, { methods: [primary] }, { token: admin });
+        assertEquals([put.status, put.body], [200, { methods: [primary] }]);
+        const lockout = (action: string) => ({
+          errors: [
+            `${action} would leave no registry administrator able to sign in through the sign-in methods; ` +
+            "give another administrator a way to sign in first",
+          ],
+          success: false,
+        });
+        const unlink = await api.delete("/api/v2/admin/users/admin/identity", { token: admin });
+        assertEquals([unlink.status, unlink.body], [422, lockout("Unlinking 'admin'")]);
+        const demote = await api.put("/api/v1/admin/users/admin", { user: { admin: false } }, {
+          token: admin,
+        });
+        assertEquals([demote.status, demote.body], [422, lockout("Demoting 'admin'")]);
+        const remove = await api.delete("/api/v1/admin/users/admin", { token: admin });
+        assertEquals([remove.status, remove.body], [422, lockout("Deleting 'admin'")]);
+        // Nothing changed: admin still signs in through the primary method, as an administrator.
+        const link = await api.get("/api/v2/admin/users/admin/identity", { token: admin });
+        assert(String(link.body.identity?.user_id).startsWith("u_"), link.text);
+        const again = await signIn("admin", adminPassword);
+        assertEquals(again.status, 200, again.text);
+        assertEquals((await api.get(SIGN_IN, { token: again.body.token })).status, 200);
+        // With registry listed again ops can sign in, and admin may be demoted.
+        assertEquals(
+          (await api.put(SIGN_IN, { methods: ["registry", primary] }, { token: admin })).status,
+          200,
+        );
+        const demoted = await api.put("/api/v1/admin/users/admin", { user: { admin: false } }, {
+          token: admin,
+        });
+        assertEquals(demoted.status, 200, demoted.text);
+        const opsToken = await api.login("ops", "ops-password-1");
+        const restored = await api.put("/api/v1/admin/users/admin", { user: { admin: true } }, {
+          token: opsToken,
+        });
+        assertEquals(restored.status, 200, restored.text);
       },
     );
   } finally {

@@ -11,6 +11,7 @@ import { registryIdentityChanged, registrySignIn, registryUserProvisioned } from
 import { now, plainUserDoc, type UserDoc, USERS } from "../core/model.ts";
 import type { Actor, Registry } from "../core/registry.ts";
 import { isValidEmail, namespacePattern, reservedNames } from "../core/rules.ts";
+import { refuseAdminLockout } from "./sign_in_methods.ts";
 
 /** The registry user linked to the auth-method user `userId`. */
 export function linkedUser(reg: Registry, userId: string): StoredDoc<UserDoc> | undefined {
@@ -174,6 +175,7 @@ export async function unlinkIdentity(who: Actor, username: string): Promise<Iden
     const current = user.doc.identity?.user_id;
     if (!current) return { result: user.doc };
     const next: UserDoc = { ...user.doc, identity: null, updated_at: now() };
+    refuseAdminLockout(reg, { users: new Map([[user.id, next]]) }, `Unlinking '${user.doc.username}'`);
     return {
       writes: [{ collection: USERS, id: user.id, doc: next, ifVersion: user.version }],
       events: [registryIdentityChanged("RegistryIdentityUnlinked", next.username, current, actor.username)],
