@@ -3,6 +3,7 @@
 // the e-mail's local part, the e-mail from the account), the attempt bound to the browser that started it
 // (docs/identity.md#oidc-sign-in).
 
+import * as OTPAuth from "otpauth";
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { startTestServer } from "../helpers/server.ts";
 import { oidcUsers, startOidcProvider } from "../fixtures/oidc_provider.ts";
@@ -175,6 +176,67 @@ browserTest(
         });
         assertEquals(await adminPage(), 403);
       });
+
+      await t.step(
+        "alice with two-factor on: after the provider, the code step; a wrong code is refused, the right signs in",
+        async () => {
+          const enrol = await api.post("/api/v1/admin/users/alice/totp", undefined, { token: admin });
+          assertEquals(enrol.status, 200, enrol.text);
+          const app = new OTPAuth.TOTP({
+            secret: OTPAuth.Secret.fromBase32(enrol.body.secret),
+            digits: 6,
+            period: 30,
+          });
+          const step = () => Math.floor(Date.now() / 30_000);
+          const codeAt = (at: number) => app.generate({ timestamp: at * 30_000 });
+          const confirm = await api.post("/api/v1/admin/users/alice/totp/confirm", {
+            code: codeAt(step() - 1),
+          }, {
+            token: admin,
+          });
+          assertEquals(confirm.status, 200, confirm.text);
+          const on = await api.put("/api/v1/admin/users/alice", { user: { two_factor_enabled: true } }, {
+            token: admin,
+          });
+          assertEquals(on.status, 200, on.text);
+          const signInsOfAlice = async () => {
+            let n = 0;
+            for await (const { line } of srv.server.data.log.read(1)) {
+              for (const e of JSON.parse(line).Events) {
+                if (e.Type === "RegistrySignIn" && e.Payload.AuthToken.username === "alice") n++;
+              }
+            }
+            return n;
+          };
+          const before = await signInsOfAlice();
+          if (await page.$("header form[action='/ui/logout'] button")) {
+            await clickAndWait(page, "header form[action='/ui/logout'] button");
+          }
+          await signInWithSso();
+          assertEquals(new URL(page.url()).pathname, "/ui/login/code", await main());
+          assert((await main()).includes("Two-factor code"), await main());
+          // Not signed in yet: the console's pages still ask for a sign-in.
+          const cookies = (await page.cookies(srv.url)).map((c) => c.name);
+          assert(!cookies.includes("wharf_session"), cookies.join());
+          const valid = new Set([-1, 0, 1].map((d) => codeAt(step() + d)));
+          let wrong = "000000";
+          for (let n = 1; valid.has(wrong); n++) wrong = String(n).padStart(6, "0");
+          await fill(page, "input[name=code]", wrong);
+          await clickAndWait(page, `form[action='/ui/login/code'] button[type=submit]`);
+          assertEquals(new URL(page.url()).pathname, "/ui/login/code");
+          assert((await main()).includes("Invalid or expired two-factor code!"), await main());
+          assertEquals(await signInsOfAlice(), before);
+          await fill(page, "input[name=code]", codeAt(step()));
+          await clickAndWait(page, `form[action='/ui/login/code'] button[type=submit]`);
+          assertEquals(new URL(page.url()).href, `${srv.url}/`, await main());
+          assert((await main()).includes("Signed in as alice."), await main());
+          assertEquals(await signInsOfAlice(), before + 1);
+          await keepCookies();
+          // The step is used up: the code page asks for a new sign-in.
+          const again = await page.goto(`${srv.url}/ui/login/code`, { waitUntil: "load" });
+          assertEquals(again?.status(), 401);
+        },
+      );
 
       await t.step("the completion page signs in only the browser that started the attempt", async () => {
         const stranger = new WebClient(srv.url);

@@ -120,8 +120,15 @@ export async function verifyLogin(
   return found;
 }
 
-/** The registry's two-factor code after any first factor, its TOTP step recorded (no reuse). */
-async function verifySecondFactor(reg: Registry, found: StoredDoc<UserDoc>, code: unknown): Promise<void> {
+/**
+ * The registry's two-factor code after any first factor (the password form's, an OIDC sign-in's), under the
+ * per-user throttle of wrong codes, its TOTP step recorded (no reuse): 406, 429 otherwise.
+ */
+export async function verifySecondFactor(
+  reg: Registry,
+  found: StoredDoc<UserDoc>,
+  code: unknown,
+): Promise<void> {
   if (!found.doc.two_factor_enabled) return;
   const { totpStep } = await reg.twoFactor.checkLoginCode(
     found.id,
