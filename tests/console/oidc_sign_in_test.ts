@@ -235,6 +235,24 @@ browserTest(
           // The step is used up: the code page asks for a new sign-in.
           const again = await page.goto(`${srv.url}/ui/login/code`, { waitUntil: "load" });
           assertEquals(again?.status(), 401);
+          // Wrong codes count against the password form's per-user throttle (10 in 15 minutes, the one wrong
+          // code above included): nine more, and the right code is refused too.
+          await clickAndWait(page, "header form[action='/ui/logout'] button");
+          await signInWithSso();
+          assertEquals(new URL(page.url()).pathname, "/ui/login/code", await main());
+          for (let i = 0; i < 9; i++) {
+            await fill(page, "input[name=code]", wrong);
+            await clickAndWait(page, `form[action='/ui/login/code'] button[type=submit]`);
+            assert((await main()).includes("Invalid or expired two-factor code!"), `${i}: ${await main()}`);
+          }
+          await fill(page, "input[name=code]", codeAt(step() + 1));
+          const [limited] = await Promise.all([
+            page.waitForNavigation(),
+            page.click(`form[action='/ui/login/code'] button[type=submit]`),
+          ]);
+          assertEquals(limited?.status(), 429);
+          assert((await main()).includes("Rate limit exceeded"), await main());
+          assertEquals(await signInsOfAlice(), before + 1);
         },
       );
 
