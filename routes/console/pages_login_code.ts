@@ -76,13 +76,8 @@ function codePage(
       <h1>Two-factor code</h1>
       <p><a href="/ui/login">Sign in again</a></p>
     `;
-  return page(c, {
-    title: "Two-factor code",
-    body,
-    errors: options.errors ?? [],
-    status: options.status ?? 200,
-    headers,
-  });
+  const { errors = [], status = 200 } = options;
+  return page(c, { title: "Two-factor code", body, errors, status, headers });
 }
 
 export function codeGet(c: ConsoleReq): Response {

@@ -35,17 +35,11 @@ Deno.test({
         `member: ${users.alice.dn}\nmember: ${users.bob.dn}\n`,
     );
     // The server's log at debug level: no directory password or token may be in any line.
-    const logLines: string[] = [];
-    const server = await startTestServer(
-      {
-        ...clientTestEnv,
-        WHARF_INITIAL_ADMIN_PASSWORD: AUTH_ADMIN_PASSWORD,
-        WHARF_ARGON2_TIME: "1",
-        WHARF_ARGON2_MEMORY_KIB: "1024",
-      },
-      undefined,
-      { logLines },
-    );
+    const logged = { logLines: [] as string[] };
+    const { logLines } = logged;
+    const fastHashing = { WHARF_ARGON2_TIME: "1", WHARF_ARGON2_MEMORY_KIB: "1024" };
+    const env = { ...clientTestEnv, ...fastHashing, WHARF_INITIAL_ADMIN_PASSWORD: AUTH_ADMIN_PASSWORD };
+    const server = await startTestServer(env, undefined, logged);
     const signedInTokens: string[] = [];
     const sandboxes: VagrantSandbox[] = [];
     const boxes = await Deno.makeTempDir({ prefix: "wharf-ldap-boxes-" });
