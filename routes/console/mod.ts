@@ -19,6 +19,7 @@ import { serveAsset } from "./assets.ts";
 import { homePage, namespacePage, searchPage } from "./pages_public.ts";
 import { boxPage, versionPage } from "./pages_box.ts";
 import { loginGet, loginPost, logoutGet, logoutPost, oidcCompleteGet, oidcStartGet } from "./pages_login.ts";
+import { codeGet, codePost } from "./pages_login_code.ts";
 import * as settings from "./pages_settings.ts";
 import * as orgs from "./pages_orgs.ts";
 import * as publish from "./pages_publish.ts";
@@ -141,6 +142,8 @@ export function createConsoleApi(ctx: AppContext, registry: RegistryCore): Brows
     [["GET"], "/boxes/search", searchPage],
     [["GET"], "/ui/login", loginGet],
     [["POST"], "/ui/login", loginPost],
+    [["GET"], "/ui/login/code", codeGet],
+    [["POST"], "/ui/login/code", codePost],
     [["GET"], "/ui/login/oidc/complete", oidcCompleteGet],
     [["GET"], "/ui/login/oidc/:id", oidcStartGet],
     [["GET"], "/ui/logout", logoutGet],

@@ -10,8 +10,8 @@ import { hasControlOrSpace } from "../../lib/urls.ts";
 import { type Credentials, requestCode, verifyLogin } from "../registry/services/tokens.ts";
 import { completeOidcSignIn, startOidcSignIn } from "../registry/services/oidc_sign_in.ts";
 import { signInAuthMethods } from "../registry/services/sign_in_methods.ts";
-import type { UserDoc } from "../registry/core/model.ts";
-import type { StoredDoc } from "../../lib/store/mod.ts";
+import { startSession } from "./sign_in_session.ts";
+import { startCodeStep } from "./pages_login_code.ts";
 import { type ConsoleReq, errorMessages } from "./context.ts";
 import { field, loginForm, refuseCrossSite, signedInForm } from "./forms.ts";
 import { html } from "./html.ts";
@@ -124,20 +124,6 @@ export async function loginPost(c: ConsoleReq): Promise<Response> {
   return await startSession(c, found, next);
 }
 
-/** A new session for `user` (a new id at every sign-in), then `next`. */
-async function startSession(c: ConsoleReq, user: StoredDoc<UserDoc>, next: string, clear: string[] = []) {
-  const previous = readCookie(c.ctx.request, SESSION_COOKIE);
-  const { cookie, session } = await c.env.sessions.create(user.id, user.doc.password_hash, previous, {
-    flash: `Signed in as ${user.doc.username}.`,
-  });
-  const headers = new Headers();
-  headers.append("Set-Cookie", cookieHeader(SESSION_COOKIE, cookie, c.env.secureCookies));
-  for (const name of [LOGIN_COOKIE, ...clear]) {
-    headers.append("Set-Cookie", cookieHeader(name, "", c.env.secureCookies, 0));
-  }
-  return seeOther({ ...c, session }, next, undefined, headers);
-}
-
 /** Binds a started OIDC sign-in to this browser: the method and the attempt's token id, until it completes. */
 const OIDC_COOKIE = "wharf_oidc";
 
@@ -165,8 +151,10 @@ export async function oidcCompleteGet(c: ConsoleReq): Promise<Response> {
   const match = /^(amoidc_[A-Za-z0-9]{1,64})\.(oidc_[A-Za-z0-9_-]{1,64})$/.exec(bound);
   return await onLoginPage(c, [401, 404, 409, 503], async () => {
     if (!match) throw new ApiError(401, "No sign-in with an identity provider was started in this browser.");
-    const user = await completeOidcSignIn(c.reg, c.ctx, match[1]!, match[2]!);
-    return await startSession(c, user, "/", [OIDC_COOKIE]);
+    const signedIn = await completeOidcSignIn(c.reg, c.ctx, match[1]!, match[2]!);
+    // Two-factor on: the registry's code step before the session (docs/identity.md#oidc-sign-in).
+    if (signedIn.needsCode) return startCodeStep(c, signedIn.user, signedIn.via, [OIDC_COOKIE]);
+    return await startSession(c, signedIn.user, "/", [OIDC_COOKIE]);
   });
 }
 

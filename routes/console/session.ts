@@ -10,6 +10,8 @@ import type { DocumentStore, DocWrite, StoredDoc } from "../../lib/store/mod.ts"
 export const SESSION_COOKIE = "wharf_session";
 /** Before sign-in: binds the login form's CSRF token to this browser. */
 export const LOGIN_COOKIE = "wharf_login";
+/** The keyring purpose of a sign-in step sealed into a cookie (sealPending). */
+const PENDING_PURPOSE = "console.pending-sign-in";
 /** Stored with the registry, whose browser front the console is. */
 export const SESSIONS = "registry/console_sessions";
 /** Sessions one user may hold (WHARF_CONSOLE_MAX_SESSIONS_PER_USER); past it that user's least recent goes. */
@@ -179,6 +181,32 @@ export class Sessions {
   /** Ends a session (sign-out, a changed password): on every node. */
   async end(session: Session): Promise<void> {
     await this.#remove([session.key]);
+  }
+
+  /**
+   * Seals `value` for a cookie of the browser whose pre-login cookie is `loginCookie` (AES-GCM, bound to it),
+   * valid `ttlMs`: a sign-in step between two requests, with nothing stored.
+   */
+  sealPending(loginCookie: string, value: unknown, ttlMs: number): string {
+    const text = JSON.stringify({ value, expiresAt: Date.now() + ttlMs });
+    return this.#keys.seal(PENDING_PURPOSE, text, `pending:${loginCookie}`).replaceAll(
+      /[+/=]/g,
+      (c) => c === "+" ? "-" : c === "/" ? "_" : "~",
+    );
+  }
+
+  /** What sealPending sealed for this `loginCookie`: undefined when absent, tampered with, another's or expired. */
+  openPending<T>(loginCookie: string, sealed: string | undefined): T | undefined {
+    if (!sealed || sealed.length > 8192) return undefined;
+    try {
+      const raw = sealed.replaceAll(/[-_~]/g, (c) => c === "-" ? "+" : c === "_" ? "/" : "=");
+      const opened = JSON.parse(this.#keys.open(PENDING_PURPOSE, raw, `pending:${loginCookie}`));
+      return typeof opened.expiresAt === "number" && opened.expiresAt > Date.now()
+        ? opened.value as T
+        : undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   /** The CSRF token of the login form for a pre-login cookie value. */

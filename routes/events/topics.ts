@@ -68,6 +68,7 @@ export const topics: ReadonlyMap<string, TopicInfo> = new Map<string, TopicInfo>
       "RegistryUserProvisioned",
       "RegistryIdentityLinked",
       "RegistryIdentityUnlinked",
+      "RegistryGroupBindingsChanged",
     ]),
   ],
   [

@@ -3,6 +3,7 @@
 // the e-mail's local part, the e-mail from the account), the attempt bound to the browser that started it
 // (docs/identity.md#oidc-sign-in).
 
+import * as OTPAuth from "otpauth";
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { startTestServer } from "../helpers/server.ts";
 import { oidcUsers, startOidcProvider } from "../fixtures/oidc_provider.ts";
@@ -15,7 +16,13 @@ const callbackPath = "/v1/auth-methods/oidc:authenticate:callback";
 browserTest(
   "console: Sign in with Corp SSO provisions the registry user through the OIDC sign-in method",
   async (t) => {
-    const srv = await startTestServer({ ...fastEnv, WHARF_REGISTRY_ADMIN_PASSWORD: ADMIN_PASSWORD });
+    // The server's log at debug level: no OIDC code, state, nonce, PKCE value, cookie or token in any line.
+    const logLines: string[] = [];
+    const srv = await startTestServer(
+      { ...fastEnv, WHARF_REGISTRY_ADMIN_PASSWORD: ADMIN_PASSWORD },
+      undefined,
+      { logLines },
+    );
     // The groups claim in the ID token, for a filter over /token/groups.
     const op = await startOidcProvider({ redirectUris: [`${srv.url}${callbackPath}`], idTokenClaims: true });
     const { browser, close } = await launchBrowser();
@@ -34,6 +41,13 @@ browserTest(
       assertEquals(put.status, 200, put.text);
 
       const page = await browser.newPage();
+      // Every URL the browser asked for (the provider's authorize URL, wharf's callback with code and state).
+      const requested: string[] = [];
+      page.on("request", (r) => requested.push(r.url()));
+      const cookiesSeen = new Set<string>();
+      const keepCookies = async () => {
+        for (const c of await page.cookies(srv.url)) cookiesSeen.add(c.value);
+      };
       const main = async () =>
         await page.$eval("main", (m) => (m as unknown as { innerText: string }).innerText);
       const signInWithSso = async () => {
@@ -47,6 +61,7 @@ browserTest(
           await clickAndWait(page, "button[type=submit]");
         }
         if (await page.$("button[value=approve]")) await clickAndWait(page, "button[value=approve]");
+        await keepCookies();
       };
 
       await t.step("the button signs alice in; she is provisioned as alice with her e-mail", async () => {
@@ -57,6 +72,25 @@ browserTest(
         assertEquals([user.body.email, user.body.admin], [oidcUsers.alice.email, false]);
         const link = await api.get("/api/v2/admin/users/alice/identity", { token: admin });
         assert(String(link.body.identity.user_id).startsWith("u_"), link.text);
+        // The sign-in is an audit event naming the method and its type, never a secret.
+        const signIns: Record<string, unknown>[] = [];
+        for await (const { line } of srv.server.data.log.read(1)) {
+          for (const e of JSON.parse(line).Events) {
+            if (e.Type === "RegistrySignIn" && e.Payload.AuthToken.username === "alice") {
+              signIns.push(e.Payload.AuthToken);
+            }
+          }
+        }
+        assertEquals(signIns.length, 1);
+        const { account_id: accountId, ...rest } = signIns[0]!;
+        assert(String(accountId).startsWith("acctoidc_"), String(accountId));
+        assertEquals(rest, {
+          username: "alice",
+          auth_method_id: oidc,
+          auth_method_type: "oidc",
+          user_id: link.body.identity.user_id,
+          client_ip: "127.0.0.1",
+        });
       });
 
       await t.step("signing in again is the same registry user, nothing new", async () => {
@@ -92,6 +126,29 @@ browserTest(
         assertEquals(await adminPage(), 200);
         assert((await main()).includes("Administration"), await main());
         assert((await main()).includes("Sign-in methods"), await main());
+        // alice, an administrator through her group, is one who can sign in through the oidc method alone; then
+        // emptying the admin groups would leave no administrator able to sign in: refused (422).
+        const onlyOidc = await api.put("/api/v2/admin/sign-in-methods", { methods: [oidc] }, {
+          token: admin,
+        });
+        assertEquals([onlyOidc.status, onlyOidc.body], [200, { methods: [oidc] }]);
+        const emptied = await api.put("/api/v2/admin/group-bindings", { admin_groups: [] }, { token: admin });
+        assertEquals([emptied.status, emptied.body], [422, {
+          errors: [
+            "These admin groups would leave no registry administrator able to sign in through the sign-in " +
+            "methods; give another administrator a way to sign in first",
+          ],
+          success: false,
+        }]);
+        assertEquals((await api.get("/api/v2/admin/group-bindings", { token: admin })).body, {
+          admin_groups: [group.body.id],
+        });
+        const restored = await api.put("/api/v2/admin/sign-in-methods", {
+          methods: ["registry", primary, oidc],
+        }, {
+          token: admin,
+        });
+        assertEquals(restored.status, 200, restored.text);
         // During maintenance a group admin still signs in, as an administrator does.
         assertEquals(
           (await api.put("/api/v1/admin/maintenance", { enabled: true }, { token: admin })).status,
@@ -120,12 +177,112 @@ browserTest(
         assertEquals(await adminPage(), 403);
       });
 
+      await t.step(
+        "alice with two-factor on: after the provider, the code step; a wrong code is refused, the right signs in",
+        async () => {
+          const enrol = await api.post("/api/v1/admin/users/alice/totp", undefined, { token: admin });
+          assertEquals(enrol.status, 200, enrol.text);
+          const app = new OTPAuth.TOTP({
+            secret: OTPAuth.Secret.fromBase32(enrol.body.secret),
+            digits: 6,
+            period: 30,
+          });
+          const step = () => Math.floor(Date.now() / 30_000);
+          const codeAt = (at: number) => app.generate({ timestamp: at * 30_000 });
+          const confirm = await api.post("/api/v1/admin/users/alice/totp/confirm", {
+            code: codeAt(step() - 1),
+          }, {
+            token: admin,
+          });
+          assertEquals(confirm.status, 200, confirm.text);
+          const on = await api.put("/api/v1/admin/users/alice", { user: { two_factor_enabled: true } }, {
+            token: admin,
+          });
+          assertEquals(on.status, 200, on.text);
+          const signInsOfAlice = async () => {
+            let n = 0;
+            for await (const { line } of srv.server.data.log.read(1)) {
+              for (const e of JSON.parse(line).Events) {
+                if (e.Type === "RegistrySignIn" && e.Payload.AuthToken.username === "alice") n++;
+              }
+            }
+            return n;
+          };
+          const before = await signInsOfAlice();
+          if (await page.$("header form[action='/ui/logout'] button")) {
+            await clickAndWait(page, "header form[action='/ui/logout'] button");
+          }
+          await signInWithSso();
+          assertEquals(new URL(page.url()).pathname, "/ui/login/code", await main());
+          assert((await main()).includes("Two-factor code"), await main());
+          // Not signed in yet: the console's pages still ask for a sign-in.
+          const cookies = (await page.cookies(srv.url)).map((c) => c.name);
+          assert(!cookies.includes("wharf_session"), cookies.join());
+          const valid = new Set([-1, 0, 1].map((d) => codeAt(step() + d)));
+          let wrong = "000000";
+          for (let n = 1; valid.has(wrong); n++) wrong = String(n).padStart(6, "0");
+          await fill(page, "input[name=code]", wrong);
+          await clickAndWait(page, `form[action='/ui/login/code'] button[type=submit]`);
+          assertEquals(new URL(page.url()).pathname, "/ui/login/code");
+          assert((await main()).includes("Invalid or expired two-factor code!"), await main());
+          assertEquals(await signInsOfAlice(), before);
+          await fill(page, "input[name=code]", codeAt(step()));
+          await clickAndWait(page, `form[action='/ui/login/code'] button[type=submit]`);
+          assertEquals(new URL(page.url()).href, `${srv.url}/`, await main());
+          assert((await main()).includes("Signed in as alice."), await main());
+          assertEquals(await signInsOfAlice(), before + 1);
+          await keepCookies();
+          // The step is used up: the code page asks for a new sign-in.
+          const again = await page.goto(`${srv.url}/ui/login/code`, { waitUntil: "load" });
+          assertEquals(again?.status(), 401);
+          // Wrong codes count against the password form's per-user throttle (10 in 15 minutes, the one wrong
+          // code above included): nine more, and the right code is refused too.
+          await clickAndWait(page, "header form[action='/ui/logout'] button");
+          await signInWithSso();
+          assertEquals(new URL(page.url()).pathname, "/ui/login/code", await main());
+          for (let i = 0; i < 9; i++) {
+            await fill(page, "input[name=code]", wrong);
+            await clickAndWait(page, `form[action='/ui/login/code'] button[type=submit]`);
+            assert((await main()).includes("Invalid or expired two-factor code!"), `${i}: ${await main()}`);
+          }
+          await fill(page, "input[name=code]", codeAt(step() + 1));
+          const [limited] = await Promise.all([
+            page.waitForNavigation(),
+            page.click(`form[action='/ui/login/code'] button[type=submit]`),
+          ]);
+          assertEquals(limited?.status(), 429);
+          assert((await main()).includes("Rate limit exceeded"), await main());
+          assertEquals(await signInsOfAlice(), before + 1);
+        },
+      );
+
       await t.step("the completion page signs in only the browser that started the attempt", async () => {
         const stranger = new WebClient(srv.url);
         const answer = await stranger.get("/ui/login/oidc/complete");
         assertEquals(answer.status, 401);
         assert(answer.text.includes("No sign-in with an identity provider was started in this browser."));
         assert(!stranger.cookies.has("wharf_session"));
+      });
+
+      await t.step("no OIDC code, state, nonce, PKCE challenge, cookie or token in any log line", () => {
+        const secrets = new Set<string>([op.clientSecret, ADMIN_PASSWORD, admin, authAdmin.token!]);
+        for (const c of cookiesSeen) if (c.length >= 16) secrets.add(c);
+        let callbacks = 0;
+        for (const href of requested) {
+          const url = new URL(href);
+          if (url.pathname === callbackPath) callbacks++;
+          for (const name of ["code", "state", "nonce", "code_challenge"]) {
+            const value = url.searchParams.get(name);
+            if (value) secrets.add(value);
+          }
+        }
+        assert(callbacks >= 4, `callbacks seen: ${callbacks}`);
+        assert(secrets.size >= 4 * 3, `secrets: ${secrets.size}`);
+        assert(logLines.some((l) => l.includes(callbackPath)), logLines.slice(-5).join("\n"));
+        for (const secret of secrets) {
+          const leaked = logLines.find((l) => l.includes(secret));
+          assert(leaked === undefined, `a log line holds a secret: ${leaked}`);
+        }
       });
     } finally {
       await close();

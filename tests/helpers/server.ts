@@ -19,10 +19,20 @@ export interface TestServer {
   restart(): Promise<TestServer>;
 }
 
-/** Starts a server in this process. `env` adds WHARF_* settings; the data dir is fresh unless given. */
+/** What a test reads of a server besides its answers. */
+export interface TestServerOptions {
+  /** Every log line (debug level and up, access lines included) is appended here instead of stderr. */
+  logLines?: string[];
+}
+
+/**
+ * Starts a server in this process. `env` adds WHARF_* settings; the data dir is fresh unless given; with
+ * `options.logLines`, its log at debug level is collected there (a restart keeps collecting).
+ */
 export async function startTestServer(
   env: Record<string, string> = {},
   dataDir?: string,
+  options: TestServerOptions = {},
 ): Promise<TestServer> {
   const dir = dataDir ?? await Deno.makeTempDir({ prefix: "wharf-test-" });
   // WHARF_TEST_STORAGE runs the same suites on PostgreSQL (+ S3); a restart keeps its database.
@@ -32,7 +42,9 @@ export async function startTestServer(
     ...env,
   });
   const announced: string[] = [];
-  const server = await startServer(config, createLogger("error"), (line) => announced.push(line));
+  const { logLines } = options;
+  const logger = logLines ? createLogger("debug", (line) => logLines.push(line)) : createLogger("error");
+  const server = await startServer(config, logger, (line) => announced.push(line));
   const self: TestServer = {
     url: server.url,
     dataDir: dir,
@@ -45,7 +57,7 @@ export async function startTestServer(
     },
     async restart() {
       await server.shutdown();
-      return await startTestServer(env, dir);
+      return await startTestServer(env, dir, options);
     },
   };
   return self;

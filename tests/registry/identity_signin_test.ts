@@ -4,18 +4,30 @@
 
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { startTestServer } from "../helpers/server.ts";
-import { fastEnv, minimalOidcAttrs, signInAdmin } from "../authmethods/helpers.ts";
+import { adminPassword, fastEnv, minimalOidcAttrs, signInAdmin } from "../authmethods/helpers.ts";
 import { ADMIN_PASSWORD, Client } from "./helpers.ts";
 import { WebClient } from "../console/helpers.ts";
 
 const SIGN_IN = "/api/v2/admin/sign-in-methods";
 
 Deno.test("registry sign-in through the auth methods", async (t) => {
-  const srv = await startTestServer({
-    ...fastEnv,
-    WHARF_REGISTRY_ADMIN_PASSWORD: ADMIN_PASSWORD,
-    WHARF_REGISTRY_LOGIN_FAILURES: "3",
-  });
+  // The server's log at debug level, access lines included: no password or token may be in any line.
+  const logLines: string[] = [];
+  const srv = await startTestServer(
+    {
+      ...fastEnv,
+      WHARF_REGISTRY_ADMIN_PASSWORD: ADMIN_PASSWORD,
+      WHARF_REGISTRY_LOGIN_FAILURES: "3",
+      // The auth methods' own throttles (per method and login name, per client address), low enough that a
+      // registry sign-in charging them once per method tried would lock them (docs/identity.md).
+      WHARF_LOGIN_LOCKOUT_THRESHOLD: "3",
+      WHARF_IP_LOCKOUT_THRESHOLD: "4",
+    },
+    undefined,
+    { logLines },
+  );
+  // Every token an answer handed out, for the log check.
+  const issuedTokens: string[] = [];
   try {
     const api = new Client(srv.url);
     const admin = await api.login("admin", ADMIN_PASSWORD);
@@ -115,8 +127,11 @@ Deno.test("registry sign-in through the auth methods", async (t) => {
       ((await api.get("/api/v1/admin/users", { token: admin })).body.users as { username: string }[]).map((
         u,
       ) => u.username).sort();
-    const signIn = (login: string, password: string, api2 = false) =>
-      api.post(`/api/${api2 ? "v2" : "v1"}/authenticate`, { user: { login, password } });
+    const signIn = async (login: string, password: string, api2 = false) => {
+      const r = await api.post(`/api/${api2 ? "v2" : "v1"}/authenticate`, { user: { login, password } });
+      if (typeof r.body?.token === "string") issuedTokens.push(r.body.token);
+      return r;
+    };
 
     let wrenUser = "";
     await t.step("a password method's account signs in, provisioned once as wren-osei", async () => {
@@ -140,7 +155,9 @@ Deno.test("registry sign-in through the auth methods", async (t) => {
         auth_method_id: primary,
         auth_method_type: "password",
       });
-      const signIns = all.filter((e) => e.Type === "RegistrySignIn");
+      const signIns = all.filter((e) =>
+        e.Type === "RegistrySignIn" && e.Payload.AuthToken.auth_method_id !== "registry"
+      );
       assertEquals(
         signIns.map((e) => e.Payload.AuthToken),
         [1, 2].map(() => ({
@@ -156,9 +173,21 @@ Deno.test("registry sign-in through the auth methods", async (t) => {
       assertEquals(person.body.account_ids, [accountId]);
       const link = await api.get("/api/v2/admin/users/wren-osei/identity", { token: admin });
       assertEquals(link.body, { username: "wren-osei", identity: { user_id: wrenUser } });
-      // The registry's own passwords still sign in as before, with no event of this kind.
+      // Sign-ins with the registry's own passwords are events too (method `registry`, no account): admin's
+      // (API and console) and plain's before, plain's now.
+      const registrySignIns = () =>
+        events().then((all) =>
+          all.filter((e) => e.Type === "RegistrySignIn" && e.Payload.AuthToken.auth_method_id === "registry")
+            .map((e) => e.Payload.AuthToken)
+        );
+      assertEquals((await registrySignIns()).map((p) => p.username), ["admin", "plain", "admin"]);
       assertEquals((await signIn("plain", "plain-password-1")).status, 200);
-      assertEquals((await events()).filter((e) => e.Type === "RegistrySignIn").length, 2);
+      assertEquals((await registrySignIns()).at(-1), {
+        username: "plain",
+        auth_method_id: "registry",
+        auth_method_type: "registry",
+        client_ip: "127.0.0.1",
+      });
     });
 
     await t.step(
@@ -224,13 +253,15 @@ Deno.test("registry sign-in through the auth methods", async (t) => {
       },
     );
 
-    await t.step("wrong passwords across three methods count once for the login throttle", async () => {
+    await t.step("wrong passwords across three methods count once for the login throttles", async () => {
       const second = await authAdmin.post("/v1/auth-methods", {
         scope_id: "global",
         type: "password",
         name: "second",
       });
       assertEquals(second.status, 200, JSON.stringify(second.body));
+      // wren has an account in both auth methods: a wrong password is wrong on registry, primary and second.
+      await account(second.body.id, "wren.osei", "wren-password-2");
       const put = await api.put(SIGN_IN, { methods: ["registry", primary, second.body.id] }, {
         token: admin,
       });
@@ -241,13 +272,26 @@ Deno.test("registry sign-in through the auth methods", async (t) => {
       // The third failure reaches the limit: the next sign-in is refused even with the right password.
       assertEquals((await signIn("wren.osei", "wrong-password")).status, 401);
       assertEquals((await signIn("wren.osei", "wren-password-1")).status, 429);
-      // The auth method's own throttle was not touched by them: its login still works.
-      assertEquals(
-        (await anon.post(`/v1/auth-methods/${primary}:authenticate`, {
-          attributes: { login_name: "wren.osei", password: "wren-password-1" },
-        })).status,
-        200,
-      );
+      // Three wrong sign-ins: counted per method they would be 3 failures on each method's name key
+      // (threshold 3) and 6 on this address (threshold 4). The methods' own logins are not locked.
+      for (const [method, password] of [[primary, "wren-password-1"], [second.body.id, "wren-password-2"]]) {
+        const own = await anon.post(`/v1/auth-methods/${method}:authenticate`, {
+          attributes: { login_name: "wren.osei", password },
+        });
+        assertEquals(own.status, 200, JSON.stringify(own.body));
+        issuedTokens.push(own.body.attributes.token);
+      }
+      // The methods' throttles still count their own logins: three wrong passwords lock the name.
+      for (let i = 0; i < 3; i++) {
+        const wrong = await anon.post(`/v1/auth-methods/${second.body.id}:authenticate`, {
+          attributes: { login_name: "wren.osei", password: "wrong-password" },
+        });
+        assertEquals(wrong.status, 401, JSON.stringify(wrong.body));
+      }
+      const locked = await anon.post(`/v1/auth-methods/${second.body.id}:authenticate`, {
+        attributes: { login_name: "wren.osei", password: "wren-password-2" },
+      });
+      assertEquals(locked.status, 429, JSON.stringify(locked.body));
       // No password in the events, nor in plaintext anywhere in the data dir (log, documents, packs).
       const stored = [JSON.stringify(await events())];
       const walk = async (dir: string): Promise<void> => {
@@ -257,8 +301,20 @@ Deno.test("registry sign-in through the auth methods", async (t) => {
         }
       };
       await walk(srv.dataDir);
-      for (const secret of ["wren-password-1", "wrong-password", "kai-directory-password", ADMIN_PASSWORD]) {
-        assert(!stored.some((text) => text.includes(secret)), secret);
+      const secrets = [
+        "wren-password-1",
+        "wren-password-2",
+        "wrong-password",
+        "kai-directory-password",
+        ADMIN_PASSWORD,
+      ];
+      for (const secret of secrets) assert(!stored.some((text) => text.includes(secret)), secret);
+      // Nor in any log line, nor a token any sign-in answered with (the log did record the sign-ins).
+      assert(logLines.some((l) => l.includes("/api/v1/authenticate")), logLines.slice(-5).join("\n"));
+      assert(issuedTokens.length >= 5, String(issuedTokens.length));
+      for (const secret of [...secrets, ...issuedTokens, admin, plainToken, authAdmin.token!]) {
+        const leaked = logLines.find((l) => l.includes(secret));
+        assert(leaked === undefined, `a log line holds a secret: ${leaked}`);
       }
     });
 
@@ -344,6 +400,55 @@ Deno.test("registry sign-in through the auth methods", async (t) => {
           "managed-group-deleted",
           "managed-group-deleted",
         ]);
+      },
+    );
+
+    await t.step(
+      "unlinking, demoting or deleting the last admin who could sign in is refused, as the sign-in list is",
+      async () => {
+        // admin signs in through the primary method (its person's account) or its registry password; ops
+        // through its registry password only. Without registry in the list, admin alone can sign in.
+        const ops = await api.post("/api/v1/admin/users", {
+          user: { username: "ops", email: "ops@example.com", password: "ops-password-1", admin: true },
+        }, { token: admin });
+        assertEquals(ops.status, 200, ops.text);
+        const put = await api.put(SIGN_IN, { methods: [primary] }, { token: admin });
+        assertEquals([put.status, put.body], [200, { methods: [primary] }]);
+        const lockout = (action: string) => ({
+          errors: [
+            `${action} would leave no registry administrator able to sign in through the sign-in methods; ` +
+            "give another administrator a way to sign in first",
+          ],
+          success: false,
+        });
+        const unlink = await api.delete("/api/v2/admin/users/admin/identity", { token: admin });
+        assertEquals([unlink.status, unlink.body], [422, lockout("Unlinking 'admin'")]);
+        const demote = await api.put("/api/v1/admin/users/admin", { user: { admin: false } }, {
+          token: admin,
+        });
+        assertEquals([demote.status, demote.body], [422, lockout("Demoting 'admin'")]);
+        const remove = await api.delete("/api/v1/admin/users/admin", { token: admin });
+        assertEquals([remove.status, remove.body], [422, lockout("Deleting 'admin'")]);
+        // Nothing changed: admin still signs in through the primary method, as an administrator.
+        const link = await api.get("/api/v2/admin/users/admin/identity", { token: admin });
+        assert(String(link.body.identity?.user_id).startsWith("u_"), link.text);
+        const again = await signIn("admin", adminPassword);
+        assertEquals(again.status, 200, again.text);
+        assertEquals((await api.get(SIGN_IN, { token: again.body.token })).status, 200);
+        // With registry listed again ops can sign in, and admin may be demoted.
+        assertEquals(
+          (await api.put(SIGN_IN, { methods: ["registry", primary] }, { token: admin })).status,
+          200,
+        );
+        const demoted = await api.put("/api/v1/admin/users/admin", { user: { admin: false } }, {
+          token: admin,
+        });
+        assertEquals(demoted.status, 200, demoted.text);
+        const opsToken = await api.login("ops", "ops-password-1");
+        const restored = await api.put("/api/v1/admin/users/admin", { user: { admin: true } }, {
+          token: opsToken,
+        });
+        assertEquals(restored.status, 200, restored.text);
       },
     );
   } finally {

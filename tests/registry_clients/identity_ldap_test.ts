@@ -34,12 +34,13 @@ Deno.test({
         `dn: ${publishersDn}\nchangetype: add\nobjectClass: groupOfNames\ncn: box-publishers\n` +
         `member: ${users.alice.dn}\nmember: ${users.bob.dn}\n`,
     );
-    const server = await startTestServer({
-      ...clientTestEnv,
-      WHARF_INITIAL_ADMIN_PASSWORD: AUTH_ADMIN_PASSWORD,
-      WHARF_ARGON2_TIME: "1",
-      WHARF_ARGON2_MEMORY_KIB: "1024",
-    });
+    // The server's log at debug level: no directory password or token may be in any line.
+    const logged = { logLines: [] as string[] };
+    const { logLines } = logged;
+    const fastHashing = { WHARF_ARGON2_TIME: "1", WHARF_ARGON2_MEMORY_KIB: "1024" };
+    const env = { ...clientTestEnv, ...fastHashing, WHARF_INITIAL_ADMIN_PASSWORD: AUTH_ADMIN_PASSWORD };
+    const server = await startTestServer(env, undefined, logged);
+    const signedInTokens: string[] = [];
     const sandboxes: VagrantSandbox[] = [];
     const boxes = await Deno.makeTempDir({ prefix: "wharf-ldap-boxes-" });
     try {
@@ -124,6 +125,7 @@ Deno.test({
             assertStringIncludes(wrong.output, "Invalid login or password!");
             const login = await signIn(sandbox, who, users[who].password);
             assertEquals(login.code, 0, describeRun("vagrant cloud auth login", login));
+            signedInTokens.push((await sandbox.storedLoginToken())!);
             assertStringIncludes(login.output, "You are now logged in.");
             const whoami = await sandbox.vagrant(["cloud", "auth", "whoami"]);
             assertStringIncludes(
@@ -174,6 +176,27 @@ Deno.test({
         // A new box in acme: 403; his private acme/bob-box is no longer his to see (404).
         await refusedInAcme(token, "bob-box-2");
         assertEquals((await api.call("GET", "/api/v1/box/acme/bob-box", { token })).status, 404);
+        signedInTokens.push(token!);
+      });
+
+      await t.step("no password or token in any log line of these sign-ins", () => {
+        assert(logLines.some((l) => l.includes("/api/v1/authenticate")), logLines.slice(-5).join("\n"));
+        const secrets = [
+          users.alice.password,
+          users.bob.password,
+          dave.password,
+          "not-the-password",
+          AUTH_ADMIN_PASSWORD,
+          ADMIN_PASSWORD,
+          admin,
+          authAdmin,
+          ...signedInTokens,
+        ];
+        for (const secret of secrets) {
+          assert(secret.length >= 8, secret);
+          const leaked = logLines.find((l) => l.includes(secret));
+          assert(leaked === undefined, `a log line holds a secret: ${leaked}`);
+        }
       });
     } finally {
       for (const s of sandboxes) await s.remove();

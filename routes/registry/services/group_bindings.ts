@@ -8,6 +8,7 @@ import { ADMIN_GROUPS_ID, adminGroups, type GroupBinding } from "../core/group_b
 import { groupBindingsChanged } from "../core/identity_events.ts";
 import { now, type OrgDoc, ORGS, SETTINGS } from "../core/model.ts";
 import type { Actor, Registry } from "../core/registry.ts";
+import { refuseAdminLockout } from "./sign_in_methods.ts";
 
 /** Bindings per organization and admin groups at most (each request reads them). */
 export const MAX_GROUP_BINDINGS = 64;
@@ -89,10 +90,13 @@ export async function putAdminGroups(
   }
   const groups = value.map((v) => readGroupId(reg, v, "Admin group"));
   if (new Set(groups).size !== groups.length) throw unprocessable(["Admin groups must not repeat"]);
-  await reg.write(() => ({
-    writes: [{ collection: SETTINGS, id: ADMIN_GROUPS_ID, doc: { admin_groups: groups } }],
-    events: [groupBindingsChanged({ admin_groups: groups }, undefined, actor.username)],
-  }));
+  await reg.write(() => {
+    refuseAdminLockout(reg, { adminGroups: groups }, "These admin groups");
+    return {
+      writes: [{ collection: SETTINGS, id: ADMIN_GROUPS_ID, doc: { admin_groups: groups } }],
+      events: [groupBindingsChanged({ admin_groups: groups }, undefined, actor.username)],
+    };
+  });
   return { admin_groups: [...adminGroups(reg)] };
 }
 

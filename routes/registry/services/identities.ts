@@ -11,6 +11,7 @@ import { registryIdentityChanged, registrySignIn, registryUserProvisioned } from
 import { now, plainUserDoc, type UserDoc, USERS } from "../core/model.ts";
 import type { Actor, Registry } from "../core/registry.ts";
 import { isValidEmail, namespacePattern, reservedNames } from "../core/rules.ts";
+import { refuseAdminLockout } from "./sign_in_methods.ts";
 
 /** The registry user linked to the auth-method user `userId`. */
 export function linkedUser(reg: Registry, userId: string): StoredDoc<UserDoc> | undefined {
@@ -89,11 +90,14 @@ function emailTaken(reg: Registry, email: string): boolean {
   return false;
 }
 
-/** The audit event of a completed sign-in through an auth method (`RegistrySignIn`). */
+/**
+ * The audit event of a completed sign-in (`RegistrySignIn`): through an auth method (`via` its verified
+ * identity), or the registry's own password (`via` the `registry` pseudo-method, no account).
+ */
 export async function recordSignIn(
   reg: Registry,
   user: StoredDoc<UserDoc>,
-  via: VerifiedIdentity,
+  via: VerifiedIdentity | { methodId: string; methodType: string },
   clientIp: string,
 ): Promise<void> {
   await reg.store.transact([], () => ({ events: [registrySignIn(user.doc.username, via, clientIp)] }));
@@ -171,6 +175,7 @@ export async function unlinkIdentity(who: Actor, username: string): Promise<Iden
     const current = user.doc.identity?.user_id;
     if (!current) return { result: user.doc };
     const next: UserDoc = { ...user.doc, identity: null, updated_at: now() };
+    refuseAdminLockout(reg, { users: new Map([[user.id, next]]) }, `Unlinking '${user.doc.username}'`);
     return {
       writes: [{ collection: USERS, id: user.id, doc: next, ifVersion: user.version }],
       events: [registryIdentityChanged("RegistryIdentityUnlinked", next.username, current, actor.username)],

@@ -2,13 +2,14 @@
 // with a console callback, and the collected attempt turned into the registry user it signs in as.
 
 import { ApiError } from "../../../lib/errors.ts";
+import type { VerifiedIdentity } from "../../../lib/identity.ts";
 import type { StoredDoc } from "../../../lib/store/mod.ts";
 import { actsAsAdmin } from "../core/caller.ts";
 import type { UserDoc } from "../core/model.ts";
 import type { Registry } from "../core/registry.ts";
 import { recordSignIn, signInUserOf } from "./identities.ts";
 import { signInMethods } from "./sign_in_methods.ts";
-import { type LoginOrigin, maintenanceError } from "./tokens.ts";
+import { type LoginOrigin, maintenanceError, verifySecondFactor } from "./tokens.ts";
 
 /** Where the auth method's callback sends the browser back to (under the method's api_url_prefix). */
 export const OIDC_COMPLETE_PATH = "/ui/login/oidc/complete";
@@ -29,16 +30,25 @@ export async function startOidcSignIn(
   return await reg.identity!.startOidc(methodId, from.clientIp, OIDC_COMPLETE_PATH);
 }
 
+/** A collected OIDC sign-in: the registry user, the identity it came through, and whether a code is still due. */
+export interface OidcSignIn {
+  user: StoredDoc<UserDoc>;
+  via: VerifiedIdentity;
+  /** The user has two-factor on: the console asks for the code (completeOidcSecondFactor) before a session. */
+  needsCode: boolean;
+}
+
 /**
  * Collects the attempt `tokenId` of `methodId` once: the registry user it signs in as (provisioned at the first
  * sign-in; 409 on a name collision), or 401 (failed, expired, used), 503 for a non-admin during maintenance.
+ * Without two-factor the sign-in is complete (its event recorded); with it, the code step is due.
  */
 export async function completeOidcSignIn(
   reg: Registry,
   from: LoginOrigin,
   methodId: string,
   tokenId: string,
-): Promise<StoredDoc<UserDoc>> {
+): Promise<OidcSignIn> {
   const method = oidcSignInMethod(reg, methodId);
   const outcome = await reg.identity!.collectOidc(methodId, tokenId);
   const name = method.name ?? "the identity provider";
@@ -51,13 +61,30 @@ export async function completeOidcSignIn(
   if (outcome.status === "failed") throw new ApiError(401, `Unable to sign in with ${name}.`);
   const user = await signInUserOf(reg, outcome.identity);
   if (reg.maintenanceEnabled() && !actsAsAdmin(reg, user.doc)) throw maintenanceError();
-  if (user.doc.two_factor_enabled) {
-    // The console's second step asks for the code with the password: not reachable from the provider's redirect.
-    throw new ApiError(
-      401,
-      "This account has two-factor authentication on: sign in with its password and code.",
-    );
-  }
+  // The registry's two-factor settings apply after any first factor (docs/identity.md#oidc-sign-in).
+  if (user.doc.two_factor_enabled) return { user, via: outcome.identity, needsCode: true };
   await recordSignIn(reg, user, outcome.identity, from.clientIp);
+  return { user, via: outcome.identity, needsCode: false };
+}
+
+/**
+ * The code step of an OIDC sign-in whose first factor passed for `username` through `via`: the registry's
+ * two-factor check (the password form's throttle of wrong codes), then the sign-in event. 401 when the user is
+ * gone or no longer linked to that person; 406, 429, 503 as the password form.
+ */
+export async function completeOidcSecondFactor(
+  reg: Registry,
+  from: LoginOrigin,
+  username: string,
+  via: VerifiedIdentity,
+  code: unknown,
+): Promise<StoredDoc<UserDoc>> {
+  const user = reg.user(username);
+  if (!user || user.doc.identity?.user_id !== via.userId) {
+    throw new ApiError(401, "This sign-in expired or was used already; start again.");
+  }
+  if (reg.maintenanceEnabled() && !actsAsAdmin(reg, user.doc)) throw maintenanceError();
+  await verifySecondFactor(reg, user, code);
+  await recordSignIn(reg, user, via, from.clientIp);
   return user;
 }

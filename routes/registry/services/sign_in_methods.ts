@@ -4,6 +4,7 @@
 import type { IdentityMethod } from "../../../lib/identity.ts";
 import { requireAdmin } from "../core/caller.ts";
 import { unprocessable } from "../core/errors.ts";
+import { adminGroups, groupsOfUser } from "../core/group_bindings.ts";
 import { SETTINGS, type UserDoc, USERS } from "../core/model.ts";
 import type { Actor, Registry } from "../core/registry.ts";
 
@@ -52,7 +53,7 @@ export async function putSignInMethods(who: Actor, input: { methods?: unknown })
   if (problems.length) throw unprocessable(problems);
   // Checked under the registry's global lock: an admin demoted or unlinked meanwhile is seen.
   await reg.write(() => {
-    if (!someAdminCanSignIn(reg, methods)) {
+    if (!someAdminCanSignIn(reg, { methods })) {
       throw unprocessable([
         "No registry administrator could sign in through these methods; keep registry or add a method of a linked admin",
       ]);
@@ -92,15 +93,45 @@ function methodProblems(reg: Registry, id: string): string[] {
   return [];
 }
 
-/** Whether some registry administrator could sign in through `methods` (a registry password or a linked account). */
-export function someAdminCanSignIn(reg: Registry, methods: readonly string[]): boolean {
+/**
+ * A change an administrator asks for, as the lockout check sees it: another sign-in list, users replaced
+ * (`null`: deleted), other admin groups. What is not named stays as stored.
+ */
+export interface SignInChange {
+  methods?: readonly string[];
+  users?: ReadonlyMap<string, UserDoc | null>;
+  adminGroups?: readonly string[];
+}
+
+/**
+ * Whether some registry administrator (stored admin, or member of an admin group) could sign in through the
+ * sign-in list after `change`: `registry` listed and a registry password, or a linked person with an account in
+ * a listed method.
+ */
+export function someAdminCanSignIn(reg: Registry, change: SignInChange = {}): boolean {
+  const methods = change.methods ?? signInMethods(reg);
+  const groups = change.adminGroups ?? adminGroups(reg);
   const byRegistry = methods.includes(REGISTRY_METHOD);
-  for (const u of reg.store.list<UserDoc>(USERS)) {
-    if (!u.doc.admin) continue;
-    if (byRegistry && u.doc.password_hash) return true;
-    const linked = u.doc.identity?.user_id;
+  for (const stored of reg.store.list<UserDoc>(USERS)) {
+    const u = change.users?.has(stored.id) ? change.users.get(stored.id) : stored.doc;
+    if (!u) continue;
+    if (!u.admin && !groupsOfUser(reg, u).some((g) => groups.includes(g))) continue;
+    if (byRegistry && u.password_hash) return true;
+    const linked = u.identity?.user_id;
     const person = linked ? reg.identity?.user(linked) : undefined;
     if (person?.accountMethodIds.some((m) => methods.includes(m))) return true;
   }
   return false;
+}
+
+/**
+ * The 422 refusing `change` when it would leave no registry administrator able to sign in (while one can now):
+ * `action` names it in the message. Called under the registry's global lock, as every such change is made.
+ */
+export function refuseAdminLockout(reg: Registry, change: SignInChange, action: string): void {
+  if (!someAdminCanSignIn(reg) || someAdminCanSignIn(reg, change)) return;
+  throw unprocessable([
+    `${action} would leave no registry administrator able to sign in through the sign-in methods; ` +
+    "give another administrator a way to sign in first",
+  ]);
 }

@@ -110,13 +110,25 @@ export async function verifyLogin(
   }
   if (reg.maintenanceEnabled() && !actsAsAdmin(reg, found.doc)) throw maintenanceError();
   await verifySecondFactor(reg, found, code);
-  // A sign-in through an auth method is an audit event; the registry's own passwords sign in as before.
-  if (via) await recordSignIn(reg, found, via, from.clientIp);
+  // Every completed sign-in is an audit event: through an auth method, or the registry's own password.
+  await recordSignIn(
+    reg,
+    found,
+    via ?? { methodId: REGISTRY_METHOD, methodType: REGISTRY_METHOD },
+    from.clientIp,
+  );
   return found;
 }
 
-/** The registry's two-factor code after any first factor, its TOTP step recorded (no reuse). */
-async function verifySecondFactor(reg: Registry, found: StoredDoc<UserDoc>, code: unknown): Promise<void> {
+/**
+ * The registry's two-factor code after any first factor (the password form's, an OIDC sign-in's), under the
+ * per-user throttle of wrong codes, its TOTP step recorded (no reuse): 406, 429 otherwise.
+ */
+export async function verifySecondFactor(
+  reg: Registry,
+  found: StoredDoc<UserDoc>,
+  code: unknown,
+): Promise<void> {
   if (!found.doc.two_factor_enabled) return;
   const { totpStep } = await reg.twoFactor.checkLoginCode(
     found.id,

@@ -8,6 +8,7 @@ import { now, type UserDoc, USERS } from "../core/model.ts";
 import type { Actor, Registry } from "../core/registry.ts";
 import { isValidEmail, LONG_TEXT_MAX, mobilePattern } from "../core/rules.ts";
 import { type TwoFactorChange, twoFactorChanged } from "../core/user_events.ts";
+import { refuseAdminLockout } from "./sign_in_methods.ts";
 import {
   adminCount,
   allDocs,
@@ -137,6 +138,9 @@ export async function updateUser(who: Actor, name: string, body: UserInput): Pro
       problems.push("The last admin cannot be demoted");
     }
     if (problems.length) throw unprocessable(problems);
+    if (current.doc.admin && !next.admin) {
+      refuseAdminLockout(reg, { users: new Map([[current.id, next]]) }, `Demoting '${current.doc.username}'`);
+    }
     // A code sent to the old number, or for two-factor now off, is void.
     const voidCode = f.mobile !== undefined || f.twoFactor === false ? smsCodeRemoval(reg, current.id) : [];
     const changes: TwoFactorChange[] = [];
@@ -160,8 +164,11 @@ export function userRemoval(reg: Registry, name: string): NamespaceRemoval<UserD
   return {
     label: "User",
     find: () => existingUser(reg, name),
-    refusals: (current) =>
-      current.doc.admin && adminCount(reg) <= 1 ? ["The last admin cannot be deleted"] : [],
+    refusals: (current) => {
+      if (current.doc.admin && adminCount(reg) <= 1) return ["The last admin cannot be deleted"];
+      refuseAdminLockout(reg, { users: new Map([[current.id, null]]) }, `Deleting '${current.doc.username}'`);
+      return [];
+    },
     writes: (current) => userRemovalWrites(reg, current.id),
   };
 }

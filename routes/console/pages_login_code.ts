@@ -1,0 +1,115 @@
+// The two-factor code step of an OIDC sign-in (docs/identity.md#oidc-sign-in): the first factor's outcome sealed
+// into a cookie bound to this browser's pre-login cookie (nothing stored, valid 5 minutes), the registry's code
+// check with the password form's throttle of wrong codes, then the session.
+
+import { ApiError } from "../../lib/errors.ts";
+import { randomSecret } from "../../lib/ids.ts";
+import type { VerifiedIdentity } from "../../lib/identity.ts";
+import type { StoredDoc } from "../../lib/store/mod.ts";
+import { httpErrorOf } from "../../lib/store_http.ts";
+import type { UserDoc } from "../registry/core/model.ts";
+import { completeOidcSecondFactor } from "../registry/services/oidc_sign_in.ts";
+import { type ConsoleReq, errorMessages } from "./context.ts";
+import { field, loginForm } from "./forms.ts";
+import { html } from "./html.ts";
+import { page, seeOther } from "./layout.ts";
+import { cookieHeader, LOGIN_COOKIE, readCookie } from "./session.ts";
+import { startSession } from "./sign_in_session.ts";
+
+const CODE_COOKIE = "wharf_2fa";
+const CODE_STEP_MS = 5 * 60_000;
+export const CODE_STEP_PATH = "/ui/login/code";
+
+/** What the code step carries from the OIDC callback to the code form. */
+interface PendingCode {
+  username: string;
+  via: VerifiedIdentity;
+}
+
+/** After the OIDC callback of a user with two-factor on: the sealed step, and the browser sent to the code form. */
+export function startCodeStep(
+  c: ConsoleReq,
+  user: StoredDoc<UserDoc>,
+  via: VerifiedIdentity,
+  clear: string[],
+): Response {
+  const secure = c.env.secureCookies;
+  const headers = new Headers();
+  let cookie = readCookie(c.ctx.request, LOGIN_COOKIE);
+  if (!cookie || !/^[A-Za-z0-9_-]{43}$/.test(cookie)) {
+    cookie = randomSecret(32);
+    headers.append("Set-Cookie", cookieHeader(LOGIN_COOKIE, cookie, secure, 3600));
+  }
+  const pending: PendingCode = { username: user.id, via };
+  const sealed = c.env.sessions.sealPending(cookie, pending, CODE_STEP_MS);
+  headers.append("Set-Cookie", cookieHeader(CODE_COOKIE, sealed, secure, CODE_STEP_MS / 1000));
+  for (const name of clear) headers.append("Set-Cookie", cookieHeader(name, "", secure, 0));
+  return seeOther(c, CODE_STEP_PATH, undefined, headers);
+}
+
+function pendingOf(c: ConsoleReq): PendingCode | undefined {
+  const cookie = readCookie(c.ctx.request, LOGIN_COOKIE);
+  if (!cookie) return undefined;
+  return c.env.sessions.openPending<PendingCode>(cookie, readCookie(c.ctx.request, CODE_COOKIE));
+}
+
+const noStep = "No sign-in waits for a two-factor code in this browser (or it expired); sign in again.";
+
+function codePage(
+  c: ConsoleReq,
+  options: { errors?: string[]; status?: number; retryAfter?: string | null; form: boolean },
+): Response {
+  const cookie = readCookie(c.ctx.request, LOGIN_COOKIE) ?? "";
+  const headers = new Headers();
+  if (options.retryAfter) headers.set("Retry-After", options.retryAfter);
+  const body = options.form
+    ? html`
+      <h1>Two-factor code</h1>
+      <form class="stack" method="post" action="${CODE_STEP_PATH}">
+        <input type="hidden" name="_csrf" value="${c.env.sessions.loginCsrf(cookie)}">
+        <div><label for="code">Two-factor code <span class="hint">(from your authenticator app, or the SMS)</span></label>
+        <input type="text" id="code" name="code" inputmode="numeric" autocomplete="one-time-code" maxlength="16" required autofocus></div>
+        <div class="actions"><button type="submit">Sign in</button></div>
+      </form>
+    `
+    : html`
+      <h1>Two-factor code</h1>
+      <p><a href="/ui/login">Sign in again</a></p>
+    `;
+  const { errors = [], status = 200 } = options;
+  return page(c, { title: "Two-factor code", body, errors, status, headers });
+}
+
+export function codeGet(c: ConsoleReq): Response {
+  if (!pendingOf(c)) return codePage(c, { errors: [noStep], status: 401, form: false });
+  return codePage(c, { form: true });
+}
+
+export async function codePost(c: ConsoleReq): Promise<Response> {
+  const form = await loginForm(c);
+  const pending = pendingOf(c);
+  if (!pending) return codePage(c, { errors: [noStep], status: 401, form: false });
+  const code = field(form, "code");
+  try {
+    const user = await completeOidcSecondFactor(
+      c.reg,
+      c.ctx,
+      pending.username,
+      pending.via,
+      code || undefined,
+    );
+    return await startSession(c, user, "/", [CODE_COOKIE]);
+  } catch (thrown) {
+    const err = httpErrorOf(thrown);
+    if (!(err instanceof ApiError) || ![401, 406, 429, 503].includes(err.status)) throw err;
+    const errors = err.status === 406 && !code
+      ? ["Enter the code from your authenticator app (or the SMS) to sign in."]
+      : errorMessages(err);
+    return codePage(c, {
+      errors,
+      status: err.status === 406 ? 401 : err.status,
+      retryAfter: new Headers(err.headers).get("Retry-After"),
+      form: err.status !== 401,
+    });
+  }
+}
