@@ -59,6 +59,8 @@ export interface AttemptSecrets {
   roundtrip_payload?: unknown;
   /** A registry console sign-in: the path under the method's api_url_prefix the callback ends at. */
   complete_path?: string;
+  /** With complete_path: the cookie by which the browser that started the attempt keeps its token id. */
+  binding_cookie?: string;
   /** Once ready: what a registry sign-in reads of the claims (preferred_username). */
   profile?: Record<string, string>;
 }
@@ -224,6 +226,11 @@ export class OidcAttempts {
       };
     });
     return result;
+  }
+
+  /** Whether `tokenId` is the token id of `attempt` (the browser presenting it started the attempt). */
+  isTokenOf(attempt: RedeemedAttempt, tokenId: string | undefined): boolean {
+    return tokenId !== undefined && tokenId !== "" && this.#id(tokenId) === attempt.id;
   }
 
   /** The lock a commit that completes `attempt` takes. */

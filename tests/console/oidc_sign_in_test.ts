@@ -120,6 +120,25 @@ browserTest(
         assertEquals(await adminPage(), 403);
       });
 
+      await t.step("an attacker's attempt completed by alice's browser signs nobody in", async () => {
+        // The attacker starts a sign-in and sends alice the provider's URL (state and all) it was given.
+        const attacker = new WebClient(srv.url);
+        const started = await attacker.get(`/ui/login/oidc/${oidc}`);
+        assertEquals(started.status, 303);
+        const authUrl = started.headers.get("location")!;
+        assertEquals(new URL(authUrl).origin, new URL(op.issuer).origin);
+        assert(attacker.cookies.has("wharf_oidc"));
+        // alice, signed in at the provider, opens it: the provider sends her browser through wharf's callback.
+        await page.goto(authUrl, { waitUntil: "load" });
+        if (await page.$("button[value=approve]")) await clickAndWait(page, "button[value=approve]");
+        assertEquals(new URL(page.url()).pathname, "/ui/login/oidc/complete");
+        // The attacker's browser collects its attempt: it must not become alice's session.
+        const done = await attacker.get("/ui/login/oidc/complete");
+        assertEquals(done.status, 401, done.text);
+        assert(done.text.includes("Unable to sign in with Corp SSO."), done.text);
+        assert(!attacker.cookies.has("wharf_session"));
+      });
+
       await t.step("the completion page signs in only the browser that started the attempt", async () => {
         const stranger = new WebClient(srv.url);
         const answer = await stranger.get("/ui/login/oidc/complete");

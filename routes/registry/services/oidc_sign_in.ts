@@ -19,14 +19,18 @@ function oidcSignInMethod(reg: Registry, methodId: string) {
   return method;
 }
 
-/** Starts the method's login: the provider's URL, and the attempt's token id the browser keeps. */
+/**
+ * Starts the method's login: the provider's URL, and the attempt's token id the browser keeps as the last
+ * `.`-separated part of cookie `bindingCookie` (the callback completes the attempt only in that browser).
+ */
 export async function startOidcSignIn(
   reg: Registry,
   from: LoginOrigin,
   methodId: string,
+  bindingCookie: string,
 ): Promise<{ authUrl: string; tokenId: string }> {
   oidcSignInMethod(reg, methodId);
-  return await reg.identity!.startOidc(methodId, from.clientIp, OIDC_COMPLETE_PATH);
+  return await reg.identity!.startOidc(methodId, from.clientIp, OIDC_COMPLETE_PATH, bindingCookie);
 }
 
 /**
