@@ -57,6 +57,11 @@ browserTest(
         assertEquals([user.body.email, user.body.admin], [oidcUsers.alice.email, false]);
         const link = await api.get("/api/v2/admin/users/alice/identity", { token: admin });
         assert(String(link.body.identity.user_id).startsWith("u_"), link.text);
+        // The auth token her login minted was deleted when the console collected it: none is hers.
+        const tokens = await authAdmin.get("/v1/auth-tokens?scope_id=global");
+        assertEquals(tokens.status, 200, JSON.stringify(tokens.body));
+        const owners = (tokens.body.items as { user_id: string }[]).map((tk) => tk.user_id);
+        assert(owners.length > 0 && !owners.includes(link.body.identity.user_id), JSON.stringify(owners));
       });
 
       await t.step("signing in again is the same registry user, nothing new", async () => {
