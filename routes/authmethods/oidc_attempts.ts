@@ -46,6 +46,8 @@ export interface AttemptDoc {
   expiration_time: string;
   delivery: "token" | "cookie";
   type_echo?: string;
+  /** A registry console sign-in (secrets.complete_path): collected only by the console, never by `token`. */
+  console?: true;
   /** Sealed JSON of AttemptSecrets. */
   secrets: string;
   /** Once ready: the minted auth token's id and its sealed secret, until collected. */
@@ -186,6 +188,7 @@ export class OidcAttempts {
       expiration_time: new Date(now + this.ttlMs).toISOString(),
       delivery: input.delivery,
       ...(input.typeEcho ? { type_echo: input.typeEcho } : {}),
+      ...(input.secrets.complete_path ? { console: true as const } : {}),
       secrets: this.#app.data.keys.seal(sealPurpose, JSON.stringify(input.secrets), id),
     };
     this.#creating++;
@@ -270,14 +273,17 @@ export class OidcAttempts {
   }
 
   /**
-   * The `token` command: undefined for an unknown, expired, collected or other method's attempt; pending while
-   * the browser step runs; otherwise the attempt is deleted (durably, before the token is handed out, so it is
-   * collected exactly once even across a crash) and its outcome returned.
+   * The `token` command (`by` "api") or the console's completion ("console"): undefined for an unknown,
+   * expired, collected or other method's attempt, or one the other flow started (an attempt started through the
+   * API and completed by someone's browser never becomes a console session); pending while the browser step
+   * runs; otherwise the attempt is deleted (durably, before the token is handed out, so it is collected exactly
+   * once even across a crash) and its outcome returned.
    */
-  async collect(tokenId: string, methodId: string): Promise<Collected | undefined> {
+  async collect(tokenId: string, methodId: string, by: "api" | "console"): Promise<Collected | undefined> {
     const id = this.#id(tokenId);
     const usable = (a: StoredDoc<AttemptDoc> | undefined): a is StoredDoc<AttemptDoc> =>
-      a !== undefined && a.doc.auth_method_id === methodId && !expired(a.doc, Date.now());
+      a !== undefined && a.doc.auth_method_id === methodId && !expired(a.doc, Date.now()) &&
+      (a.doc.console === true) === (by === "console");
     const seen = this.#store.get<AttemptDoc>(attemptsCollection, id);
     if (!usable(seen)) return undefined;
     if (seen.doc.status === "started" || seen.doc.status === "redeeming") return { status: "pending" };

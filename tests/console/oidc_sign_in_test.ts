@@ -144,6 +144,27 @@ browserTest(
         assert(!attacker.cookies.has("wharf_session"));
       });
 
+      await t.step(
+        "an attempt started through the auth-method API never becomes a console session",
+        async () => {
+          // The attacker starts the method's own login (the CLI's flow) and sends alice its provider URL.
+          const start = await new Client(srv.url).post(`/v1/auth-methods/${oidc}:authenticate`, {
+            command: "start",
+          });
+          assertEquals(start.status, 200, JSON.stringify(start.body));
+          const { auth_url: authUrl, token_id: tokenId } = start.body.attributes;
+          await page.goto(authUrl, { waitUntil: "load" });
+          if (await page.$("button[value=approve]")) await clickAndWait(page, "button[value=approve]");
+          assertEquals(new URL(page.url()).pathname, "/authentication-complete");
+          // The attacker hands the completion page that attempt's token id as if its browser had started it.
+          const attacker = new WebClient(srv.url);
+          attacker.cookies.set("wharf_oidc", `${oidc}.${tokenId}`);
+          const done = await attacker.get("/ui/login/oidc/complete");
+          assertEquals(done.status, 401, done.text);
+          assert(!attacker.cookies.has("wharf_session"));
+        },
+      );
+
       await t.step("the completion page signs in only the browser that started the attempt", async () => {
         const stranger = new WebClient(srv.url);
         const answer = await stranger.get("/ui/login/oidc/complete");

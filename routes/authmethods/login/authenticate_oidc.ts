@@ -301,7 +301,7 @@ async function collect(svc: AuthService, ctx: RequestContext, req: AuthRequest):
   if (typeof tokenId !== "string" || tokenId === "") {
     throw fieldError({ name: "attributes.token_id", description: "This is a required field." });
   }
-  const outcome = await svc.oidcAttempts.collect(tokenId, req.id);
+  const outcome = await svc.oidcAttempts.collect(tokenId, req.id, "api");
   if (!outcome || outcome.status === "gone") throw forbidden();
   if (outcome.status === "pending") return json({ command: "token" }, 202);
   if (outcome.status === "failed") throw new ApiError(401, "Unable to authenticate.");

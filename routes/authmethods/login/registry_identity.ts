@@ -87,7 +87,7 @@ export function registryIdentity(
       });
     },
     async collectOidc(methodId, tokenId) {
-      const outcome = await svc.oidcAttempts.collect(tokenId, methodId);
+      const outcome = await svc.oidcAttempts.collect(tokenId, methodId, "console");
       if (!outcome || outcome.status === "gone") return undefined;
       if (outcome.status !== "ready") return { status: outcome.status };
       const { id, doc } = outcome.token;
