@@ -12,7 +12,7 @@ import { completeOidcSignIn, startOidcSignIn } from "../registry/services/oidc_s
 import { signInAuthMethods } from "../registry/services/sign_in_methods.ts";
 import type { UserDoc } from "../registry/core/model.ts";
 import type { StoredDoc } from "../../lib/store/mod.ts";
-import { type ConsoleReq, errorMessages } from "./context.ts";
+import { type ConsoleReq, errorMessages, sessionBinding } from "./context.ts";
 import { field, loginForm, refuseCrossSite, signedInForm } from "./forms.ts";
 import { html } from "./html.ts";
 import { page, seeOther } from "./layout.ts";
@@ -127,7 +127,7 @@ export async function loginPost(c: ConsoleReq): Promise<Response> {
 /** A new session for `user` (a new id at every sign-in), then `next`. */
 async function startSession(c: ConsoleReq, user: StoredDoc<UserDoc>, next: string, clear: string[] = []) {
   const previous = readCookie(c.ctx.request, SESSION_COOKIE);
-  const { cookie, session } = await c.env.sessions.create(user.id, user.doc.password_hash, previous, {
+  const { cookie, session } = await c.env.sessions.create(user.id, sessionBinding(user.doc), previous, {
     flash: `Signed in as ${user.doc.username}.`,
   });
   const headers = new Headers();

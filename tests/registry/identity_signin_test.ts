@@ -346,6 +346,29 @@ Deno.test("registry sign-in through the auth methods", async (t) => {
         ]);
       },
     );
+
+    await t.step("a console session ends when its registry user becomes another person's", async () => {
+      const third = await authAdmin.post("/v1/auth-methods", { scope_id: "global", type: "password" });
+      assertEquals(third.status, 200, JSON.stringify(third.body));
+      const put = await api.put(SIGN_IN, { methods: ["registry", primary, third.body.id] }, { token: admin });
+      assertEquals(put.status, 200, put.text);
+      await account(primary, "sam", "sam-password-a");
+      await account(third.body.id, "sam", "sam-password-b");
+      // Person A signs in to the console and is provisioned as sam.
+      const web = new WebClient(srv.url);
+      assertEquals((await web.signIn("sam", "sam-password-a")).status, 303);
+      assertEquals((await web.get("/ui/settings/tokens")).status, 200);
+      const first =
+        (await api.get("/api/v2/admin/users/sam/identity", { token: admin })).body.identity.user_id;
+      // sam is deleted; person B's first sign-in is provisioned as sam.
+      assertEquals((await api.delete("/api/v1/admin/users/sam", { token: admin })).status, 200);
+      assertEquals((await signIn("sam", "sam-password-b")).status, 200);
+      const second =
+        (await api.get("/api/v2/admin/users/sam/identity", { token: admin })).body.identity.user_id;
+      assert(first !== second, `${first} ${second}`);
+      // A's session is not B's: it ended with the registry user it was made for.
+      assertEquals((await web.get("/ui/settings/tokens")).status, 303);
+    });
   } finally {
     await srv.stop();
   }
