@@ -66,7 +66,7 @@ async function checkFirstFactor(
   // Every spelling a directory takes for one name (an ldap sign-in method's) shares that name's count.
   // (NFKC may lengthen a name: the key is bounded as the login field is.)
   const prepared = ldapLoginKey(login!).slice(0, 1024);
-  const keyed = named ?? findByLogin(reg, prepared);
+  const keyed = named ?? (prepared === login!.trim().toLowerCase() ? undefined : findByLogin(reg, prepared));
   const key = keyed ? `user:${keyed.id}` : `name:${prepared}`;
   let found: StoredDoc<UserDoc> | undefined;
   let via: VerifiedIdentity | undefined;
