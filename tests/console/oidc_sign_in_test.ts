@@ -165,6 +165,36 @@ browserTest(
         },
       );
 
+      await t.step("a sign-in completed after its method was made inactive signs nobody in", async () => {
+        const starter = new WebClient(srv.url);
+        const started = await starter.get(`/ui/login/oidc/${oidc}`);
+        assertEquals(started.status, 303);
+        const changeState = async (state: string) => {
+          const { version } = (await authAdmin.get(`/v1/auth-methods/${oidc}`)).body;
+          const r = await authAdmin.post(`/v1/auth-methods/${oidc}:change-state`, {
+            version,
+            attributes: { state },
+          });
+          assertEquals(r.status, 200, JSON.stringify(r.body));
+        };
+        // The administrator turns the method off while alice is at the provider.
+        await changeState("inactive");
+        try {
+          // alice's browser (the one that started the attempt) goes through the provider and back.
+          await page.setCookie({
+            name: "wharf_oidc",
+            value: starter.cookies.get("wharf_oidc")!,
+            url: srv.url,
+          });
+          await page.goto(started.headers.get("location")!, { waitUntil: "load" });
+          if (await page.$("button[value=approve]")) await clickAndWait(page, "button[value=approve]");
+          assertEquals(new URL(page.url()).pathname, "/ui/login/oidc/complete", await main());
+          assert((await main()).includes("Corp SSO is not offered for sign-in now."), await main());
+        } finally {
+          await changeState("active-public");
+        }
+      });
+
       await t.step("the completion page signs in only the browser that started the attempt", async () => {
         const stranger = new WebClient(srv.url);
         const answer = await stranger.get("/ui/login/oidc/complete");

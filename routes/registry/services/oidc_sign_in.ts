@@ -35,7 +35,8 @@ export async function startOidcSignIn(
 
 /**
  * Collects the attempt `tokenId` of `methodId` once: the registry user it signs in as (provisioned at the first
- * sign-in; 409 on a name collision), or 401 (failed, expired, used), 503 for a non-admin during maintenance.
+ * sign-in; 409 on a name collision), or 401 (failed, expired, used, the method inactive now), 503 for a
+ * non-admin during maintenance.
  */
 export async function completeOidcSignIn(
   reg: Registry,
@@ -53,6 +54,10 @@ export async function completeOidcSignIn(
     throw new ApiError(401, `${name} has not completed this sign-in; start again.`);
   }
   if (outcome.status === "failed") throw new ApiError(401, `Unable to sign in with ${name}.`);
+  // Made inactive while the person was at the provider: no sign-in through it (its minted token is gone).
+  if (reg.identity!.method(methodId)?.state === "inactive") {
+    throw new ApiError(401, `${name} is not offered for sign-in now.`);
+  }
   const user = await signInUserOf(reg, outcome.identity);
   if (reg.maintenanceEnabled() && !actsAsAdmin(reg, user.doc)) throw maintenanceError();
   if (user.doc.two_factor_enabled) {
