@@ -68,12 +68,15 @@ export interface IdentityProvider {
   takeFirstStart(): IdentityFirstStart | undefined;
   /**
    * Starts the oidc method's login (its state, nonce and PKCE rules unchanged) whose callback ends at
-   * `completePath` (under the method's api_url_prefix): the provider's URL and the attempt's token id.
+   * `completePath` (under the method's api_url_prefix): the provider's URL and the attempt's token id. The
+   * browser that started it keeps the token id as the last `.`-separated part of cookie `bindingCookie`; the
+   * callback completes the attempt only in that browser (another's, sent the provider's URL, fails it).
    */
   startOidc(
     methodId: string,
     clientIp: string,
     completePath: string,
+    bindingCookie: string,
   ): Promise<{ authUrl: string; tokenId: string }>;
   /** Collects a started attempt once (the auth token it minted is deleted: the registry signs in instead). */
   collectOidc(methodId: string, tokenId: string): Promise<OidcSignInOutcome | undefined>;

@@ -49,6 +49,8 @@ export interface AttemptDoc {
   expiration_time: string;
   delivery: "token" | "cookie";
   type_echo?: string;
+  /** A registry console sign-in (secrets.complete_path): collected only by the console, never by `token`. */
+  console?: true;
   /** Sealed JSON of AttemptSecrets. */
   secrets: string;
   /** Once ready: the minted auth token's id and its sealed secret, until collected. */
@@ -62,6 +64,8 @@ export interface AttemptSecrets {
   roundtrip_payload?: unknown;
   /** A registry console sign-in: the path under the method's api_url_prefix the callback ends at. */
   complete_path?: string;
+  /** With complete_path: the cookie by which the browser that started the attempt keeps its token id. */
+  binding_cookie?: string;
   /** Once ready: what a registry sign-in reads of the claims (preferred_username). */
   profile?: Record<string, string>;
 }
@@ -186,6 +190,7 @@ export class OidcAttempts {
       expiration_time: new Date(now + this.ttlMs).toISOString(),
       delivery: input.delivery,
       ...(input.typeEcho ? { type_echo: input.typeEcho } : {}),
+      ...(input.secrets.complete_path ? { console: true as const } : {}),
       secrets: this.#docs.seal(JSON.stringify(input.secrets), id),
     };
     this.#creating++;
@@ -228,6 +233,11 @@ export class OidcAttempts {
     return result;
   }
 
+  /** Whether `tokenId` is the token id of `attempt` (the browser presenting it started the attempt). */
+  isTokenOf(attempt: RedeemedAttempt, tokenId: string | undefined): boolean {
+    return tokenId !== undefined && tokenId !== "" && this.#id(tokenId) === attempt.id;
+  }
+
   /** The lock a commit that completes `attempt` takes. */
   lockOf(attempt: RedeemedAttempt): string {
     return this.#lock(attempt.id);
@@ -265,14 +275,17 @@ export class OidcAttempts {
   }
 
   /**
-   * The `token` command: undefined for an unknown, expired, collected or other method's attempt; pending while
-   * the browser step runs; otherwise the attempt is deleted (durably, before the token is handed out, so it is
-   * collected exactly once even across a crash) and its outcome returned.
+   * The `token` command (`by` "api") or the console's completion ("console"): undefined for an unknown,
+   * expired, collected or other method's attempt, or one the other flow started (an attempt started through the
+   * API and completed by someone's browser never becomes a console session); pending while the browser step
+   * runs; otherwise the attempt is deleted (durably, before the token is handed out, so it is collected exactly
+   * once even across a crash) and its outcome returned.
    */
-  async collect(tokenId: string, methodId: string): Promise<Collected | undefined> {
+  async collect(tokenId: string, methodId: string, by: "api" | "console"): Promise<Collected | undefined> {
     const id = this.#id(tokenId);
     const usable = (a: StoredDoc<AttemptDoc> | undefined): a is StoredDoc<AttemptDoc> =>
-      a !== undefined && a.doc.auth_method_id === methodId && !expired(a.doc, Date.now());
+      a !== undefined && a.doc.auth_method_id === methodId && !expired(a.doc, Date.now()) &&
+      (a.doc.console === true) === (by === "console");
     const seen = this.#store.get<AttemptDoc>(attemptsCollection, id);
     if (!usable(seen)) return undefined;
     if (seen.doc.status === "started" || seen.doc.status === "redeeming") return { status: "pending" };

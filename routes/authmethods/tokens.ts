@@ -157,7 +157,8 @@ export function cookiesSecure(url: URL): boolean {
   return !(url.protocol === "http:" && loopback);
 }
 
-function cookieValue(header: string, name: string): string | undefined {
+/** One cookie's value from a Cookie header. */
+export function cookieValue(header: string, name: string): string | undefined {
   for (const part of header.split(";")) {
     const i = part.indexOf("=");
     if (i > 0 && part.slice(0, i).trim() === name) return part.slice(i + 1).trim();

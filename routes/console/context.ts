@@ -37,12 +37,22 @@ const ANONYMOUS: Caller = Object.freeze({
   userKey: undefined,
 });
 
+/**
+ * What a console session is bound to: the user's password, and the person (auth-method user) the registry user
+ * is linked to (docs/identity.md), so a session ends when the user's password changes, or when the registry
+ * user is unlinked, linked to someone else, or deleted and provisioned again for another person.
+ */
+export function sessionBinding(user: UserDoc): string {
+  const person = user.identity?.user_id;
+  return person ? `${user.password_hash}\u0000identity:${person}` : user.password_hash;
+}
+
 /** The viewer of a request: the session's user while the session lives and the user still exists unchanged. */
 export function sessionViewer(env: ConsoleEnv, ctx: RequestContext): { session?: Session; caller: Caller } {
   const session = env.sessions.lookup(readCookie(ctx.request, SESSION_COOKIE));
   if (!session) return { caller: ANONYMOUS };
   const user = env.reg.user(session.userKey)?.doc;
-  if (!user || !env.sessions.signedInWith(session, user.password_hash)) {
+  if (!user || !env.sessions.signedInWith(session, sessionBinding(user))) {
     env.sessions.end(session).catch(() => {});
     return { caller: ANONYMOUS };
   }

@@ -135,7 +135,7 @@ const OIDC_COOKIE = "wharf_oidc";
 export async function oidcStartGet(c: ConsoleReq): Promise<Response> {
   const methodId = c.ctx.params.id ?? "";
   return await onLoginPage(c, [400, 404, 429, 503], async () => {
-    const started = await startOidcSignIn(c.reg, c.ctx, methodId);
+    const started = await startOidcSignIn(c.reg, c.ctx, methodId, OIDC_COOKIE);
     const headers = new Headers();
     headers.append(
       "Set-Cookie",

@@ -3,7 +3,7 @@
 
 import type { StoredDoc } from "../../lib/store/mod.ts";
 import type { UserDoc } from "../registry/core/model.ts";
-import type { ConsoleReq } from "./context.ts";
+import { type ConsoleReq, sessionBinding } from "./context.ts";
 import { seeOther } from "./layout.ts";
 import { cookieHeader, LOGIN_COOKIE, readCookie, SESSION_COOKIE } from "./session.ts";
 
@@ -15,7 +15,7 @@ export async function startSession(
   clear: string[] = [],
 ): Promise<Response> {
   const previous = readCookie(c.ctx.request, SESSION_COOKIE);
-  const { cookie, session } = await c.env.sessions.create(user.id, user.doc.password_hash, previous, {
+  const { cookie, session } = await c.env.sessions.create(user.id, sessionBinding(user.doc), previous, {
     flash: `Signed in as ${user.doc.username}.`,
   });
   const headers = new Headers();

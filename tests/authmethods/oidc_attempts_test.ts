@@ -98,12 +98,12 @@ Deno.test("a callback naming another method consumes nothing", () =>
 Deno.test("two concurrent token polls of a ready attempt: one gets the token, the other nothing", () =>
   withAttempts(60_000, async (attempts, app) => {
     await create(attempts, 4);
-    assertEquals(await attempts.collect("oidc_token-id-4", methodId), { status: "pending" });
+    assertEquals(await attempts.collect("oidc_token-id-4", methodId, "api"), { status: "pending" });
     const token = await makeReady(attempts, app, 4);
-    assertEquals(await attempts.collect("oidc_token-id-4", "amoidc_othermethod"), undefined);
+    assertEquals(await attempts.collect("oidc_token-id-4", "amoidc_othermethod", "api"), undefined);
     const [a, b] = await Promise.all([
-      attempts.collect("oidc_token-id-4", methodId),
-      attempts.collect("oidc_token-id-4", methodId),
+      attempts.collect("oidc_token-id-4", methodId, "api"),
+      attempts.collect("oidc_token-id-4", methodId, "api"),
     ]);
     const got = [a, b].filter((r) => r?.status === "ready");
     assertEquals(got.length, 1);
@@ -151,8 +151,8 @@ Deno.test("the sweep deletes an expired attempt's uncollected token and leaves l
     assertEquals(await attempts.sweep(expiry + 1), 1);
     assertEquals(app.data.store.get(collections.tokens, token.id), undefined);
     assertEquals(app.data.store.count(attemptsCollection), 1);
-    assertEquals(await attempts.collect("oidc_token-id-6", methodId), undefined);
-    assertEquals(await attempts.collect("oidc_token-id-7", methodId), { status: "pending" });
+    assertEquals(await attempts.collect("oidc_token-id-6", methodId, "api"), undefined);
+    assertEquals(await attempts.collect("oidc_token-id-7", methodId, "api"), { status: "pending" });
     const deleted = [];
     for await (const { line } of app.data.log.read(1)) {
       const batch = JSON.parse(line) as { Events: Array<{ Type: string; Key: string; Payload: unknown }> };
@@ -181,5 +181,5 @@ Deno.test("an attempt swept while its callback talks to the provider makes the r
       thrown = err;
     }
     assert(thrown instanceof AttemptExpiredError, `expected AttemptExpiredError, got ${thrown}`);
-    assertEquals(await attempts.collect("oidc_token-id-7", methodId), undefined);
+    assertEquals(await attempts.collect("oidc_token-id-7", methodId, "api"), undefined);
   }));

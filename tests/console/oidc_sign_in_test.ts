@@ -91,6 +91,11 @@ browserTest(
           user_id: link.body.identity.user_id,
           client_ip: "127.0.0.1",
         });
+        // The auth token her login minted was deleted when the console collected it: none is hers.
+        const tokens = await authAdmin.get("/v1/auth-tokens?scope_id=global");
+        assertEquals(tokens.status, 200, JSON.stringify(tokens.body));
+        const owners = (tokens.body.items as { user_id: string }[]).map((tk) => tk.user_id);
+        assert(owners.length > 0 && !owners.includes(link.body.identity.user_id), JSON.stringify(owners));
       });
 
       await t.step("signing in again is the same registry user, nothing new", async () => {
@@ -175,6 +180,76 @@ browserTest(
           admin_groups: [],
         });
         assertEquals(await adminPage(), 403);
+      });
+
+      await t.step("an attacker's attempt completed by alice's browser signs nobody in", async () => {
+        // The attacker starts a sign-in and sends alice the provider's URL (state and all) it was given.
+        const attacker = new WebClient(srv.url);
+        const started = await attacker.get(`/ui/login/oidc/${oidc}`);
+        assertEquals(started.status, 303);
+        const authUrl = started.headers.get("location")!;
+        assertEquals(new URL(authUrl).origin, new URL(op.issuer).origin);
+        assert(attacker.cookies.has("wharf_oidc"));
+        // alice, signed in at the provider, opens it: the provider sends her browser through wharf's callback.
+        await page.goto(authUrl, { waitUntil: "load" });
+        if (await page.$("button[value=approve]")) await clickAndWait(page, "button[value=approve]");
+        assertEquals(new URL(page.url()).pathname, "/ui/login/oidc/complete");
+        // The attacker's browser collects its attempt: it must not become alice's session.
+        const done = await attacker.get("/ui/login/oidc/complete");
+        assertEquals(done.status, 401, done.text);
+        assert(done.text.includes("Unable to sign in with Corp SSO."), done.text);
+        assert(!attacker.cookies.has("wharf_session"));
+      });
+
+      await t.step(
+        "an attempt started through the auth-method API never becomes a console session",
+        async () => {
+          // The attacker starts the method's own login (the CLI's flow) and sends alice its provider URL.
+          const start = await new Client(srv.url).post(`/v1/auth-methods/${oidc}:authenticate`, {
+            command: "start",
+          });
+          assertEquals(start.status, 200, JSON.stringify(start.body));
+          const { auth_url: authUrl, token_id: tokenId } = start.body.attributes;
+          await page.goto(authUrl, { waitUntil: "load" });
+          if (await page.$("button[value=approve]")) await clickAndWait(page, "button[value=approve]");
+          assertEquals(new URL(page.url()).pathname, "/authentication-complete");
+          // The attacker hands the completion page that attempt's token id as if its browser had started it.
+          const attacker = new WebClient(srv.url);
+          attacker.cookies.set("wharf_oidc", `${oidc}.${tokenId}`);
+          const done = await attacker.get("/ui/login/oidc/complete");
+          assertEquals(done.status, 401, done.text);
+          assert(!attacker.cookies.has("wharf_session"));
+        },
+      );
+
+      await t.step("a sign-in completed after its method was made inactive signs nobody in", async () => {
+        const starter = new WebClient(srv.url);
+        const started = await starter.get(`/ui/login/oidc/${oidc}`);
+        assertEquals(started.status, 303);
+        const changeState = async (state: string) => {
+          const { version } = (await authAdmin.get(`/v1/auth-methods/${oidc}`)).body;
+          const r = await authAdmin.post(`/v1/auth-methods/${oidc}:change-state`, {
+            version,
+            attributes: { state },
+          });
+          assertEquals(r.status, 200, JSON.stringify(r.body));
+        };
+        // The administrator turns the method off while alice is at the provider.
+        await changeState("inactive");
+        try {
+          // alice's browser (the one that started the attempt) goes through the provider and back.
+          await page.setCookie({
+            name: "wharf_oidc",
+            value: starter.cookies.get("wharf_oidc")!,
+            url: srv.url,
+          });
+          await page.goto(started.headers.get("location")!, { waitUntil: "load" });
+          if (await page.$("button[value=approve]")) await clickAndWait(page, "button[value=approve]");
+          assertEquals(new URL(page.url()).pathname, "/ui/login/oidc/complete", await main());
+          assert((await main()).includes("Corp SSO is not offered for sign-in now."), await main());
+        } finally {
+          await changeState("active-public");
+        }
       });
 
       await t.step(

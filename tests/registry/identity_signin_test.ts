@@ -1,12 +1,14 @@
 // The registry's sign-in methods and password-style sign-in through the auth methods (docs/identity.md),
 // through the HTTP API of one started server: the admin settings' 422 rules, sign-in through a password
-// method with provisioning, linking, the collision refusal, and one throttle failure per sign-in.
+// method with provisioning, linking, the collision refusal, one throttle failure per sign-in (and one count
+// for every spelling an LDAP method takes for a name, against a real slapd), sessions bound to the person.
 
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { startTestServer } from "../helpers/server.ts";
 import { adminPassword, fastEnv, minimalOidcAttrs, signInAdmin } from "../authmethods/helpers.ts";
 import { ADMIN_PASSWORD, Client } from "./helpers.ts";
 import { WebClient } from "../console/helpers.ts";
+import { peopleDn, slapdSkipReason, startSlapd, users as ldapUsers } from "../fixtures/slapd.ts";
 
 const SIGN_IN = "/api/v2/admin/sign-in-methods";
 
@@ -451,6 +453,71 @@ Deno.test("registry sign-in through the auth methods", async (t) => {
         assertEquals(restored.status, 200, restored.text);
       },
     );
+
+    await t.step({
+      name:
+        "LDAP spellings of one name (full-width letters, as slapd matches them) share the throttle's count",
+      ignore: slapdSkipReason !== undefined,
+      fn: async () => {
+        const ldap = await startSlapd();
+        try {
+          const method = await authAdmin.post("/v1/auth-methods", {
+            scope_id: "global",
+            type: "ldap",
+            name: "slapd",
+            attributes: {
+              state: "active-public",
+              urls: [ldap.ldapUrl],
+              discover_dn: true,
+              user_dn: peopleDn,
+              user_attr: "uid",
+            },
+          });
+          assertEquals(method.status, 200, JSON.stringify(method.body));
+          const put = await api.put(SIGN_IN, { methods: ["registry", method.body.id] }, { token: admin });
+          assertEquals(put.status, 200, put.text);
+          const fullWidth = "\uFF41\uFF4C\uFF49\uFF43\uFF45"; // ａｌｉｃｅ: the directory's alice
+          const mixed = "\uFF41lice";
+          // The directory takes each spelling for alice (and a first sign-in provisions her).
+          for (const name of ["alice", fullWidth, mixed]) {
+            assertEquals((await signIn(name, ldapUsers.alice.password)).status, 200, name);
+          }
+          // Three wrong passwords lock alice (WHARF_REGISTRY_LOGIN_FAILURES=3), whatever the spelling.
+          for (const name of ["alice", fullWidth, mixed]) {
+            assertEquals((await signIn(name, "wrong-password")).status, 401, name);
+          }
+          for (const name of ["alice", fullWidth, mixed, "ALICE"]) {
+            const locked = await signIn(name, ldapUsers.alice.password);
+            assertEquals(locked.status, 429, `${name}: ${locked.text}`);
+          }
+        } finally {
+          await ldap.stop();
+        }
+      },
+    });
+
+    await t.step("a console session ends when its registry user becomes another person's", async () => {
+      const third = await authAdmin.post("/v1/auth-methods", { scope_id: "global", type: "password" });
+      assertEquals(third.status, 200, JSON.stringify(third.body));
+      const put = await api.put(SIGN_IN, { methods: ["registry", primary, third.body.id] }, { token: admin });
+      assertEquals(put.status, 200, put.text);
+      await account(primary, "sam", "sam-password-a");
+      await account(third.body.id, "sam", "sam-password-b");
+      // Person A signs in to the console and is provisioned as sam.
+      const web = new WebClient(srv.url);
+      assertEquals((await web.signIn("sam", "sam-password-a")).status, 303);
+      assertEquals((await web.get("/ui/settings/tokens")).status, 200);
+      const first =
+        (await api.get("/api/v2/admin/users/sam/identity", { token: admin })).body.identity.user_id;
+      // sam is deleted; person B's first sign-in is provisioned as sam.
+      assertEquals((await api.delete("/api/v1/admin/users/sam", { token: admin })).status, 200);
+      assertEquals((await signIn("sam", "sam-password-b")).status, 200);
+      const second =
+        (await api.get("/api/v2/admin/users/sam/identity", { token: admin })).body.identity.user_id;
+      assert(first !== second, `${first} ${second}`);
+      // A's session is not B's: it ended with the registry user it was made for.
+      assertEquals((await web.get("/ui/settings/tokens")).status, 303);
+    });
   } finally {
     await srv.stop();
   }

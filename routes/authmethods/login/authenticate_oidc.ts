@@ -18,7 +18,7 @@ import { failedPrecondition, fieldError, forbidden, notFound } from "../errors.t
 import { AttemptExpiredError, type RedeemedAttempt } from "../oidc_attempts.ts";
 import type { AuthService } from "../service.ts";
 import type { MethodDoc } from "../state.ts";
-import { mintToken, tokenIssuedEvent } from "../tokens.ts";
+import { cookieValue, mintToken, tokenIssuedEvent } from "../tokens.ts";
 
 const maxRoundtripBytes = 4096;
 
@@ -78,7 +78,13 @@ export async function beginAttempt(
   clientIp: string,
   methodId: string,
   method: MethodDoc,
-  options: { roundtrip?: unknown; delivery: "token" | "cookie"; typeEcho?: string; completePath?: string },
+  options: {
+    roundtrip?: unknown;
+    delivery: "token" | "cookie";
+    typeEcho?: string;
+    completePath?: string;
+    bindingCookie?: string;
+  },
 ): Promise<{ authUrl: string; tokenId: string }> {
   // Each start is a durable write: a stranger's starts are bounded per address (docs/security.md).
   const wait = svc.oidcStarts.take(clientIp);
@@ -121,6 +127,7 @@ export async function beginAttempt(
       code_verifier: codeVerifier,
       ...(options.roundtrip !== undefined ? { roundtrip_payload: options.roundtrip } : {}),
       ...(options.completePath ? { complete_path: options.completePath } : {}),
+      ...(options.bindingCookie ? { binding_cookie: options.bindingCookie } : {}),
     },
     delivery: options.delivery,
     typeEcho: options.typeEcho,
@@ -187,7 +194,11 @@ async function callback(
     if (attempt.secrets.complete_path) return `${prefix}${attempt.secrets.complete_path}`;
     return `${prefix}/authentication-error?error=${encodeURIComponent(err)}`;
   };
-  if (error) {
+  if (attempt.secrets.complete_path && !startedHere(svc, ctx, attempt)) {
+    // A console sign-in completes only in the browser that started it: another browser sent the provider's
+    // URL would otherwise sign its person in for whoever started the attempt (login CSRF).
+    finalUrl = await fail("other_browser", "the sign-in was started in another browser");
+  } else if (error) {
     finalUrl = await fail(
       "idp_error",
       `the identity provider returned ${error}${
@@ -222,6 +233,13 @@ async function callback(
   const headers = { Location: finalUrl };
   if (!asCommand) return new Response(null, { status: 302, headers });
   return json({ command: "callback", attributes: { final_redirect_url: finalUrl } }, 302, headers);
+}
+
+/** Whether the callback's browser keeps the token id of the console sign-in `attempt` (lib/identity.ts). */
+function startedHere(svc: AuthService, ctx: RequestContext, attempt: RedeemedAttempt): boolean {
+  const name = attempt.secrets.binding_cookie;
+  const bound = name ? cookieValue(ctx.request.headers.get("Cookie") ?? "", name) : undefined;
+  return svc.oidcAttempts.isTokenOf(attempt, bound?.slice(bound.lastIndexOf(".") + 1));
 }
 
 /**
@@ -283,7 +301,7 @@ async function collect(svc: AuthService, ctx: RequestContext, req: AuthRequest):
   if (typeof tokenId !== "string" || tokenId === "") {
     throw fieldError({ name: "attributes.token_id", description: "This is a required field." });
   }
-  const outcome = await svc.oidcAttempts.collect(tokenId, req.id);
+  const outcome = await svc.oidcAttempts.collect(tokenId, req.id, "api");
   if (!outcome || outcome.status === "gone") throw forbidden();
   if (outcome.status === "pending") return json({ command: "token" }, 202);
   if (outcome.status === "failed") throw new ApiError(401, "Unable to authenticate.");

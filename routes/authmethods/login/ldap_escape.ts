@@ -1,6 +1,6 @@
 // LDAP string handling for the LDAP login: RFC 4515 filter escaping, RFC 4514 DN value escaping, the
-// `{{.UserAttr}}`-style filter templates, CN extraction from a DN, AD binary SIDs as strings, and login
-// names as directories compare them.
+// `{{.UserAttr}}`-style filter templates, CN extraction from a DN and AD binary SIDs as strings (login names as
+// directories compare them: lib/directory_names.ts).
 
 import type { DerefAliases } from "../ldap_connect.ts";
 
@@ -135,26 +135,4 @@ export function derefAliasesOf(value: string | undefined): DerefAliases {
     default:
       return "never";
   }
-}
-
-/** LDAP string preparation's mapping step: characters mapped to SPACE, and characters mapped to nothing. */
-// deno-lint-ignore no-control-regex
-const mappedToSpace = /[\u0009-\u000D\u0085\p{Z}]/gu;
-const mappedToNothing = /[\p{Cc}\p{Cf}\u034F\u1806\u180B-\u180D\uFE00-\uFE0F\uFFFC]/gu;
-
-/**
- * A login name as directories match the usual naming attributes (uid, cn, mail, userPrincipalName:
- * caseIgnoreMatch and friends, prepared per RFC 4518): ignorable characters dropped, compatibility
- * normalized, case folded, outer spaces removed and inner runs of spaces made one. Every spelling a
- * directory takes for one entry gives one key (the throttle's and the account's login_name).
- */
-export function ldapLoginKey(login: string): string {
-  return login
-    .replace(mappedToSpace, " ")
-    .replace(mappedToNothing, "")
-    .normalize("NFKC")
-    .toUpperCase()
-    .toLowerCase()
-    .trim()
-    .replace(/ +/g, " ");
 }

@@ -74,16 +74,20 @@ export function registryIdentity(
       });
       return { id: userId, accountMethodIds: methods };
     },
-    async startOidc(methodId, clientIp, completePath) {
+    async startOidc(methodId, clientIp, completePath, bindingCookie) {
       const stored = svc.state.method(methodId);
       if (!stored || stored.doc.type !== "oidc") throw new ApiError(404, "Unknown sign-in method.");
       if (methodState(stored.doc) === "inactive") {
         throw new ApiError(400, "Cannot start authentication against an inactive OIDC auth method");
       }
-      return await beginAttempt(svc, clientIp, methodId, stored.doc, { delivery: "token", completePath });
+      return await beginAttempt(svc, clientIp, methodId, stored.doc, {
+        delivery: "token",
+        completePath,
+        bindingCookie,
+      });
     },
     async collectOidc(methodId, tokenId) {
-      const outcome = await svc.oidcAttempts.collect(tokenId, methodId);
+      const outcome = await svc.oidcAttempts.collect(tokenId, methodId, "console");
       if (!outcome || outcome.status === "gone") return undefined;
       if (outcome.status !== "ready") return { status: outcome.status };
       const { id, doc } = outcome.token;

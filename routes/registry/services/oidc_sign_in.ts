@@ -20,14 +20,18 @@ function oidcSignInMethod(reg: Registry, methodId: string) {
   return method;
 }
 
-/** Starts the method's login: the provider's URL, and the attempt's token id the browser keeps. */
+/**
+ * Starts the method's login: the provider's URL, and the attempt's token id the browser keeps as the last
+ * `.`-separated part of cookie `bindingCookie` (the callback completes the attempt only in that browser).
+ */
 export async function startOidcSignIn(
   reg: Registry,
   from: LoginOrigin,
   methodId: string,
+  bindingCookie: string,
 ): Promise<{ authUrl: string; tokenId: string }> {
   oidcSignInMethod(reg, methodId);
-  return await reg.identity!.startOidc(methodId, from.clientIp, OIDC_COMPLETE_PATH);
+  return await reg.identity!.startOidc(methodId, from.clientIp, OIDC_COMPLETE_PATH, bindingCookie);
 }
 
 /** A collected OIDC sign-in: the registry user, the identity it came through, and whether a code is still due. */
@@ -40,8 +44,9 @@ export interface OidcSignIn {
 
 /**
  * Collects the attempt `tokenId` of `methodId` once: the registry user it signs in as (provisioned at the first
- * sign-in; 409 on a name collision), or 401 (failed, expired, used), 503 for a non-admin during maintenance.
- * Without two-factor the sign-in is complete (its event recorded); with it, the code step is due.
+ * sign-in; 409 on a name collision), or 401 (failed, expired, used, the method inactive now), 503 for a
+ * non-admin during maintenance. Without two-factor the sign-in is complete (its event recorded); with it, the
+ * code step is due.
  */
 export async function completeOidcSignIn(
   reg: Registry,
@@ -59,6 +64,10 @@ export async function completeOidcSignIn(
     throw new ApiError(401, `${name} has not completed this sign-in; start again.`);
   }
   if (outcome.status === "failed") throw new ApiError(401, `Unable to sign in with ${name}.`);
+  // Made inactive while the person was at the provider: no sign-in through it (its minted token is gone).
+  if (reg.identity!.method(methodId)?.state === "inactive") {
+    throw new ApiError(401, `${name} is not offered for sign-in now.`);
+  }
   const user = await signInUserOf(reg, outcome.identity);
   if (reg.maintenanceEnabled() && !actsAsAdmin(reg, user.doc)) throw maintenanceError();
   // The registry's two-factor settings apply after any first factor (docs/identity.md#oidc-sign-in).

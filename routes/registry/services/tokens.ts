@@ -11,6 +11,7 @@ import { registryLock } from "../core/locks.ts";
 import { now, type TokenDoc, TOKENS, type UserDoc, USERS } from "../core/model.ts";
 import type { Registry } from "../core/registry.ts";
 import type { VerifiedIdentity } from "../../../lib/identity.ts";
+import { ldapLoginKey } from "../../../lib/directory_names.ts";
 import { recordSignIn, signInUserOf } from "./identities.ts";
 import { REGISTRY_METHOD, signInMethods } from "./sign_in_methods.ts";
 
@@ -62,7 +63,11 @@ async function checkFirstFactor(
   errors.throwIfAny();
   // One throttle key per user, whichever of its names (username or email) the login gives.
   const named = findByLogin(reg, login!);
-  const key = named ? `user:${named.id}` : `name:${login!.trim().toLowerCase()}`;
+  // Every spelling a directory takes for one name (an ldap sign-in method's) shares that name's count.
+  // (NFKC may lengthen a name: the key is bounded as the login field is.)
+  const prepared = ldapLoginKey(login!).slice(0, 1024);
+  const keyed = named ?? (prepared === login!.trim().toLowerCase() ? undefined : findByLogin(reg, prepared));
+  const key = keyed ? `user:${keyed.id}` : `name:${prepared}`;
   let found: StoredDoc<UserDoc> | undefined;
   let via: VerifiedIdentity | undefined;
   const verified = async () => {
