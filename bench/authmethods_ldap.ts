@@ -10,7 +10,7 @@ import { Client } from "ldapts";
 import { numberedUser, peopleDn, slapdSkipReason, startSlapd } from "../tests/fixtures/slapd.ts";
 import { callApi, startAuthServer } from "../tests/fixtures/wharf_auth.ts";
 import { ldapAuthenticate } from "../routes/authmethods/login/ldap_client.ts";
-import { type Figure, formatFigures } from "./lib.ts";
+import { type Figure, formatFigures, median } from "./lib.ts";
 
 function flag(name: string, fallback: number): number {
   if (!import.meta.main) return fallback;
@@ -53,12 +53,6 @@ async function runRound(v: Variant): Promise<void> {
   v.done += done;
   v.ms += ms;
   v.rates.push(done / (ms / 1000));
-}
-
-function median(values: number[]): number {
-  const s = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
 /** Per-round ratios of `v` to `base` (same round), as "median (min–max)". */

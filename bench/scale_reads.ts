@@ -3,7 +3,7 @@
 // asks for ≥ 0.9×: both are served from memory).
 // Run: deno run -A bench/scale_reads.ts (needs Debian's postgresql and wrk; starts its own server).
 
-import { cpuCount, hasCommand, runWrk, type WrkResult } from "./lib.ts";
+import { cpuCount, hasCommand, median, runWrk, type WrkResult } from "./lib.ts";
 import { boxName, seedBoxes } from "./registry_seed.ts";
 import { type BenchRegistry, startBenchRegistry } from "./registry_server.ts";
 import { startPostgres } from "../tests/fixtures/postgres.ts";
@@ -12,12 +12,6 @@ const boxCount = Number(Deno.env.get("BENCH_REGISTRY_BOXES") ?? 2000);
 const seconds = Number(Deno.env.get("BENCH_SECONDS") ?? 5);
 const rounds = Number(Deno.env.get("BENCH_ROUNDS") ?? 3);
 const rootKey = btoa(String.fromCharCode(...new Uint8Array(32).fill(7)));
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
 
 /** Pins every thread of a server to `cpus` (taskset -a), so wrk on the other CPU never competes with it. */
 async function pin(registry: BenchRegistry, cpus: string): Promise<void> {

@@ -4,6 +4,7 @@
 // vs the SDK's GetObject; the nodes' peak RSS shows the file is streamed, not buffered.
 // Run: deno run -A bench/scale_transfer.ts (needs Debian's postgresql and swift*; BENCH_SCALE_FILE_MIB, 1024).
 
+import { median } from "./lib.ts";
 import { createReadStream } from "node:fs";
 import { GetObjectCommand } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
@@ -23,11 +24,6 @@ async function timed(work: () => Promise<unknown>): Promise<number> {
   const started = performance.now();
   await work();
   return (performance.now() - started) / 1000;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
 }
 
 const pg = await startPostgres();

@@ -15,7 +15,7 @@
 // BENCH_HTTP_COMPARE=/other/checkout/main.ts adds that wharf (access log on) to the rotation, e.g. the previous
 // commit (`git archive HEAD | tar -x -C /tmp/before`) for a before/after in the same run.
 
-import { cpuCount, cpuSecondsOf, type Figure, hasCommand, runWrk, startChild } from "../lib.ts";
+import { cpuCount, cpuSecondsOf, type Figure, hasCommand, median, runWrk, startChild } from "../lib.ts";
 
 type Child = Awaited<ReturnType<typeof startChild>>;
 
@@ -154,10 +154,4 @@ export default async function run(): Promise<{ title: string; figures: Figure[];
     for (const child of children) await child.stop();
     for (const dir of dirs) await Deno.remove(dir, { recursive: true });
   }
-}
-
-function median(xs: number[]): number {
-  const sorted = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }

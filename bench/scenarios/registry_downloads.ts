@@ -4,18 +4,12 @@
 // bare Deno.serve ways to send a file (bench/download_floor_server.ts), in BENCH_DOWNLOAD_ROUNDS (5) interleaved
 // rounds; servers pinned to the last CPU and the clients to the others, as in registry_reads.
 
-import { cpuSecondsOf, type Figure, hasCommand, pinServer, startChild } from "../lib.ts";
+import { cpuSecondsOf, type Figure, hasCommand, median, pinServer, startChild } from "../lib.ts";
 import { createBigBox, startBenchRegistry, timeShell } from "../registry_server.ts";
 
 const fileMiB = Number(Deno.env.get("BENCH_DOWNLOAD_MIB") ?? 256);
 const clients = Number(Deno.env.get("BENCH_DOWNLOAD_CLIENTS") ?? 4);
 const roundCount = Number(Deno.env.get("BENCH_DOWNLOAD_ROUNDS") ?? 5);
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
 
 /** One timed download burst: MiB/s over all clients, and the server's CPU seconds per GiB sent. */
 interface Burst {

@@ -9,6 +9,7 @@ import {
   cpuSecondsOf,
   type Figure,
   hasCommand,
+  median,
   pinServer,
   rssMiB,
   runWrk,
@@ -23,12 +24,6 @@ const seconds = Number(Deno.env.get("BENCH_SECONDS") ?? 10);
 /** Measurements per route: single wrk runs on a shared 2-core machine vary by ±20 %. */
 const rounds = Number(Deno.env.get("BENCH_ROUNDS") ?? 3);
 const withSearch = Deno.env.get("BENCH_REGISTRY_SEARCH") !== "0";
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
 
 export default async function run(): Promise<{ title: string; figures: Figure[]; notes: string[] }> {
   if (!hasCommand("wrk")) throw new Error("wrk is not installed");

@@ -3,7 +3,7 @@
 // Figures: seeding writes/s (the write path: 4 API writes per box, 64 in flight), box JSON and metadata req/s,
 // and the server's CPU per request (µs), which a busy machine moves much less than req/s.
 
-import { cpuSecondsOf, type Figure, hasCommand, pinServer, runWrk, type WrkResult } from "../lib.ts";
+import { cpuSecondsOf, type Figure, hasCommand, median, pinServer, runWrk, type WrkResult } from "../lib.ts";
 import { boxName, seedBoxes } from "../registry_seed.ts";
 import { type BenchRegistry, startBenchRegistry } from "../registry_server.ts";
 
@@ -11,12 +11,6 @@ const before = Deno.env.get("BENCH_BEFORE");
 const boxCount = Number(Deno.env.get("BENCH_REGISTRY_BOXES") ?? 2_000);
 const seconds = Number(Deno.env.get("BENCH_SECONDS") ?? 5);
 const rounds = Number(Deno.env.get("BENCH_ROUNDS") ?? 5);
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
 
 interface Run extends WrkResult {
   cpuMicros: number;
