@@ -53,7 +53,10 @@ function loginPage(
     headers.append("Set-Cookie", cookieHeader(LOGIN_COOKIE, cookie, c.env.secureCookies, 3600));
   }
   const csrf = c.env.sessions.loginCsrf(cookie);
-  const providers = signInAuthMethods(c.reg).filter((m) => m.type === "oidc");
+  // Only the methods a start is accepted for now: a listed method made inactive later is not offered.
+  const providers = signInAuthMethods(c.reg).filter((m) =>
+    m.type === "oidc" && (m.state === "active-public" || m.state === "active-private")
+  );
   const body = html`
     <h1>Sign in</h1>
     ${options.notice ? html`<p class="notice" role="status">${options.notice}</p>` : ""}

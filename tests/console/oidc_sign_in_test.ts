@@ -234,9 +234,17 @@ browserTest(
           });
           assertEquals(r.status, 200, JSON.stringify(r.body));
         };
+        assert((await starter.get("/ui/login")).text.includes("Sign in with Corp SSO"));
         // The administrator turns the method off while alice is at the provider.
         await changeState("inactive");
         try {
+          // The login page no longer offers it (its start would be refused).
+          const login = await starter.get("/ui/login");
+          assertEquals(login.status, 200);
+          assert(
+            !login.text.includes("Sign in with") && !login.text.includes(`/ui/login/oidc/${oidc}`),
+            login.text,
+          );
           // alice's browser (the one that started the attempt) goes through the provider and back.
           await page.setCookie({
             name: "wharf_oidc",
