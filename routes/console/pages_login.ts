@@ -133,9 +133,11 @@ const OIDC_COOKIE = "wharf_oidc";
 /**
  * "Sign in with NAME" (a link: the page's CSP lets forms post only to the console, and a form's redirect to
  * the provider would be refused): starts the oidc sign-in method's login and sends the browser there. Each
- * start is a durable attempt, bounded per client address (docs/security.md).
+ * start is a durable attempt, bounded per client address (docs/security.md). A start another site made the
+ * browser send (an image, a link elsewhere) is refused before anything is counted or stored.
  */
 export async function oidcStartGet(c: ConsoleReq): Promise<Response> {
+  refuseCrossSiteStart(c);
   const methodId = c.ctx.params.id ?? "";
   return await onLoginPage(c, [400, 404, 429, 503], async () => {
     const started = await startOidcSignIn(c.reg, c.ctx, methodId, OIDC_COOKIE);
@@ -146,6 +148,20 @@ export async function oidcStartGet(c: ConsoleReq): Promise<Response> {
     );
     return seeOther(c, started.authUrl, undefined, headers);
   });
+}
+
+/**
+ * 403 for a start whose `Sec-Fetch-Site` is present and neither `same-origin` (the login page's link) nor
+ * `none` (typed, a bookmark): browsers send it, so a cross-site `<img>` cannot spend the address's start
+ * budget (WHARF_OIDC_STARTS_PER_MINUTE). Without the header (not a browser) the start is allowed.
+ */
+function refuseCrossSiteStart(c: ConsoleReq): void {
+  const site = c.ctx.request.headers.get("sec-fetch-site");
+  if (site === null || site === "same-origin" || site === "none") return;
+  throw new ApiError(
+    403,
+    "This sign-in was not started from a wharf page (cross-site request refused). Start it from the sign-in page.",
+  );
 }
 
 /** Where the auth method's callback ends: the attempt this browser started, collected into a console session. */
