@@ -53,7 +53,10 @@ function loginPage(
     headers.append("Set-Cookie", cookieHeader(LOGIN_COOKIE, cookie, c.env.secureCookies, 3600));
   }
   const csrf = c.env.sessions.loginCsrf(cookie);
-  const providers = signInAuthMethods(c.reg).filter((m) => m.type === "oidc");
+  // Only the methods a start is accepted for now: a listed method made inactive later is not offered.
+  const providers = signInAuthMethods(c.reg).filter((m) =>
+    m.type === "oidc" && (m.state === "active-public" || m.state === "active-private")
+  );
   const body = html`
     <h1>Sign in</h1>
     ${options.notice ? html`<p class="notice" role="status">${options.notice}</p>` : ""}
@@ -130,9 +133,11 @@ const OIDC_COOKIE = "wharf_oidc";
 /**
  * "Sign in with NAME" (a link: the page's CSP lets forms post only to the console, and a form's redirect to
  * the provider would be refused): starts the oidc sign-in method's login and sends the browser there. Each
- * start is a durable attempt, bounded per client address (docs/security.md).
+ * start is a durable attempt, bounded per client address (docs/security.md). A start another site made the
+ * browser send (an image, a link elsewhere) is refused before anything is counted or stored.
  */
 export async function oidcStartGet(c: ConsoleReq): Promise<Response> {
+  refuseCrossSiteStart(c);
   const methodId = c.ctx.params.id ?? "";
   return await onLoginPage(c, [400, 404, 429, 503], async () => {
     const started = await startOidcSignIn(c.reg, c.ctx, methodId, OIDC_COOKIE);
@@ -143,6 +148,20 @@ export async function oidcStartGet(c: ConsoleReq): Promise<Response> {
     );
     return seeOther(c, started.authUrl, undefined, headers);
   });
+}
+
+/**
+ * 403 for a start whose `Sec-Fetch-Site` is present and neither `same-origin` (the login page's link) nor
+ * `none` (typed, a bookmark): browsers send it, so a cross-site `<img>` cannot spend the address's start
+ * budget (WHARF_OIDC_STARTS_PER_MINUTE). Without the header (not a browser) the start is allowed.
+ */
+function refuseCrossSiteStart(c: ConsoleReq): void {
+  const site = c.ctx.request.headers.get("sec-fetch-site");
+  if (site === null || site === "same-origin" || site === "none") return;
+  throw new ApiError(
+    403,
+    "This sign-in was not started from a wharf page (cross-site request refused). Start it from the sign-in page.",
+  );
 }
 
 /** Where the auth method's callback ends: the attempt this browser started, collected into a console session. */

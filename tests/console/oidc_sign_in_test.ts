@@ -234,9 +234,17 @@ browserTest(
           });
           assertEquals(r.status, 200, JSON.stringify(r.body));
         };
+        assert((await starter.get("/ui/login")).text.includes("Sign in with Corp SSO"));
         // The administrator turns the method off while alice is at the provider.
         await changeState("inactive");
         try {
+          // The login page no longer offers it (its start would be refused).
+          const login = await starter.get("/ui/login");
+          assertEquals(login.status, 200);
+          assert(
+            !login.text.includes("Sign in with") && !login.text.includes(`/ui/login/oidc/${oidc}`),
+            login.text,
+          );
           // alice's browser (the one that started the attempt) goes through the provider and back.
           await page.setCookie({
             name: "wharf_oidc",
@@ -338,6 +346,32 @@ browserTest(
         assert(answer.text.includes("No sign-in with an identity provider was started in this browser."));
         assert(!stranger.cookies.has("wharf_session"));
       });
+
+      await t.step(
+        "a start another site made the browser send is refused before it counts or stores",
+        async () => {
+          // Another site's <img src=…/ui/login/oidc/ID>, 30 times (the address's start budget a minute): 403 each,
+          // no attempt bound to the browser.
+          const victim = new WebClient(srv.url);
+          const start = (site: string) => victim.get(`/ui/login/oidc/${oidc}`, { "Sec-Fetch-Site": site });
+          const crossSite: number[] = [];
+          for (let i = 0; i < 30; i++) crossSite.push((await start("cross-site")).status);
+          assertEquals(crossSite, new Array(30).fill(403));
+          const sameSite = await start("same-site");
+          assertEquals(sameSite.status, 403);
+          assert(sameSite.headers.get("content-type")?.startsWith("text/html"));
+          assert(sameSite.text.includes("<h1>Not allowed</h1>"), sameSite.text);
+          assert(sameSite.text.includes("cross-site request refused"), sameSite.text);
+          assert(!victim.cookies.has("wharf_oidc"));
+          // The budget is untouched: the login page's link (same-origin) and a typed address (none) still start.
+          for (const site of ["same-origin", "none"]) {
+            const started = await start(site);
+            assertEquals(started.status, 303, `${site}: ${started.text}`);
+            assertEquals(new URL(started.headers.get("location")!).origin, new URL(op.issuer).origin);
+          }
+          assert(victim.cookies.has("wharf_oidc"));
+        },
+      );
 
       await t.step("no OIDC code, state, nonce, PKCE challenge, cookie or token in any log line", () => {
         const secrets = new Set<string>([op.clientSecret, ADMIN_PASSWORD, admin, authAdmin.token!]);

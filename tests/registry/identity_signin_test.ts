@@ -518,6 +518,49 @@ Deno.test("registry sign-in through the auth methods", async (t) => {
       // A's session is not B's: it ended with the registry user it was made for.
       assertEquals((await web.get("/ui/settings/tokens")).status, 303);
     });
+
+    await t.step(
+      "unlinking or relinking a registry user revokes its API tokens; a same-person PUT does not",
+      async () => {
+        const second = await authAdmin.post("/v1/auth-methods", { scope_id: "global", type: "password" });
+        assertEquals(second.status, 200, JSON.stringify(second.body));
+        const put = await api.put(SIGN_IN, { methods: ["registry", primary, second.body.id] }, {
+          token: admin,
+        });
+        assertEquals(put.status, 200, put.text);
+        await account(primary, "lin", "lin-password-a");
+        const accountB = await account(second.body.id, "lin", "lin-password-b");
+        const path = "/api/v2/admin/users/lin/identity";
+        const whoIs = async (token: string) => (await api.get("/api/v1/authenticate", { token })).status;
+        // Person A is provisioned as lin and holds two tokens.
+        const tokenA1 = (await signIn("lin", "lin-password-a")).body.token as string;
+        const tokenA2 = (await signIn("lin", "lin-password-a")).body.token as string;
+        const personA = (await api.get(path, { token: admin })).body.identity.user_id as string;
+        // Linking lin to the person it is linked to already changes nothing, revokes nothing.
+        assertEquals((await api.put(path, { user_id: personA }, { token: admin })).status, 200);
+        assertEquals([await whoIs(tokenA1), await whoIs(tokenA2)], [200, 200]);
+        // Unlinking: A's tokens stop at once.
+        assertEquals((await api.delete(path, { token: admin })).status, 200);
+        assertEquals([await whoIs(tokenA1), await whoIs(tokenA2)], [401, 401]);
+        // Relinking to A, and A's new token; then lin becomes person B's (unlink + link, as a PUT over
+        // another person's link is 409): A's token does not act as B's lin.
+        assertEquals((await api.put(path, { user_id: personA }, { token: admin })).status, 200);
+        const tokenA3 = (await signIn("lin", "lin-password-a")).body.token as string;
+        assertEquals(await whoIs(tokenA3), 200);
+        assertEquals((await api.delete(path, { token: admin })).status, 200);
+        // B's first sign-in is refused (lin is taken) and makes B's auth-method user; the admin links lin to B.
+        assertEquals((await signIn("lin", "lin-password-b")).status, 409);
+        const people = (await authAdmin.get("/v1/users?scope_id=global")).body.items as {
+          id: string;
+          account_ids?: string[];
+        }[];
+        const personB = people.find((p) => p.account_ids?.includes(accountB))!.id;
+        assertEquals((await api.put(path, { user_id: personB }, { token: admin })).status, 200, personB);
+        assertEquals(await whoIs(tokenA3), 401);
+        const tokenB = (await signIn("lin", "lin-password-b")).body.token as string;
+        assertEquals(await whoIs(tokenB), 200);
+      },
+    );
   } finally {
     await srv.stop();
   }

@@ -68,12 +68,19 @@ export function deleteNamespaceBoxes(
   return { writes, events };
 }
 
-/** Writes removing a user's tokens and memberships. */
-export function userRemovalWrites(reg: Registry, key: string): DocWrite[] {
+/** Writes revoking every API token of the user `key` (not an organization's service principals' tokens). */
+export function userTokenRemovals(reg: Registry, key: string): DocWrite[] {
   const writes: DocWrite[] = [];
   for (const t of reg.store.list<TokenDoc>(TOKENS)) {
-    if (t.doc.username.toLowerCase() === key) writes.push({ collection: TOKENS, id: t.id, doc: null });
+    if (typeof t.doc.principal === "string" || t.doc.username.toLowerCase() !== key) continue;
+    writes.push({ collection: TOKENS, id: t.id, doc: null });
   }
+  return writes;
+}
+
+/** Writes removing a user's tokens and memberships. */
+export function userRemovalWrites(reg: Registry, key: string): DocWrite[] {
+  const writes: DocWrite[] = userTokenRemovals(reg, key);
   for (const o of reg.store.list<OrgDoc>(ORGS)) {
     const members = o.doc.members.filter((m) => m.username.toLowerCase() !== key);
     if (members.length !== o.doc.members.length) {

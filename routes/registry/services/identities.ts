@@ -11,6 +11,7 @@ import { registryIdentityChanged, registrySignIn, registryUserProvisioned } from
 import { now, plainUserDoc, type UserDoc, USERS } from "../core/model.ts";
 import type { Actor, Registry } from "../core/registry.ts";
 import { isValidEmail, namespacePattern, reservedNames } from "../core/rules.ts";
+import { userTokenRemovals } from "./accounts.ts";
 import { refuseAdminLockout } from "./sign_in_methods.ts";
 
 /** The registry user linked to the auth-method user `userId`. */
@@ -165,22 +166,30 @@ export async function linkIdentity(
   return renderLink(doc);
 }
 
-/** Removes the registry user's link (nothing to remove is not an error). */
+/**
+ * Removes the registry user's link (nothing to remove is not an error) and, in the same commit, revokes the
+ * user's API tokens: they were the person's, who no longer is this user (docs/identity.md#provisioning).
+ */
 export async function unlinkIdentity(who: Actor, username: string): Promise<IdentityLink> {
   const actor = requireAdmin(who);
   const reg = who.reg;
-  const doc = await reg.write(() => {
+  const { doc, writes } = await reg.write(() => {
     const user = reg.user(username);
     if (!user) throw notFound();
     const current = user.doc.identity?.user_id;
-    if (!current) return { result: user.doc };
+    if (!current) return { result: { doc: user.doc, writes: [] } };
     const next: UserDoc = { ...user.doc, identity: null, updated_at: now() };
     refuseAdminLockout(reg, { users: new Map([[user.id, next]]) }, `Unlinking '${user.doc.username}'`);
+    const writes = [
+      { collection: USERS, id: user.id, doc: next, ifVersion: user.version },
+      ...userTokenRemovals(reg, user.id),
+    ];
     return {
-      writes: [{ collection: USERS, id: user.id, doc: next, ifVersion: user.version }],
+      writes,
       events: [registryIdentityChanged("RegistryIdentityUnlinked", next.username, current, actor.username)],
-      result: next,
+      result: { doc: next, writes },
     };
   });
+  reg.principals.forget(writes);
   return renderLink(doc);
 }
