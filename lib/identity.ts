@@ -27,6 +27,8 @@ export interface VerifiedIdentity {
   /** The OIDC `preferred_username` claim, as the method's maps stored it. */
   preferredUsername: string | undefined;
   email: string | undefined;
+  /** False when the OIDC claims said `email_verified: false` (provisioning then leaves the e-mail empty). */
+  emailVerified: boolean | undefined;
 }
 
 /** The auth methods' first start, as this node made it: the registry announces the one administrator. */

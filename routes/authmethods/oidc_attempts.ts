@@ -66,7 +66,7 @@ export interface AttemptSecrets {
   complete_path?: string;
   /** With complete_path: the cookie by which the browser that started the attempt keeps its token id. */
   binding_cookie?: string;
-  /** Once ready: what a registry sign-in reads of the claims (preferred_username). */
+  /** Once ready: what a registry sign-in reads of the claims (preferred_username, email_verified "false"). */
   profile?: Record<string, string>;
 }
 

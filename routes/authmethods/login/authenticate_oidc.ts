@@ -315,8 +315,17 @@ async function collect(svc: AuthService, ctx: RequestContext, req: AuthRequest):
   );
 }
 
-/** What a registry sign-in reads of the claims beside the account (docs/identity.md#provisioning). */
-function profileOf(claims: Record<string, unknown>): { preferred_username?: string } {
+/**
+ * What a registry sign-in reads of the claims beside the account (docs/identity.md#provisioning): the
+ * `preferred_username`, and `email_verified` when it is false (the boolean, or the string some providers send).
+ */
+function profileOf(
+  claims: Record<string, unknown>,
+): { preferred_username?: string; email_verified?: "false" } {
   const name = claims.preferred_username;
-  return typeof name === "string" && name !== "" ? { preferred_username: name.slice(0, 256) } : {};
+  const verified = claims.email_verified;
+  return {
+    ...(typeof name === "string" && name !== "" ? { preferred_username: name.slice(0, 256) } : {}),
+    ...(verified === false || verified === "false" ? { email_verified: "false" as const } : {}),
+  };
 }

@@ -114,6 +114,7 @@ export function registryIdentity(
           loginName: undefined,
           preferredUsername: outcome.profile.preferred_username,
           email: typeof email === "string" && email !== "" ? email : undefined,
+          emailVerified: outcome.profile.email_verified === "false" ? false : undefined,
         },
       };
     },
@@ -165,6 +166,7 @@ export function registryIdentity(
         loginName: text(attrs.login_name) ?? loginName,
         preferredUsername: undefined,
         email: text(attrs.email),
+        emailVerified: undefined,
       };
     },
   };

@@ -54,7 +54,9 @@ export async function signInUserOf(reg: Registry, identity: VerifiedIdentity): P
           `with PUT /api/v2/admin/users/USERNAME/identity {"user_id":"${identity.userId}"}`,
       );
     }
-    const email = identity.email && isValidEmail(identity.email) && !emailTaken(reg, identity.email)
+    // An address the provider says is unverified is not taken: it could be someone else's.
+    const email = identity.email && identity.emailVerified !== false && isValidEmail(identity.email) &&
+        !emailTaken(reg, identity.email)
       ? identity.email
       : null;
     // No registry password: this person signs in through the auth methods.
