@@ -10,7 +10,11 @@ import type { Route } from "../../lib/router.ts";
 import type { AclState } from "./acl_state.ts";
 import { requestSecret } from "./caller.ts";
 
-/** Scrapes answered at once: a scraper that never reads cannot pile up renderings (each a few 100 KB at most). */
+/**
+ * Scrapes collected and rendered at once (the work: a walk of the registry, the text built). The body is that
+ * rendered string, sent after the handler returns and the slot is free: a scraper that does not read keeps only
+ * its own body, until its connection closes (connections are capped by WHARF_MAX_CONNECTIONS).
+ */
 const maxConcurrentScrapes = 4;
 
 export function createMetricsRoutes(ctx: AppContext, acl: AclState): Route[] {
