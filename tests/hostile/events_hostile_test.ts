@@ -1,11 +1,13 @@
-// Hostile traffic against every route of the Nomad-shaped family (ACL, stream, publish, nodes, jobs): never a
-// 5xx, errors as bare text/plain, no stack traces, nothing a management token can see changed, nothing
-// written outside the data dir. Seeded fast-check; WHARF_HOSTILE_RUNS scales it.
+// Hostile traffic against every route of the Nomad-shaped family (ACL, one-time tokens, stream, publish, nodes,
+// jobs, metrics): never a 5xx, errors as bare text/plain, no stack traces, no secret echoed, nothing a
+// management token can see changed, nothing written outside the data dir. Seeded fast-check;
+// WHARF_HOSTILE_RUNS scales it.
 
 import fc from "fast-check";
-import { assertEquals } from "../helpers/assert.ts";
+import { assert, assertEquals } from "../helpers/assert.ts";
 import { assertWrongTypesRefused, hostileQuery, nested } from "./arbitraries.ts";
-import { checkAnswer, runs, seed, send } from "./check.ts";
+import { checkAnswer, describe, runs, seed, send } from "./check.ts";
+import { rawRequest } from "../registry_fuzz/raw_http.ts";
 import { probe } from "./head_probe.ts";
 import {
   assertBadBodiesRefused,
@@ -13,6 +15,7 @@ import {
   assertOddMethodsRefused,
   assertUnauthorisedRefused,
 } from "./refusals.ts";
+import { hostileString } from "./stored_strings.ts";
 import { type Endpoint, eventsEndpoints } from "./targets.ts";
 import { eventsBodyTargets } from "./targets_events.ts";
 import { hostileWorldTest } from "./world.ts";
@@ -20,9 +23,13 @@ import { hostileWorldTest } from "./world.ts";
 const encoder = new TextEncoder();
 const plain = eventsEndpoints.filter((e) => !e.streaming);
 const withPlaceholder = plain.filter((e) => e.template.includes("{"));
-/** Writes whose body matters (purge and DELETE ignore bodies, so a "bad" body would not stop them). */
+/** A one-time token's issue: any ACL token may ask one for itself (docs/events.md#one-time-tokens), no body. */
+const isOneTimeIssue = (method: string, path: string) =>
+  (method === "POST" || method === "PUT") && path === "/v1/acl/token/onetime";
+/** Writes whose body matters (purge, one-time issue and DELETE ignore bodies: a "bad" body would not stop them). */
 const bodyWrites = plain.filter((e) =>
-  (e.method === "POST" || e.method === "PUT") && !e.template.endsWith("/purge")
+  (e.method === "POST" || e.method === "PUT") && !e.template.endsWith("/purge") &&
+  !isOneTimeIssue(e.method, e.template)
 );
 
 /** Bodies no write may accept: malformed, non-objects (not `null`, which Go decodes as "nothing given"), huge, deep. */
@@ -55,7 +62,8 @@ hostileWorldTest(
           { Authorization: `bearer ${world.clientSecret}` },
           { "X-Nomad-Token": world.clientSecret, Authorization: `Bearer ${world.management}` },
         );
-        const isWrite = (method: string) => method !== "GET" && method !== "HEAD";
+        const isWrite = (method: string, path: string) =>
+          method !== "GET" && method !== "HEAD" && !isOneTimeIssue(method, path);
         await assertUnauthorisedRefused(
           server.url,
           plain,
@@ -100,9 +108,11 @@ hostileWorldTest(
           `/v1/node/${valid.node}`,
           "/v1/acl/policies",
           "/v1/acl/tokens",
+          "/v1/acl/policy/self",
+          "/v1/metrics",
         ),
         token: fc.constantFrom(...tokens),
-        query: hostileQuery(["index", "topic", "namespace", "prefix", "wait", "stale", "region"]),
+        query: hostileQuery(["index", "topic", "namespace", "prefix", "wait", "stale", "region", "format"]),
       });
       await fc.assert(
         fc.asyncProperty(request, async ({ path, token, query }) => {
@@ -116,6 +126,66 @@ hostileWorldTest(
           }
         }),
         { numRuns: runs * 3, seed },
+      );
+    });
+
+    await t.step("one-time, policy-self and metrics: hostile secrets refused and never echoed", async () => {
+      // A secret's recognisable part, then control characters, surrogates, injections or 1 MB of text.
+      const secret = fc.tuple(
+        fc.uuid(),
+        fc.oneof(hostileString, fc.constantFrom("y".repeat(1_100_000), "\u0000", "\r\nX-Injected: 1")),
+      ).map(([id, tail]) => ({ id: `ott-${id}`, value: `ott-${id}${tail}` }));
+      const notEchoed = (id: string, r: { text: string; head: Uint8Array }) =>
+        assert(
+          !r.text.includes(id) && !new TextDecoder().decode(r.head).includes(id),
+          `secret echoed: ${r.text}`,
+        );
+      await fc.assert(
+        fc.asyncProperty(secret, fc.constantFrom("PUT", "POST"), async ({ id, value }, method) => {
+          const body = JSON.stringify({ OneTimeSecretID: value });
+          const exchanged = await send(server.url, method, "/v1/acl/token/onetime/exchange", {}, body);
+          assert(
+            [400, 403, 413].includes(exchanged.status),
+            `exchange → ${exchanged.status} ${exchanged.text}`,
+          );
+          notEchoed(id, exchanged);
+        }),
+        { numRuns: runs, seed },
+      );
+      // In a header: only what a header line can carry (no CR/LF, which would end the line).
+      const headerSecret = secret.map(({ id, value }) => ({
+        id,
+        value: value.replace(/[\r\n]/g, "").slice(0, 16_000),
+      }));
+      const targets = fc.constantFrom(
+        ["PUT", "/v1/acl/token/onetime"],
+        ["POST", "/v1/acl/token/onetime"],
+        ["GET", "/v1/acl/policy/self"],
+        ["GET", "/v1/metrics"],
+        ["GET", "/v1/metrics?format=prometheus"],
+      );
+      await fc.assert(
+        fc.asyncProperty(
+          headerSecret,
+          targets,
+          fc.boolean(),
+          async ({ id, value }, [method, path], bearer) => {
+            const headers: Record<string, string> = bearer
+              ? { Authorization: `Bearer ${value}` }
+              : { "X-Nomad-Token": value };
+            // Deno's HTTP layer refuses a head with a control byte itself (a bare 400, before any route runs).
+            const refusedByHttpLayer = /[\u0000-\u0008\u000a-\u001f\u007f]/.test(value);
+            const r = refusedByHttpLayer
+              ? await rawRequest(server.url, method!, path!, { headers })
+              : await send(server.url, method!, path!, headers);
+            if (refusedByHttpLayer) {
+              assertEquals([r.status, r.body.length], [400, 0], describe(method!, path!, r));
+            }
+            assert(r.status >= 400, `${method} ${path} with a hostile token → ${r.status}`);
+            notEchoed(id, r);
+          },
+        ),
+        { numRuns: runs, seed },
       );
     });
 

@@ -1,5 +1,6 @@
 // Secrets never leak: with OIDC/LDAP secrets and a Nomad OIDC auth method's client secret set, password logins,
-// password changes, failed logins and ACL tokens made, no secret appears in any list/read answer, the event stream (index=0, management), the child
+// password changes, failed logins, ACL tokens made and a one-time token issued and exchanged, no secret appears
+// in any list/read answer (policy self and metrics too), the event stream (index=0, management), the child
 // server's debug stderr/stdout, or (in plain text) any file of the data dir. Allowed exceptions, per the specs:
 // the token in a login answer, and the SecretID in ACL bootstrap/create/read answers (not checked below).
 
@@ -155,6 +156,21 @@ Deno.test({
       secrets.clientSecret = clientToken.SecretID;
       secrets.managerSecret = manager.SecretID;
       const answers: Record<string, string> = {};
+      // A one-time token for the client token (its secret shown once, in the issue answer), a wrong exchange
+      // (the tried secret with a control character), and the real exchange (its answer is the client token's).
+      const issued = await nomad("PUT", "/v1/acl/token/onetime", undefined, clientToken.SecretID);
+      assert(issued.status === 200, `one-time issue → ${issued.status} ${issued.text}`);
+      secrets.oneTimeSecret = JSON.parse(issued.text).OneTimeToken.OneTimeSecretID;
+      secrets.wrongOneTimeSecret = `wrong-one-time-${unique()}`;
+      const wrong = await nomad("PUT", "/v1/acl/token/onetime/exchange", {
+        OneTimeSecretID: `${secrets.wrongOneTimeSecret}\u0000`,
+      }, "");
+      assert(wrong.status === 403, `wrong exchange → ${wrong.status} ${wrong.text}`);
+      answers["wrong one-time exchange"] = wrong.text;
+      const exchanged = await nomad("PUT", "/v1/acl/token/onetime/exchange", {
+        OneTimeSecretID: secrets.oneTimeSecret,
+      }, "");
+      assert(exchanged.status === 200, `one-time exchange → ${exchanged.status} ${exchanged.text}`);
       secrets.nomadOidcSecret = `nomad-oidc-client-secret-${unique()}`;
       const method = await nomad("PUT", "/v1/acl/auth-method", {
         Name: "corp",
@@ -213,6 +229,13 @@ Deno.test({
         answers[`client ${path}`] = (await nomad("GET", path, undefined, clientToken.SecretID)).text;
       }
       answers["anonymous self"] = (await nomad("GET", "/v1/acl/token/self", undefined, "")).text;
+      answers["anonymous policy self"] = (await nomad("GET", "/v1/acl/policy/self", undefined, "")).text;
+      answers["management policy self"] = (await nomad("GET", "/v1/acl/policy/self")).text;
+      answers["client policy self"] =
+        (await nomad("GET", "/v1/acl/policy/self", undefined, clientToken.SecretID)).text;
+      answers["metrics"] = (await nomad("GET", "/v1/metrics")).text;
+      answers["metrics prometheus"] = (await nomad("GET", "/v1/metrics?format=prometheus")).text;
+      answers["client metrics"] = (await nomad("GET", "/v1/metrics", undefined, clientToken.SecretID)).text;
       answers["health"] = await (await fetch(`${child.url}/health`)).text();
       const lastIndex = JSON.parse(answers["health"]).index as number;
       answers["stream"] = await readStream(child.url, management, lastIndex);

@@ -581,6 +581,8 @@ const eventsReads: Read[] = reads(
   "/v1/acl/policy/readnodes",
   "/v1/acl/tokens",
   "/v1/acl/token/self",
+  "/v1/acl/policy/self",
+  "/v1/metrics",
   "/v1/acl/roles",
   "/v1/acl/role/name/seed-role",
   "/v1/nodes",

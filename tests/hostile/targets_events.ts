@@ -1,4 +1,4 @@
-// The events family's write bodies (ACL, nodes, jobs, publish, bootstrap) with the JSON type of each known field.
+// The events family's write bodies (ACL, one-time exchange, nodes, jobs, publish, bootstrap) with the JSON type of each known field.
 
 import { type BodyTarget, bounded, f, type FieldType, type WorldIds } from "./targets.ts";
 
@@ -136,6 +136,14 @@ export function eventsBodyTargets(w: WorldIds, freshNodeId: string): BodyTarget[
         ...event("array", "FilterKeys"),
         ...event("object", "Payload"),
       ],
+    },
+    {
+      method: "PUT",
+      path: "/v1/acl/token/onetime/exchange",
+      // No one-time token has this secret: every body is refused, a wrongly typed one with 400.
+      base: { OneTimeSecretID: crypto.randomUUID() },
+      fields: [bounded("string", "OneTimeSecretID")],
+      failsAnyway: true,
     },
     {
       method: "PUT",
