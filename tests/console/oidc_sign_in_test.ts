@@ -7,8 +7,9 @@ import * as OTPAuth from "otpauth";
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { startTestServer } from "../helpers/server.ts";
 import { oidcUsers, startOidcProvider } from "../fixtures/oidc_provider.ts";
-import { createActiveOidcMethod, fastEnv, signInAdmin } from "../authmethods/helpers.ts";
+import { fastEnv } from "../authmethods/helpers.ts";
 import { ADMIN_PASSWORD, Client } from "../registry/helpers.ts";
+import { offerOidcSignIn } from "../registry/oidc_sign_in_setup.ts";
 import { browserTest, clickAndWait, fill, launchBrowser, WebClient } from "./helpers.ts";
 
 const callbackPath = "/v1/auth-methods/oidc:authenticate:callback";
@@ -27,18 +28,11 @@ browserTest(
     const op = await startOidcProvider({ redirectUris: [`${srv.url}${callbackPath}`], idTokenClaims: true });
     const { browser, close } = await launchBrowser();
     try {
-      const api = new Client(srv.url);
-      const admin = await api.login("admin", ADMIN_PASSWORD);
-      // The auth methods' first admin (fastEnv's password) and the global primary method.
-      const { admin: authAdmin, primaryMethodId: primary } = await signInAdmin(srv.url);
-      const oidc = await createActiveOidcMethod(authAdmin, op, srv.url, {
-        name: "Corp SSO",
-        attributes: { claims_scopes: ["email", "profile", "groups"] },
-      });
-      const put = await api.put("/api/v2/admin/sign-in-methods", { methods: ["registry", primary, oidc] }, {
-        token: admin,
-      });
-      assertEquals(put.status, 200, put.text);
+      const { api, admin, authAdmin, primary, oidc } = await offerOidcSignIn(srv.url, op, [
+        "email",
+        "profile",
+        "groups",
+      ]);
 
       const page = await browser.newPage();
       // Every URL the browser asked for (the provider's authorize URL, wharf's callback with code and state).

@@ -5,9 +5,10 @@ import { assert, assertEquals } from "../helpers/assert.ts";
 import { startTestServer } from "../helpers/server.ts";
 import { type OidcTestUser, oidcUsers, startOidcProvider } from "../fixtures/oidc_provider.ts";
 import { completeProviderLogin } from "../fixtures/oidc_browser.ts";
-import { createActiveOidcMethod, fastEnv, signInAdmin } from "../authmethods/helpers.ts";
-import { ADMIN_PASSWORD, Client } from "./helpers.ts";
+import { fastEnv } from "../authmethods/helpers.ts";
+import { ADMIN_PASSWORD } from "./helpers.ts";
 import { WebClient } from "../console/helpers.ts";
+import { offerOidcSignIn } from "./oidc_sign_in_setup.ts";
 
 const callbackPath = "/v1/auth-methods/oidc:authenticate:callback";
 
@@ -20,17 +21,7 @@ Deno.test("first OIDC sign-in takes the e-mail unless the provider says it is un
     emailVerified: { [oidcUsers.alice.sub]: false, [oidcUsers.bob.sub]: undefined },
   });
   try {
-    const api = new Client(srv.url);
-    const admin = await api.login("admin", ADMIN_PASSWORD);
-    const { admin: authAdmin, primaryMethodId: primary } = await signInAdmin(srv.url);
-    const oidc = await createActiveOidcMethod(authAdmin, op, srv.url, {
-      name: "Corp SSO",
-      attributes: { claims_scopes: ["email", "profile"] },
-    });
-    const put = await api.put("/api/v2/admin/sign-in-methods", { methods: ["registry", primary, oidc] }, {
-      token: admin,
-    });
-    assertEquals(put.status, 200, put.text);
+    const { api, admin, oidc } = await offerOidcSignIn(srv.url, op, ["email", "profile"]);
 
     /** The console's "Sign in with Corp SSO" as a browser would follow it; ends signed in (303 to /). */
     const signIn = async (user: OidcTestUser) => {
