@@ -8,6 +8,7 @@ import { deleteMember, putMember } from "../registry/services/orgs.ts";
 import { createPrincipal, deletePrincipal, listPrincipals } from "../registry/services/principals.ts";
 import { actor, type ConsoleReq, errorMessages } from "./context.ts";
 import { field, signedInForm } from "./forms.ts";
+import { groupBindingsSection } from "./pages_org_groups.ts";
 import { html, seg, timeTag } from "./html.ts";
 import { csrfField, page, seeOther } from "./layout.ts";
 
@@ -88,6 +89,7 @@ export function orgPage(c: ConsoleReq): Response {
     <div><label for="member-username">Username</label><input type="text" id="member-username" name="username" required></div>
     <div><label for="member-role">Role</label>${roleSelect("member-role", "member")}</div>
     <div><button type="submit">Add member</button></div></form>
+    ${groupBindingsSection(c, name)}
     <h2>Service principals</h2>
     <p>What CI pipelines use instead of a password: <code>HCP_CLIENT_ID</code> and <code>HCP_CLIENT_SECRET</code>,
     with <code>HCP_AUTH_URL=${c.origin}</code> and <code>VAGRANT_SERVER_URL=${c.origin}</code>.</p>
