@@ -6,10 +6,11 @@ import { ApiError } from "../../lib/errors.ts";
 import { groupChoices, namedAdminGroups, namedIdentity } from "../registry/services/group_binding_names.ts";
 import { putAdminGroups } from "../registry/services/group_bindings.ts";
 import { linkIdentity, unlinkIdentity } from "../registry/services/identities.ts";
-import { actor, type ConsoleReq, errorMessages } from "./context.ts";
+import { actor, type ConsoleReq } from "./context.ts";
 import { field, signedInForm } from "./forms.ts";
 import { type Html, html, seg } from "./html.ts";
-import { csrfField, page, seeOther } from "./layout.ts";
+import { csrfField, page } from "./layout.ts";
+import { writeBack } from "./write_back.ts";
 
 function requireAdminViewer(c: ConsoleReq): void {
   if (!c.user) throw new ApiError(401, "Sign in first.");
@@ -48,17 +49,9 @@ export function adminUserPage(c: ConsoleReq): Response {
   return page(c, { title: name, body });
 }
 
-async function userWrite(c: ConsoleReq, run: () => Promise<unknown>, notice: string): Promise<Response> {
+function userWrite(c: ConsoleReq, run: () => Promise<unknown>, notice: string): Promise<Response> {
   requireAdminViewer(c);
-  try {
-    await run();
-    return seeOther(c, userHref(c), notice);
-  } catch (err) {
-    if (err instanceof ApiError && [404, 409, 422].includes(err.status)) {
-      return seeOther(c, userHref(c), undefined, {}, errorMessages(err));
-    }
-    throw err;
-  }
+  return writeBack(c, userHref(c), run, notice, [404, 409, 422]);
 }
 
 export async function linkIdentityPost(c: ConsoleReq): Promise<Response> {
@@ -113,13 +106,6 @@ export async function adminGroupsPost(c: ConsoleReq): Promise<Response> {
   const form = await signedInForm(c);
   requireAdminViewer(c);
   const input = { admin_groups: form.getAll("admin_groups") };
-  try {
-    await putAdminGroups(actor(c), input);
-    return seeOther(c, "/ui/admin", "Administrator groups saved.");
-  } catch (err) {
-    if (err instanceof ApiError && [409, 422].includes(err.status)) {
-      return seeOther(c, "/ui/admin", undefined, {}, errorMessages(err));
-    }
-    throw err;
-  }
+  const save = () => putAdminGroups(actor(c), input);
+  return await writeBack(c, "/ui/admin", save, "Administrator groups saved.", [409, 422]);
 }

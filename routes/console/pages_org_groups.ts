@@ -1,13 +1,13 @@
 // An organization's "Directory groups" (docs/web.md#directory-groups): the managed groups bound to its roles,
 // a form to bind one and a remove button per binding, for owners and admins, through the registry's services.
 
-import { ApiError } from "../../lib/errors.ts";
 import { groupChoices, namedOrgBindings } from "../registry/services/group_binding_names.ts";
 import { bindOrgGroup, unbindOrgGroup } from "../registry/services/group_bindings.ts";
-import { actor, type ConsoleReq, errorMessages } from "./context.ts";
+import { actor, type ConsoleReq } from "./context.ts";
 import { field, signedInForm } from "./forms.ts";
 import { type Html, html, seg } from "./html.ts";
-import { csrfField, seeOther } from "./layout.ts";
+import { buttonForm, csrfField } from "./layout.ts";
+import { writeBack } from "./write_back.ts";
 
 function orgHref(c: ConsoleReq): string {
   return `/ui/orgs/${seg(c.ctx.params.org ?? "")}`;
@@ -35,11 +35,12 @@ export function groupBindingsSection(c: ConsoleReq, orgName: string): Html {
               <td>${b.group.methodName}</td>
               <td>${b.role}</td>
               <td>
-                <form class="inline" method="post" action="${orgHref(c)}/group-bindings/${seg(
-                  b.managed_group_id,
-                )}/delete">${csrfField(c)}
-                  <button type="submit" class="danger">Remove<span class="skip"> group ${b.group
-                    .name}</span></button></form>
+                ${buttonForm(
+                  c,
+                  `${orgHref(c)}/group-bindings/${seg(b.managed_group_id)}/delete`,
+                  "Remove",
+                  `group ${b.group.name}`,
+                )}
               </td>
             </tr>
           `
@@ -66,16 +67,8 @@ export function groupBindingsSection(c: ConsoleReq, orgName: string): Html {
   `;
 }
 
-async function write(c: ConsoleReq, run: () => Promise<unknown>, notice: string): Promise<Response> {
-  try {
-    await run();
-    return seeOther(c, orgHref(c), notice);
-  } catch (err) {
-    if (err instanceof ApiError && [403, 404, 409, 422].includes(err.status)) {
-      return seeOther(c, orgHref(c), undefined, {}, errorMessages(err));
-    }
-    throw err;
-  }
+function write(c: ConsoleReq, run: () => Promise<unknown>, notice: string): Promise<Response> {
+  return writeBack(c, orgHref(c), run, notice, [403, 404, 409, 422]);
 }
 
 export async function bindGroupPost(c: ConsoleReq): Promise<Response> {

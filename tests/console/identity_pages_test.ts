@@ -5,7 +5,7 @@
 
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { startTestServer } from "../helpers/server.ts";
-import { fastEnv, signInAdmin } from "../authmethods/helpers.ts";
+import { createLdapGroup, fastEnv, signInAdmin } from "../authmethods/helpers.ts";
 import { ADMIN_PASSWORD, Client } from "../registry/helpers.ts";
 import {
   browserSkipReason,
@@ -16,28 +16,16 @@ import {
   WebClient,
 } from "./helpers.ts";
 
-const SIGN_IN = "/api/v2/admin/sign-in-methods";
-
 Deno.test("console identity pages", async (t) => {
   const srv = await startTestServer({ ...fastEnv, WHARF_REGISTRY_ADMIN_PASSWORD: ADMIN_PASSWORD });
   try {
     const api = new Client(srv.url);
     const admin = await api.login("admin", ADMIN_PASSWORD);
     const { admin: authAdmin, primaryMethodId: primary } = await signInAdmin(srv.url);
-    const ldap = await authAdmin.post("/v1/auth-methods", {
-      scope_id: "global",
-      type: "ldap",
-      name: "Corp directory",
-      attributes: { urls: ["ldap://127.0.0.1:1"] },
-    });
-    assertEquals(ldap.status, 200, JSON.stringify(ldap.body));
-    const group = await authAdmin.post("/v1/managed-groups", {
-      auth_method_id: ldap.body.id,
+    const { groupId: mg } = await createLdapGroup(authAdmin, "Corp directory", {
       name: "box-publishers",
-      attributes: { group_names: ["box-publishers"] },
+      groupName: "box-publishers",
     });
-    assertEquals(group.status, 200, JSON.stringify(group.body));
-    const mg: string = group.body.id;
     for (const name of ["olive", "milo"]) {
       const r = await api.post("/api/v1/admin/users", {
         user: { username: name, email: `${name}@example.com`, password: `${name}-password-1` },
@@ -52,6 +40,7 @@ Deno.test("console identity pages", async (t) => {
     }, { token: admin });
     assertEquals(org.status, 200, org.text);
     const bindings = "/api/v2/organization/acme/group-bindings";
+    const SIGN_IN = "/api/v2/admin/sign-in-methods";
 
     await t.step("an owner binds and removes a directory group on the organization page", async () => {
       const owner = new WebClient(srv.url);
