@@ -46,6 +46,14 @@ export type OidcSignInOutcome =
   | { status: "failed" }
   | { status: "ready"; identity: VerifiedIdentity };
 
+/** A managed group as the registry's group bindings see it. */
+export interface ManagedGroupInfo {
+  id: string;
+  type: string;
+  authMethodId: string;
+  name: string | undefined;
+}
+
 /** What the registry may ask of the auth methods. */
 export interface IdentityProvider {
   method(id: string): IdentityMethod | undefined;
@@ -59,9 +67,9 @@ export interface IdentityProvider {
   /** The managed groups the accounts of auth-method user `userId` are members of (as their last login decided). */
   managedGroupsOf(userId: string): readonly string[];
   /** A managed group, when it exists. */
-  managedGroup(
-    id: string,
-  ): { id: string; type: string; authMethodId: string; name: string | undefined } | undefined;
+  managedGroup(id: string): ManagedGroupInfo | undefined;
+  /** Up to `limit` managed groups, by id (what a binding form offers). */
+  managedGroups(limit: number): ManagedGroupInfo[];
   /** Calls `removed` with the id of every managed group deleted from now on; returns the unsubscribe. */
   watchManagedGroupRemovals(removed: (id: string) => void): () => void;
   /** The auth methods' first administrator: account `admin` of the global primary method, a password method. */

@@ -41,6 +41,12 @@ export function csrfField(c: ConsoleReq): Html {
   return c.session ? html`<input type="hidden" name="_csrf" value="${c.session.csrf}">` : html``;
 }
 
+/** A one-button form posting to `action`: `label`, and `what` it acts on for screen readers. */
+export function buttonForm(c: ConsoleReq, action: string, label: string, what: string): Html {
+  return html`<form class="inline" method="post" action="${action}">${csrfField(c)}
+    <button type="submit" class="danger">${label}<span class="skip"> ${what}</span></button></form>`;
+}
+
 function nav(c: ConsoleReq): Html {
   const user = c.user;
   if (!user) {

@@ -22,9 +22,11 @@ import { loginGet, loginPost, logoutGet, logoutPost, oidcCompleteGet, oidcStartG
 import { codeGet, codePost } from "./pages_login_code.ts";
 import * as settings from "./pages_settings.ts";
 import * as orgs from "./pages_orgs.ts";
+import * as orgGroups from "./pages_org_groups.ts";
 import * as publish from "./pages_publish.ts";
 import * as providers from "./pages_providers.ts";
 import * as admin from "./pages_admin.ts";
+import * as adminIdentity from "./pages_admin_identity.ts";
 
 type ConsoleHandler = (c: ConsoleReq) => Response | Promise<Response>;
 
@@ -160,6 +162,8 @@ export function createConsoleApi(ctx: AppContext, registry: RegistryCore): Brows
     [["POST"], "/ui/orgs/:org/members", orgs.addMemberPost],
     [["POST"], "/ui/orgs/:org/members/:member", orgs.setMemberPost],
     [["POST"], "/ui/orgs/:org/members/:member/delete", orgs.removeMemberPost],
+    [["POST"], "/ui/orgs/:org/group-bindings", orgGroups.bindGroupPost],
+    [["POST"], "/ui/orgs/:org/group-bindings/:group/delete", orgGroups.unbindGroupPost],
     [["POST"], "/ui/orgs/:org/service-principals", orgs.createPrincipalPost],
     [["POST"], "/ui/orgs/:org/service-principals/:client_id/delete", orgs.deletePrincipalPost],
     [["GET"], "/ui/boxes/new", publish.newBoxPage],
@@ -188,6 +192,10 @@ export function createConsoleApi(ctx: AppContext, registry: RegistryCore): Brows
     [["POST"], "/ui/admin/orgs/:name/delinquent", admin.orgDelinquentPost],
     [["POST"], "/ui/admin/maintenance", admin.maintenancePost],
     [["POST"], "/ui/admin/sign-in-methods", admin.signInMethodsPost],
+    [["POST"], "/ui/admin/admin-groups", adminIdentity.adminGroupsPost],
+    [["GET"], "/ui/admin/users/:name", adminIdentity.adminUserPage],
+    [["POST"], "/ui/admin/users/:name/identity", adminIdentity.linkIdentityPost],
+    [["POST"], "/ui/admin/users/:name/identity/delete", adminIdentity.unlinkIdentityPost],
   ];
   // Pages catch up with other nodes' commits before they are drawn (a cluster behind a load balancer): a person
   // who just saved a form on one node sees the change on the page the next node draws.

@@ -17,6 +17,7 @@ import { actor, type ConsoleReq, errorMessages } from "./context.ts";
 import { checked, field, signedInForm } from "./forms.ts";
 import { html, seg } from "./html.ts";
 import { csrfField, page, seeOther } from "./layout.ts";
+import { adminGroupsSection } from "./pages_admin_identity.ts";
 
 function requireAdminViewer(c: ConsoleReq): void {
   if (!c.user) throw new ApiError(401, "Sign in first.");
@@ -56,6 +57,7 @@ export function adminPage(c: ConsoleReq): Response {
       <div><label for="sign-in-methods">Sign-in methods <span class="hint">(ids in order, separated by commas)</span></label>
       <input type="text" id="sign-in-methods" name="methods" value="${signIn.join(", ")}" required></div>
       <div><button type="submit">Save sign-in methods</button></div></form>
+      ${adminGroupsSection(c)}
       <h2>Users</h2>
       <div class="table-wrap" tabindex="0" role="region" aria-label="Scrollable table">
       <table>
@@ -72,7 +74,7 @@ export function adminPage(c: ConsoleReq): Response {
         <tbody>${users.map((u) =>
           html`
             <tr>
-              <td><a href="/${seg(u.username)}">${u.username}</a></td>
+              <td><a href="/ui/admin/users/${seg(u.username)}">${u.username}</a></td>
               <td>${u.email ?? ""}</td>
               <td>${u.admin ? "yes" : "no"}</td>
               <td>${u.two_factor_enabled ? u.two_factor.delivery_methods.join(", ") : "off"}</td>

@@ -8,8 +8,10 @@ import { deleteMember, putMember } from "../registry/services/orgs.ts";
 import { createPrincipal, deletePrincipal, listPrincipals } from "../registry/services/principals.ts";
 import { actor, type ConsoleReq, errorMessages } from "./context.ts";
 import { field, signedInForm } from "./forms.ts";
+import { groupBindingsSection } from "./pages_org_groups.ts";
 import { html, seg, timeTag } from "./html.ts";
-import { csrfField, page, seeOther } from "./layout.ts";
+import { buttonForm, csrfField, page, seeOther } from "./layout.ts";
+import { writeBack } from "./write_back.ts";
 
 function orgOf(c: ConsoleReq) {
   if (!c.user || !c.caller.userKey) throw new ApiError(401, "Sign in first.");
@@ -88,6 +90,7 @@ export function orgPage(c: ConsoleReq): Response {
     <div><label for="member-username">Username</label><input type="text" id="member-username" name="username" required></div>
     <div><label for="member-role">Role</label>${roleSelect("member-role", "member")}</div>
     <div><button type="submit">Add member</button></div></form>
+    ${groupBindingsSection(c, name)}
     <h2>Service principals</h2>
     <p>What CI pipelines use instead of a password: <code>HCP_CLIENT_ID</code> and <code>HCP_CLIENT_SECRET</code>,
     with <code>HCP_AUTH_URL=${c.origin}</code> and <code>VAGRANT_SERVER_URL=${c.origin}</code>.</p>
@@ -124,12 +127,12 @@ export function orgPage(c: ConsoleReq): Response {
                       <td>${timeTag(p.created_at)}</td>
                       <td>${timeTag(p.last_used_at)}</td>
                       <td>
-                        <form class="inline" method="post"
-                          action="${orgHref(c)}/service-principals/${seg(
-                            p.client_id ?? "",
-                          )}/delete">${csrfField(c)}
-                          <button type="submit" class="danger">Delete<span class="skip"> ${p
-                            .name}</span></button></form>
+                        ${buttonForm(
+                          c,
+                          `${orgHref(c)}/service-principals/${seg(p.client_id ?? "")}/delete`,
+                          "Delete",
+                          p.name ?? "",
+                        )}
                       </td>
                     </tr>
                   `
@@ -146,16 +149,8 @@ export function orgPage(c: ConsoleReq): Response {
   return page(c, { title: name, body });
 }
 
-async function orgWrite(c: ConsoleReq, write: () => Promise<unknown>, notice: string) {
-  try {
-    await write();
-    return seeOther(c, orgHref(c), notice);
-  } catch (err) {
-    if (err instanceof ApiError && [403, 404, 409, 422].includes(err.status)) {
-      return seeOther(c, orgHref(c), undefined, {}, errorMessages(err));
-    }
-    throw err;
-  }
+function orgWrite(c: ConsoleReq, write: () => Promise<unknown>, notice: string): Promise<Response> {
+  return writeBack(c, orgHref(c), write, notice, [403, 404, 409, 422]);
 }
 
 export async function addMemberPost(c: ConsoleReq): Promise<Response> {

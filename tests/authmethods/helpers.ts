@@ -208,3 +208,25 @@ export async function listEveryPage(
     }
   }
 }
+
+/** An ldap method `methodName` (its directory unreachable: nobody signs in) and a managed group of it. */
+export async function createLdapGroup(
+  admin: Client,
+  methodName: string,
+  group: { name?: string; groupName: string },
+): Promise<{ methodId: string; groupId: string }> {
+  const method = await admin.post("/v1/auth-methods", {
+    scope_id: "global",
+    type: "ldap",
+    name: methodName,
+    attributes: { urls: ["ldap://127.0.0.1:1"] },
+  });
+  assertEquals(method.status, 200, JSON.stringify(method.body));
+  const made = await admin.post("/v1/managed-groups", {
+    auth_method_id: method.body.id,
+    ...(group.name ? { name: group.name } : {}),
+    attributes: { group_names: [group.groupName] },
+  });
+  assertEquals(made.status, 200, JSON.stringify(made.body));
+  return { methodId: method.body.id, groupId: made.body.id };
+}

@@ -5,7 +5,13 @@
 
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { startTestServer } from "../helpers/server.ts";
-import { adminPassword, fastEnv, minimalOidcAttrs, signInAdmin } from "../authmethods/helpers.ts";
+import {
+  adminPassword,
+  createLdapGroup,
+  fastEnv,
+  minimalOidcAttrs,
+  signInAdmin,
+} from "../authmethods/helpers.ts";
 import { ADMIN_PASSWORD, Client } from "./helpers.ts";
 import { WebClient } from "../console/helpers.ts";
 import { peopleDn, slapdSkipReason, startSlapd, users as ldapUsers } from "../fixtures/slapd.ts";
@@ -323,19 +329,9 @@ Deno.test("registry sign-in through the auth methods", async (t) => {
     await t.step(
       "group bindings: org owners and admins bind managed groups; a deleted group's bindings go",
       async () => {
-        const ldap = await authAdmin.post("/v1/auth-methods", {
-          scope_id: "global",
-          type: "ldap",
-          name: "directory",
-          attributes: { urls: ["ldap://127.0.0.1:1"] },
+        const { groupId: mg } = await createLdapGroup(authAdmin, "directory", {
+          groupName: "box-publishers",
         });
-        assertEquals(ldap.status, 200, JSON.stringify(ldap.body));
-        const group = await authAdmin.post("/v1/managed-groups", {
-          auth_method_id: ldap.body.id,
-          attributes: { group_names: ["box-publishers"] },
-        });
-        assertEquals(group.status, 200, JSON.stringify(group.body));
-        const mg: string = group.body.id;
         const org = await api.post("/api/v1/admin/organizations", {
           organization: { name: "acme", members: [{ username: "plain", role: "owner" }] },
         }, { token: admin });

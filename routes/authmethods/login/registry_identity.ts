@@ -11,7 +11,13 @@ import type {
 import { collections, lockKeys, nowIso, parentLocks } from "../common.ts";
 import { methodState } from "../methods/methods_model.ts";
 import type { AuthService } from "../service.ts";
-import { type AccountDoc, tokenDeletedEvent, type TokenDoc, type UserDoc } from "../state.ts";
+import {
+  type AccountDoc,
+  type ManagedGroupDoc,
+  tokenDeletedEvent,
+  type TokenDoc,
+  type UserDoc,
+} from "../state.ts";
 import { beginAttempt } from "./authenticate_oidc.ts";
 import type { LoginAttempt } from "../throttle.ts";
 import { checkLdap } from "./ldap_login.ts";
@@ -52,6 +58,15 @@ export function registryIdentity(
       const group = svc.state.managedGroup(id);
       if (!group) return undefined;
       return { id, type: group.doc.type, authMethodId: group.doc.auth_method_id, name: group.doc.name };
+    },
+    managedGroups(limit) {
+      const groups = [...svc.state.list<ManagedGroupDoc>(collections.managedGroups)];
+      return groups.sort((a, b) => a.id < b.id ? -1 : a.id > b.id ? 1 : 0).slice(0, limit).map((g) => ({
+        id: g.id,
+        type: g.doc.type,
+        authMethodId: g.doc.auth_method_id,
+        name: g.doc.name,
+      }));
     },
     watchManagedGroupRemovals(removed) {
       return svc.state.store.watch(collections.managedGroups, (change) => {
