@@ -29,9 +29,15 @@ Deno.test("event stream index=1 starts at the oldest retained batch when retenti
   try {
     for (let i = 0; i < 60; i++) await publish(srv.url, [nodeEvent(`n${i}`)]);
     const log = srv.server.data.log;
+    // Retention runs after checkpoints (every 50 ms) and may remove a further segment a moment after the first:
+    // wait until it has removed some and the oldest index has held still for 300 ms, then subscribe.
     const deadline = Date.now() + 10_000;
-    while (log.firstIndex <= 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    const oldest = log.firstIndex;
+    let oldest = log.firstIndex;
+    let stillSince = Date.now();
+    while (Date.now() < deadline && (oldest <= 1 || Date.now() - stillSince < 300)) {
+      await new Promise((r) => setTimeout(r, 50));
+      if (log.firstIndex !== oldest) [oldest, stillSince] = [log.firstIndex, Date.now()];
+    }
     assert(oldest > 1, "retention removed old segments");
     const s = await subscribe(srv.url, "index=1");
     const frames = await s.dataUntilQuiet(300);
