@@ -13,6 +13,11 @@ const headerListKey = Object.getOwnPropertySymbols(new Headers()).find((s) =>
   s.description === "header list"
 );
 
+/** Whether Deno's HTTP layer refuses `value` in a header (in a response it ends the process; in a request, 400). */
+export function refusedHeaderValue(value: string): boolean {
+  return refusedByDeno.test(value);
+}
+
 /** The name of the first header whose value Deno would refuse, or undefined when every value is safe. */
 export function refusedHeader(headers: Headers): string | undefined {
   const list = headerListKey && (headers as unknown as Record<symbol, unknown>)[headerListKey];
