@@ -6,7 +6,7 @@ import { visibleBox } from "../registry/services/boxes.ts";
 import { type BoxDoc, type ProviderDoc, providerIsValid, type VersionDoc } from "../registry/core/model.ts";
 import { downloadUrl, type View } from "../registry/core/render.ts";
 import type { ConsoleReq } from "./context.ts";
-import { formatBytes, type Html, html, seg } from "./html.ts";
+import { dataTable, formatBytes, type Html, html, seg } from "./html.ts";
 
 export interface ShownBox {
   box: StoredDoc<BoxDoc>;
@@ -60,17 +60,9 @@ export function providerTable(s: ShownBox, v: VersionDoc, actions?: (p: Provider
         : html`<span class="muted">no file yet</span>`
     }</td>${actions ? html`<td>${actions(p)}</td>` : ""}</tr>`;
   });
-  return html`
-    <div class="table-wrap" tabindex="0" role="region" aria-label="Scrollable table">
-      <table>
-        <thead>
-          <tr><th scope="col">Provider</th><th scope="col">Architecture</th>
-        <th scope="col">Size</th><th scope="col">Checksum</th><th scope="col">File</th>${actions
-          ? html`<th scope="col">Manage</th>`
-          : ""}</tr>
-        </thead>
-        <tbody>${rows}</tbody>
-      </table>
-    </div>
-  `;
+  return dataTable(
+    "Scrollable table",
+    ["Provider", "Architecture", "Size", "Checksum", "File", actions !== undefined && "Manage"],
+    rows,
+  );
 }

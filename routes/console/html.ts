@@ -34,6 +34,24 @@ export function html(strings: TemplateStringsArray, ...values: unknown[]): Html 
   return new Html(out);
 }
 
+/**
+ * A table in a region that scrolls sideways on narrow screens (keyboard-focusable, labelled): `columns` are the
+ * header cells (empty ones are left out), `rows` the body's `<tr>`s.
+ */
+export function dataTable(label: string, columns: readonly (string | false)[], rows: unknown): Html {
+  const heads = columns.filter((c): c is string => c !== false);
+  return html`
+    <div class="table-wrap" tabindex="0" role="region" aria-label="${label}">
+      <table>
+        <thead>
+          <tr>${heads.map((c) => html`<th scope="col">${c}</th>`)}</tr>
+        </thead>
+        <tbody>${rows}</tbody>
+      </table>
+    </div>
+  `;
+}
+
 /** Trusted markup (only for text wharf produced itself, e.g. markdown rendered with html:false). */
 export function trusted(markup: string): Html {
   return new Html(markup);

@@ -15,7 +15,7 @@ import { removeTotp } from "../registry/services/twofactor.ts";
 import { createUser, listUsers, updateUser } from "../registry/services/users_admin.ts";
 import { actor, type ConsoleReq, errorMessages } from "./context.ts";
 import { checked, field, signedInForm } from "./forms.ts";
-import { html, seg } from "./html.ts";
+import { dataTable, html, seg } from "./html.ts";
 import { csrfField, page, seeOther } from "./layout.ts";
 import { adminGroupsSection } from "./pages_admin_identity.ts";
 
@@ -59,19 +59,10 @@ export function adminPage(c: ConsoleReq): Response {
       <div><button type="submit">Save sign-in methods</button></div></form>
       ${adminGroupsSection(c)}
       <h2>Users</h2>
-      <div class="table-wrap" tabindex="0" role="region" aria-label="Scrollable table">
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">User</th>
-            <th scope="col">E-mail</th>
-            <th scope="col">Admin</th>
-            <th scope="col">Two-factor</th>
-            <th scope="col">Billing</th>
-            <th scope="col">Manage</th>
-          </tr>
-        </thead>
-        <tbody>${users.map((u) =>
+      ${dataTable(
+        "Scrollable table",
+        ["User", "E-mail", "Admin", "Two-factor", "Billing", "Manage"],
+        users.map((u) =>
           html`
             <tr>
               <td><a href="/ui/admin/users/${seg(u.username)}">${u.username}</a></td>
@@ -92,9 +83,8 @@ export function adminPage(c: ConsoleReq): Response {
                 : ""}</td>
             </tr>
           `
-        )}</tbody>
-      </table>
-    </div>
+        ),
+      )}
       <h3>Create a user</h3>
       <form class="stack" method="post" action="/ui/admin/users">${csrfField(c)}
       <div><label for="new-username">Username</label><input type="text" id="new-username" name="username" required></div>
@@ -104,17 +94,10 @@ export function adminPage(c: ConsoleReq): Response {
       <div class="check"><input type="checkbox" id="new-admin" name="admin"><label for="new-admin">Administrator</label></div>
       <div><button type="submit">Create user</button></div></form>
       <h2>Organizations</h2>
-      <div class="table-wrap" tabindex="0" role="region" aria-label="Scrollable table">
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">Organization</th>
-            <th scope="col">Members</th>
-            <th scope="col">Billing</th>
-            <th scope="col">Manage</th>
-          </tr>
-        </thead>
-        <tbody>${orgs.map((o) =>
+      ${dataTable(
+        "Scrollable table",
+        ["Organization", "Members", "Billing", "Manage"],
+        orgs.map((o) =>
           html`
             <tr>
               <td><a href="/ui/orgs/${seg(o.name)}">${o.name}</a></td>
@@ -128,9 +111,8 @@ export function adminPage(c: ConsoleReq): Response {
               )}</td>
             </tr>
           `
-        )}</tbody>
-      </table>
-    </div>
+        ),
+      )}
       <h3>Create an organization</h3>
       <form class="stack" method="post" action="/ui/admin/orgs">${csrfField(c)}
       <div><label for="org-name">Name</label><input type="text" id="org-name" name="name" required></div>

@@ -5,7 +5,7 @@ import { groupChoices, namedOrgBindings } from "../registry/services/group_bindi
 import { bindOrgGroup, unbindOrgGroup } from "../registry/services/group_bindings.ts";
 import { actor, type ConsoleReq } from "./context.ts";
 import { field, signedInForm } from "./forms.ts";
-import { type Html, html, seg } from "./html.ts";
+import { dataTable, type Html, html, seg } from "./html.ts";
 import { buttonForm, csrfField } from "./layout.ts";
 import { writeBack } from "./write_back.ts";
 
@@ -17,37 +17,27 @@ function orgHref(c: ConsoleReq): string {
 export function groupBindingsSection(c: ConsoleReq, orgName: string): Html {
   const bindings = namedOrgBindings(actor(c), orgName);
   const choices = groupChoices(c.reg);
-  const list = bindings.length === 0 ? html`<p class="muted">No directory groups are bound.</p>` : html`
-    <div class="table-wrap" tabindex="0" role="region" aria-label="Directory groups of ${orgName}">
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">Managed group</th>
-            <th scope="col">Auth method</th>
-            <th scope="col">Role</th>
-            <th scope="col">Remove</th>
-          </tr>
-        </thead>
-        <tbody>${bindings.map((b) =>
-          html`
-            <tr>
-              <td>${b.group.name} <code>${b.managed_group_id}</code></td>
-              <td>${b.group.methodName}</td>
-              <td>${b.role}</td>
-              <td>
-                ${buttonForm(
-                  c,
-                  `${orgHref(c)}/group-bindings/${seg(b.managed_group_id)}/delete`,
-                  "Remove",
-                  `group ${b.group.name}`,
-                )}
-              </td>
-            </tr>
-          `
-        )}</tbody>
-      </table>
-    </div>
-  `;
+  const list = bindings.length === 0 ? html`<p class="muted">No directory groups are bound.</p>` : dataTable(
+    `Directory groups of ${orgName}`,
+    ["Managed group", "Auth method", "Role", "Remove"],
+    bindings.map((b) =>
+      html`
+        <tr>
+          <td>${b.group.name} <code>${b.managed_group_id}</code></td>
+          <td>${b.group.methodName}</td>
+          <td>${b.role}</td>
+          <td>
+            ${buttonForm(
+              c,
+              `${orgHref(c)}/group-bindings/${seg(b.managed_group_id)}/delete`,
+              "Remove",
+              `group ${b.group.name}`,
+            )}
+          </td>
+        </tr>
+      `
+    ),
+  );
   const form = choices.length === 0
     ? html`<p class="muted">There are no managed groups to bind (an auth-method administrator creates them).</p>`
     : html`<form class="stack" method="post" action="${orgHref(c)}/group-bindings">${csrfField(c)}

@@ -9,7 +9,7 @@ import { createPrincipal, deletePrincipal, listPrincipals } from "../registry/se
 import { actor, type ConsoleReq, errorMessages } from "./context.ts";
 import { field, signedInForm } from "./forms.ts";
 import { groupBindingsSection } from "./pages_org_groups.ts";
-import { html, seg, timeTag } from "./html.ts";
+import { dataTable, html, seg, timeTag } from "./html.ts";
 import { buttonForm, csrfField, page, seeOther } from "./layout.ts";
 import { writeBack } from "./write_back.ts";
 
@@ -49,14 +49,10 @@ export function orgPage(c: ConsoleReq): Response {
     <h1>${name} <span class="tag">organization</span></h1>
       <p><a href="/${seg(name)}">Boxes of ${name}</a></p>
       <h2>Members</h2>
-      <div class="table-wrap" tabindex="0" role="region" aria-label="Scrollable table">
-      <table>
-        <thead>
-          <tr><th scope="col">User</th><th scope="col">Role</th>${manager
-            ? html`<th scope="col">Manage</th>`
-            : ""}</tr>
-        </thead>
-        <tbody>${members.map((m, i) =>
+      ${dataTable(
+        "Scrollable table",
+        ["User", "Role", manager && "Manage"],
+        members.map((m, i) =>
           html`<tr><td><a href="/${seg(m.username)}">${m.username}</a></td>
       <td>${
             manager
@@ -80,9 +76,8 @@ export function orgPage(c: ConsoleReq): Response {
               `
               : ""
           }</tr>`
-        )}</tbody>
-      </table>
-    </div>
+        ),
+      )}
       ${manager
         ? html`<h3>Add a member</h3><form class="stack" method="post" action="${orgHref(c)}/members">${
           csrfField(c)
@@ -108,37 +103,28 @@ export function orgPage(c: ConsoleReq): Response {
         }
     ${
           principals.length === 0 ? html`<p class="muted">No service principals.</p>` : html`
-            <div class="table-wrap" tabindex="0" role="region" aria-label="Scrollable table">
-              <table>
-                <thead>
+            ${dataTable(
+              "Scrollable table",
+              ["Name", "Client id", "Created", "Last used", "Delete"],
+              principals.map((p) =>
+                html`
                   <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Client id</th>
-                    <th scope="col">Created</th>
-                    <th scope="col">Last used</th>
-                    <th scope="col">Delete</th>
+                    <td>${p.name}</td>
+                    <td><code>${p.client_id}</code></td>
+                    <td>${timeTag(p.created_at)}</td>
+                    <td>${timeTag(p.last_used_at)}</td>
+                    <td>
+                      ${buttonForm(
+                        c,
+                        `${orgHref(c)}/service-principals/${seg(p.client_id ?? "")}/delete`,
+                        "Delete",
+                        p.name ?? "",
+                      )}
+                    </td>
                   </tr>
-                </thead>
-                <tbody>${principals.map((p) =>
-                  html`
-                    <tr>
-                      <td>${p.name}</td>
-                      <td><code>${p.client_id}</code></td>
-                      <td>${timeTag(p.created_at)}</td>
-                      <td>${timeTag(p.last_used_at)}</td>
-                      <td>
-                        ${buttonForm(
-                          c,
-                          `${orgHref(c)}/service-principals/${seg(p.client_id ?? "")}/delete`,
-                          "Delete",
-                          p.name ?? "",
-                        )}
-                      </td>
-                    </tr>
-                  `
-                )}</tbody>
-              </table>
-            </div>
+                `
+              ),
+            )}
           `
         }
     <form class="stack" method="post" action="${orgHref(c)}/service-principals">${csrfField(c)}

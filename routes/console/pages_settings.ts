@@ -10,7 +10,7 @@ import type { UserDoc } from "../registry/core/model.ts";
 import { issueToken } from "../registry/services/tokens.ts";
 import { type ConsoleReq, errorMessages, maintenance } from "./context.ts";
 import { field, signedInForm } from "./forms.ts";
-import { html, timeTag, trusted } from "./html.ts";
+import { dataTable, html, timeTag, trusted } from "./html.ts";
 import { csrfField, page, seeOther } from "./layout.ts";
 
 function signedIn(c: ConsoleReq) {
@@ -45,35 +45,26 @@ export function tokensPage(c: ConsoleReq): Response {
   <h2>Your tokens</h2>
   ${
     tokens.length === 0 ? html`<p class="muted">No tokens.</p>` : html`
-      <div class="table-wrap" tabindex="0" role="region" aria-label="Scrollable table">
-        <table>
-          <thead>
+      ${dataTable(
+        "Scrollable table",
+        ["Description", "Created", "Last used", "Expires", "Revoke"],
+        tokens.map((t) =>
+          html`
             <tr>
-              <th scope="col">Description</th>
-              <th scope="col">Created</th>
-              <th scope="col">Last used</th>
-              <th scope="col">Expires</th>
-              <th scope="col">Revoke</th>
+              <td>${t.description || html`<span class="muted">(none)</span>`}</td>
+              <td>${timeTag(t.created_at)}</td>
+              <td>${timeTag(t.last_used_at)}</td>
+              <td>${t.expires_at ? timeTag(t.expires_at) : "never"}</td>
+              <td>
+                <form class="inline" method="post" action="/ui/settings/tokens/${t
+                  .token_hash}/delete">${csrfField(c)}
+                  <button type="submit" class="danger">Revoke<span class="skip"> ${t
+                    .description}</span></button></form>
+              </td>
             </tr>
-          </thead>
-          <tbody>${tokens.map((t) =>
-            html`
-              <tr>
-                <td>${t.description || html`<span class="muted">(none)</span>`}</td>
-                <td>${timeTag(t.created_at)}</td>
-                <td>${timeTag(t.last_used_at)}</td>
-                <td>${t.expires_at ? timeTag(t.expires_at) : "never"}</td>
-                <td>
-                  <form class="inline" method="post" action="/ui/settings/tokens/${t
-                    .token_hash}/delete">${csrfField(c)}
-                    <button type="submit" class="danger">Revoke<span class="skip"> ${t
-                      .description}</span></button></form>
-                </td>
-              </tr>
-            `
-          )}</tbody>
-        </table>
-      </div>
+          `
+        ),
+      )}
     `
   }`;
   return page(c, { title: "API tokens", body });
