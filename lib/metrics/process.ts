@@ -65,8 +65,11 @@ export function registerProcessMetrics(registry: MetricsRegistry): ProcessMetric
     let open = 0;
     for await (const _ of Deno.readDir("/proc/self/fd")) open++;
     fds.labels().set(open);
-    const limits = /^Max open files\s+(\d+)/m.exec(await Deno.readTextFile("/proc/self/limits"));
-    if (limits) maxFds.labels().set(Number(limits[1]));
+    if (maxFds.labels().value === 0) {
+      // The file limit is the process's own and set at start: read once.
+      const limits = /^Max open files\s+(\d+)/m.exec(await Deno.readTextFile("/proc/self/limits"));
+      if (limits) maxFds.labels().set(Number(limits[1]));
+    }
   }
 
   let expected = performance.now() + lagProbeMs;

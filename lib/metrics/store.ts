@@ -4,13 +4,10 @@
 import type { DataDir } from "../store/mod.ts";
 import type { MetricsRegistry } from "./registry.ts";
 
-const commitBuckets = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
-
 export function registerStoreMetrics(registry: MetricsRegistry, data: DataDir): void {
   const commitSeconds = registry.histogram(
     "wharf_store_commit_duration_seconds",
     "Time a commit took from asking for its locks to being durable (its _count is the commit rate).",
-    commitBuckets,
   ).labels();
   const failed = registry.counterValue(
     "wharf_store_commit_failures_total",

@@ -150,10 +150,9 @@ async function copyBlobs(sources: Source[], target: BlobEndpoint, progress: (sta
   }
 }
 
-/** A file only its owner reads, from its creation on. */
+/** A file only its owner reads, from its creation on, written whole or not at all (fsutil's atomicWrite). */
 async function writeSecret(path: string, text: string): Promise<void> {
-  await Deno.writeTextFile(path, text + "\n", { mode: 0o600 });
-  await Deno.chmod(path, 0o600);
+  await atomicWrite(path, new TextEncoder().encode(text + "\n"));
 }
 
 async function refuseBlobs(blobs: BlobEndpoint, where: string): Promise<void> {
