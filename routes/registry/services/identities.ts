@@ -2,6 +2,7 @@
 // signs in as (linked, or provisioned at the first sign-in, or refused on a name collision), and the admin's
 // link and unlink.
 
+import { emailTaken } from "./users_admin.ts";
 import { ApiError } from "../../../lib/errors.ts";
 import type { VerifiedIdentity } from "../../../lib/identity.ts";
 import type { StoredDoc } from "../../../lib/store/mod.ts";
@@ -85,12 +86,6 @@ function usernameConflict(reg: Registry, username: string): string | undefined {
   if (reg.user(username)) return `the username '${username}' is taken by another registry user`;
   if (reg.org(username)) return `the username '${username}' is taken by an organization`;
   return undefined;
-}
-
-function emailTaken(reg: Registry, email: string): boolean {
-  const lower = email.toLowerCase();
-  for (const u of reg.store.list<UserDoc>(USERS)) if (u.doc.email?.toLowerCase() === lower) return true;
-  return false;
 }
 
 /**

@@ -31,7 +31,8 @@ export type UserInput = {
   delinquent?: unknown;
 };
 
-function emailTaken(reg: Registry, email: string, exceptKey?: string): boolean {
+/** Whether another user (not `exceptKey`) has this e-mail, compared without case. */
+export function emailTaken(reg: Registry, email: string, exceptKey?: string): boolean {
   const lower = email.toLowerCase();
   for (const u of reg.store.list<UserDoc>(USERS)) {
     if (u.id !== exceptKey && u.doc.email?.toLowerCase() === lower) return true;
