@@ -4,12 +4,12 @@
 import { ApiError } from "../../lib/errors.ts";
 import { bodyField } from "./acl_model.ts";
 import type { AuthMethodConfigFields } from "./acl_sso_model.ts";
+import { aclObjectName } from "./acl_names.ts";
 import { fieldTypeError, jsonKind, optionalBool, optionalString, optionalStrings } from "./acl_http.ts";
 import { formatGoDuration, parseGoDuration } from "./duration.ts";
 
 const struct = "ACLAuthMethod";
 const configStruct = "ACLAuthMethodConfig";
-const methodName = /^[a-zA-Z0-9-]{1,128}$/;
 export const defaultTokenNameFormat = "${auth_method_type}-${auth_method_name}";
 
 /** Bounds on what one auth method may hold (anything larger is refused, not stored). */
@@ -181,7 +181,7 @@ export function decodeAuthMethod(body: Record<string, unknown>): AuthMethodInput
 /** Nomad's ACLAuthMethod.Validate on the merged method; the reasons in Nomad's order, [] when valid. */
 export function authMethodProblems(m: AuthMethodInput, minTtlNs: number, maxTtlNs: number): string[] {
   const errors: string[] = [];
-  if (!methodName.test(m.name)) errors.push(`invalid name '${m.name}'`);
+  if (!aclObjectName.test(m.name)) errors.push(`invalid name '${m.name}'`);
   if (m.tokenLocality !== "local" && m.tokenLocality !== "global") {
     errors.push(`invalid token locality '${m.tokenLocality}'`);
   }

@@ -15,9 +15,9 @@ import {
 } from "./acl_model.ts";
 import { type AclState, permissionDenied } from "./acl_state.ts";
 import type { AclCaller } from "./acl_types.ts";
+import { aclObjectName } from "./acl_names.ts";
 import { decodeObjectBody, emptyOk, nomadJson, optionalString, requireAclsEnabled } from "./acl_http.ts";
 
-const policyName = /^[a-zA-Z0-9-]{1,128}$/;
 const invalidPolicy = (reason: string) => new ApiError(400, `policy 0 invalid: ${reason}`);
 
 export function policyEvent(type: "ACLPolicyUpserted" | "ACLPolicyDeleted", p: StoredPolicy): EventInput {
@@ -37,7 +37,7 @@ export function createAclPolicyRoutes(ctx: AppContext, acl: AclState): Route[] {
     const description = optionalString("ACLPolicy", "Description", bodyField(body, "Description")) ?? "";
     const rules = optionalString("ACLPolicy", "Rules", bodyField(body, "Rules")) ?? "";
     const jobAcl = bodyField(body, "JobACL") ?? null;
-    if (!policyName.test(name)) throw invalidPolicy(`invalid name '${name}'`);
+    if (!aclObjectName.test(name)) throw invalidPolicy(`invalid name '${name}'`);
     if (description.length > 256) throw invalidPolicy("description longer than 256");
     if (jobAcl !== null && (typeof jobAcl !== "object" || Array.isArray(jobAcl))) {
       throw invalidPolicy("JobACL must be an object or null");

@@ -2,6 +2,7 @@
 
 import { ApiError } from "../../lib/errors.ts";
 import { bodyField } from "./acl_model.ts";
+import { aclObjectName } from "./acl_names.ts";
 import { fieldTypeError, optionalString } from "./acl_http.ts";
 
 /** A role body as decoded: the links are deduplicated, not yet checked against stored policies. */
@@ -12,7 +13,6 @@ export interface RoleInput {
   policies: string[];
 }
 
-const roleName = /^[a-zA-Z0-9-]{1,128}$/;
 export const invalidRole = (reason: string) => new ApiError(400, `role 0 invalid: ${reason}`);
 
 /** Decodes an ACL role body and runs Nomad's static checks (name, description, at least one policy). */
@@ -37,7 +37,7 @@ export function parseRoleInput(body: Record<string, unknown>): RoleInput {
       if (!policies.includes(linked ?? "")) policies.push(linked ?? "");
     }
   }
-  if (!roleName.test(name)) throw invalidRole(`invalid name '${name}'`);
+  if (!aclObjectName.test(name)) throw invalidRole(`invalid name '${name}'`);
   if (description.length > 256) throw invalidRole("description longer than 256");
   if (policies.length < 1) throw invalidRole("at least one policy should be specified");
   return { id, name, description, policies };
