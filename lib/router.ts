@@ -102,7 +102,7 @@ export class Router {
    * no closures: this runs once per request and its cost shows directly in requests/s.
    */
   handle(request: Request, remoteAddr: RemoteAddress): Response | Promise<Response> {
-    const started = this.#accessLog.start();
+    const started = this.#accessLog.now();
     const sequence = nextRequestSequence();
     const method = request.method;
     let path = "";
@@ -161,7 +161,7 @@ export class Router {
     metrics: RouteMetrics | undefined,
   ) {
     response = this.#headerGuard.check(response, path, sequence);
-    const ended = this.#accessLog.end();
+    const ended = this.#accessLog.now();
     this.#accessLog.write(sequence, method, logPath, response.status, started, ended);
     metrics?.record(response.status, ended - started);
     return response;

@@ -13,13 +13,8 @@ export class AccessLog {
     this.timed = logger.logsAccess || metrics;
   }
 
-  /** When the request started (0 when untimed). */
-  start(): number {
-    return this.timed ? performance.now() : 0;
-  }
-
-  /** When the request ended (0 when untimed). */
-  end(): number {
+  /** The clock a request's start and end are read from (0 when untimed). */
+  now(): number {
     return this.timed ? performance.now() : 0;
   }
 
