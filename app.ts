@@ -13,6 +13,7 @@ import { envBool, envDurationMs, envInt } from "./lib/config.ts";
 import { defaultMaxConnections, serve, type Serving } from "./lib/serve.ts";
 import {
   HttpMetrics,
+  LoginMetrics,
   MetricsRegistry,
   registerConnectionMetrics,
   registerProcessMetrics,
@@ -89,6 +90,7 @@ export async function startServer(
     announce,
     passwordHashing,
     metrics,
+    logins: new LoginMetrics(metrics),
   };
   let modules: ApiModule[];
   let authMethods: AuthMethodsModule | undefined;

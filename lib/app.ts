@@ -3,6 +3,7 @@
 import type { Config } from "./config.ts";
 import type { Logger } from "./log.ts";
 import type { HashingQueue } from "./password_hashing.ts";
+import type { LoginMetrics } from "./metrics/logins.ts";
 import type { MetricsRegistry } from "./metrics/registry.ts";
 import type { ApiFamily, Route, RouteStep } from "./router.ts";
 import type { DataDir } from "./store/mod.ts";
@@ -16,6 +17,8 @@ export interface AppContext {
   passwordHashing: HashingQueue;
   /** The node's metrics, which each family registers its own into (docs/operations.md#metrics). */
   metrics: MetricsRegistry;
+  /** The node's login counter, which every family that signs people in counts into. */
+  logins: LoginMetrics;
   /** Aborted when shutdown begins: long-lived responses (streams) end their bodies cleanly. */
   shutdownSignal: AbortSignal;
   /** Lines meant for the operator (e.g. a generated admin password), printed to stdout. */

@@ -10,44 +10,37 @@ export type LoginMethod = "password" | "ldap" | "oidc" | "registry";
 /** What a login attempt came to: a token, refused credentials, the throttle's 429, a malformed request, a 5xx. */
 export type LoginResult = "success" | "failure" | "throttled" | "invalid" | "error";
 
-const families = new WeakMap<MetricsRegistry, ValueFamily>();
+/** The node's login counter, one per node: the composition root makes it and hands it to every family. */
+export class LoginMetrics {
+  readonly #logins: ValueFamily;
 
-/** The node's login counter (one family, whichever family asks first registers it). */
-function loginsOf(registry: MetricsRegistry): ValueFamily {
-  let f = families.get(registry);
-  if (!f) {
-    f = registry.counter(
+  constructor(registry: MetricsRegistry) {
+    this.#logins = registry.counter(
       "wharf_auth_logins_total",
       "Login attempts by auth method type (registry = the registry's own passwords) and result; \"throttled\" are the login throttle's refusals.",
       ["method", "result"],
     );
-    families.set(registry, f);
   }
-  return f;
-}
 
-/** Counts one login attempt whose outcome the caller knows (an OIDC callback: its answer is a redirect either way). */
-export function recordLogin(registry: MetricsRegistry, method: LoginMethod, result: LoginResult): void {
-  loginsOf(registry).labels(method, result).inc();
-}
+  /** Counts one login attempt whose outcome the caller knows (an OIDC callback: its answer is a redirect either way). */
+  record(method: LoginMethod, result: LoginResult): void {
+    this.#logins.labels(method, result).inc();
+  }
 
-/** Runs a login and counts it under `method` (a fixed type name: password, ldap, oidc, registry). */
-export async function countLogin(
-  registry: MetricsRegistry,
-  method: LoginMethod,
-  login: () => Promise<Response>,
-): Promise<Response> {
-  let result: LoginResult = "error";
-  try {
-    const response = await login();
-    result = response.status < 400 ? "success" : resultOf(response.status);
-    return response;
-  } catch (err) {
-    const status = asApiError(err)?.status ?? 500;
-    result = resultOf(status);
-    throw err;
-  } finally {
-    recordLogin(registry, method, result);
+  /** Runs a login and counts it under `method` (a fixed type name: password, ldap, oidc, registry). */
+  async count(method: LoginMethod, login: () => Promise<Response>): Promise<Response> {
+    let result: LoginResult = "error";
+    try {
+      const response = await login();
+      result = response.status < 400 ? "success" : resultOf(response.status);
+      return response;
+    } catch (err) {
+      const status = asApiError(err)?.status ?? 500;
+      result = resultOf(status);
+      throw err;
+    } finally {
+      this.record(method, result);
+    }
   }
 }
 

@@ -7,3 +7,4 @@ export { prometheusContentType, renderNomadJson, renderPrometheus } from "./text
 export { registerProcessMetrics } from "./process.ts";
 export { registerStoreMetrics } from "./store.ts";
 export { registerConnectionMetrics } from "./connections.ts";
+export { LoginMetrics } from "./logins.ts";

@@ -4,6 +4,7 @@ import type { AppContext } from "../../lib/app.ts";
 import { loadConfig } from "../../lib/config.ts";
 import { createLogger } from "../../lib/log.ts";
 import { HashingQueue } from "../../lib/password_hashing.ts";
+import { LoginMetrics } from "../../lib/metrics/logins.ts";
 import { MetricsRegistry } from "../../lib/metrics/registry.ts";
 import { DataDir } from "../../lib/store/mod.ts";
 
@@ -15,13 +16,15 @@ export async function withAppContext(
   const dir = await Deno.makeTempDir({ prefix: "wharf-test-" });
   const data = await DataDir.open(dir, { checkpointMs: 60_000 });
   const shutdown = new AbortController();
+  const metrics = new MetricsRegistry();
   try {
     await fn({
       config: loadConfig(["--port", "0", "--data-dir", dir], env),
       data,
       logger: createLogger("error"),
       passwordHashing: new HashingQueue(),
-      metrics: new MetricsRegistry(),
+      metrics,
+      logins: new LoginMetrics(metrics),
       shutdownSignal: shutdown.signal,
       announce: () => {},
     });

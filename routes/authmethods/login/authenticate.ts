@@ -4,7 +4,6 @@
 // and token_delivery.ts.
 
 import type { RequestContext } from "../../../lib/http.ts";
-import { countLogin } from "../../../lib/metrics/logins.ts";
 import { asAttrs } from "../methods/attrs_common.ts";
 import { assertIdFormat, isObject } from "../common.ts";
 import { failedPrecondition, fieldError, notFound } from "../errors.ts";
@@ -87,8 +86,7 @@ export async function authenticate(svc: AuthService, ctx: RequestContext): Promi
   }
   if (missing.length) throw fieldError(missing);
   const type = stored.doc.type === "password" ? "password" : "ldap";
-  return await countLogin(
-    svc.app.metrics,
+  return await svc.app.logins.count(
     type,
     () =>
       type === "password"

@@ -11,7 +11,6 @@ import { identityLocks, upsertExternalAccount } from "./external_accounts.ts";
 import { matchingOidcGroups } from "../managed_groups/managed_groups_model.ts";
 import type { AuthRequest } from "./login_request.ts";
 import { recordFailure } from "./login_failures.ts";
-import { recordLogin } from "../../../lib/metrics/logins.ts";
 import { deliverToken, loginCommit, loginParentLocks } from "./token_delivery.ts";
 import { assertIdFormat, collections, isObject } from "../common.ts";
 import { failedPrecondition, fieldError, forbidden, notFound } from "../errors.ts";
@@ -181,7 +180,7 @@ async function callback(
   const prefix = String(method.doc.attributes.api_url_prefix ?? "");
   let finalUrl: string;
   const fail = async (reason: string, message: string) => {
-    recordLogin(svc.app.metrics, "oidc", "failure");
+    svc.app.logins.record("oidc", "failure");
     await svc.oidcAttempts.fail(attempt);
     svc.app.logger.info("oidc callback failed", {
       auth_method_id: attemptMethodId,
@@ -222,7 +221,7 @@ async function callback(
     else if (!finished) finalUrl = await fail("expired", "the authentication attempt expired");
     else if (attempt.secrets.complete_path) finalUrl = `${prefix}${attempt.secrets.complete_path}`;
     else {
-      recordLogin(svc.app.metrics, "oidc", "success");
+      svc.app.logins.record("oidc", "success");
       const roundtrip = attempt.secrets.roundtrip_payload;
       finalUrl = `${prefix}/authentication-complete` +
         (roundtrip !== undefined

@@ -1,7 +1,6 @@
 // Tokens (docs/registry.md#getting-a-token): POST/GET/DELETE /api/v1/authenticate and POST
 // /api/v1/two-factor/request-code, over services/tokens.ts.
 
-import { countLogin } from "../../../lib/metrics/logins.ts";
 import { json } from "../../../lib/http.ts";
 import { requireUser } from "../core/caller.ts";
 import { FieldErrors } from "../core/fields.ts";
@@ -12,7 +11,7 @@ import type { Req } from "./auth.ts";
 import { member, readBodyObject } from "./body.ts";
 
 export function createToken(req: Req): Promise<Response> {
-  return countLogin(req.reg.ctx.metrics, "registry", async () => {
+  return req.reg.ctx.logins.count("registry", async () => {
     const body = await readBodyObject(req);
     const errors = new FieldErrors();
     const description = errors.text(member(body, "token"), "description", "Description", 255) ?? "";
