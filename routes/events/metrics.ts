@@ -7,7 +7,7 @@ import { ApiError } from "../../lib/errors.ts";
 import { json, type RequestContext } from "../../lib/http.ts";
 import { prometheusContentType, renderNomadJson, renderPrometheus } from "../../lib/metrics/mod.ts";
 import type { Route } from "../../lib/router.ts";
-import type { AclState } from "./acl_state.ts";
+import { type AclState, permissionDenied } from "./acl_state.ts";
 import { requestSecret } from "./caller.ts";
 
 /**
@@ -22,24 +22,23 @@ export function createMetricsRoutes(ctx: AppContext, acl: AclState): Route[] {
   let scraping = 0;
 
   /** Throws 401 without credentials, 403 for credentials that may not read metrics. */
-  const authorize = (request: Request): void => {
+  const authorize = (req: RequestContext): void => {
     if (metricsPublic) return;
-    const secret = requestSecret(request);
+    const secret = requestSecret(req.request);
     if (secret === undefined) {
       throw new ApiError(401, "Permission denied: a management token or the metrics token is required", {
         headers: { "WWW-Authenticate": 'Bearer realm="wharf metrics"' },
       });
     }
     if (metricsToken !== undefined && constantTimeEqual(secret, metricsToken)) return;
-    // A management token of the ACL system (never "ACLs off": without ACLs only the metrics token reads).
-    const token = acl.enabled ? acl.tokenBySecret(secret) : undefined;
-    const expired = token?.ExpirationTime ? Date.parse(token.ExpirationTime) <= Date.now() : false;
-    if (token?.Type === "management" && !expired) return;
-    throw new ApiError(403, "Permission denied");
+    // A management token of the ACL system, checked as every management-only Nomad endpoint checks it (unknown,
+    // expired, not management: the same 403s); never "ACLs off": without ACLs only the metrics token reads.
+    if (!acl.enabled) throw permissionDenied();
+    acl.requireManagement(req);
   };
 
   const handler = async (req: RequestContext): Promise<Response> => {
-    authorize(req.request);
+    authorize(req);
     const format = req.url.searchParams.get("format");
     if (format !== null && format !== "prometheus") {
       throw new ApiError(400, 'format must be "prometheus" or absent (Nomad\'s JSON)');

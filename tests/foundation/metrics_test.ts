@@ -74,8 +74,27 @@ async function server(): Promise<Fixture> {
     ...fastEnv,
     WHARF_METRICS_TOKEN: metricsToken,
     WHARF_ACL_BOOTSTRAP_SECRET: rootSecret,
+    // Tokens that expire within the test (the expired-token case below).
+    WHARF_ACL_TOKEN_MIN_TTL: "100ms",
   });
   return fixture;
+}
+
+/** A Nomad ACL request as the root token; its status and JSON (or text). */
+async function nomad(
+  url: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const r = await fetch(url + path, {
+    method,
+    headers: { "X-Nomad-Token": rootSecret },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await r.text();
+  assertEquals(r.status, 200, `${method} ${path}: ${text}`);
+  return { status: r.status, body: text ? JSON.parse(text) : undefined };
 }
 
 Deno.test("metrics: refused without credentials (401) and with a wrong or non-management token (403), text/plain", async () => {
@@ -117,6 +136,56 @@ Deno.test("metrics: refused without credentials (401) and with a wrong or non-ma
   const ok = await scrape(srv.url);
   assertEquals(ok.status, 200);
   assertEquals(ok.type, "text/plain; version=0.0.4; charset=utf-8");
+});
+
+Deno.test("metrics: an ACL token is judged as at every management-only endpoint (unknown, expired, deleted role or policy)", async () => {
+  const { srv } = await server();
+  /** The answer to `secret` at /v1/metrics and at another management-only endpoint (a policy delete). */
+  const both = async (secret: string) => {
+    const answers = [];
+    for (const [method, path] of [["GET", "/v1/metrics"], ["DELETE", "/v1/acl/policy/no-such-policy"]]) {
+      const r = await fetch(srv.url + path, { method, headers: { "X-Nomad-Token": secret } });
+      answers.push({ status: r.status, type: r.headers.get("content-type"), text: await r.text() });
+    }
+    return answers;
+  };
+  const refusedAlike = async (secret: string, text: string) => {
+    const [metricsAnswer, other] = await both(secret);
+    assertEquals(metricsAnswer, other);
+    assertEquals(metricsAnswer!.status, 403);
+    assertEquals(metricsAnswer!.text, text);
+  };
+  await refusedAlike("5a1b2c3d-0000-4000-8000-000000000001", "ACL token not found");
+  // A management token that expires: read while it lasts, refused once it has expired.
+  const expiring = (await nomad(srv.url, "POST", "/v1/acl/token", {
+    Name: "expiring",
+    Type: "management",
+    ExpirationTTL: "300ms",
+  })).body.SecretID as string;
+  assertEquals((await both(expiring)).map((a) => a.status), [200, 200]);
+  await new Promise((r) => setTimeout(r, 400));
+  await refusedAlike(expiring, "ACL token expired");
+  // Client tokens whose role, or whose policy, was deleted after they were made.
+  await nomad(srv.url, "PUT", "/v1/acl/policy/metrics-readers", {
+    Name: "metrics-readers",
+    Rules: 'node { policy = "read" }',
+  });
+  const role = (await nomad(srv.url, "POST", "/v1/acl/role", {
+    Name: "metrics-role",
+    Policies: [{ Name: "metrics-readers" }],
+  })).body.ID as string;
+  const viaRole = (await nomad(srv.url, "POST", "/v1/acl/token", { Type: "client", Roles: [{ ID: role }] }))
+    .body.SecretID as string;
+  const viaPolicy =
+    (await nomad(srv.url, "POST", "/v1/acl/token", { Type: "client", Policies: ["metrics-readers"] }))
+      .body.SecretID as string;
+  await nomad(srv.url, "DELETE", `/v1/acl/role/${role}`);
+  await refusedAlike(viaRole, "Permission denied");
+  await nomad(srv.url, "DELETE", "/v1/acl/policy/metrics-readers");
+  await refusedAlike(viaPolicy, "Permission denied");
+  // The root management token and WHARF_METRICS_TOKEN still read.
+  assertEquals((await scrape(srv.url, { "X-Nomad-Token": rootSecret })).status, 200);
+  assertEquals((await scrape(srv.url)).status, 200);
 });
 
 Deno.test("metrics: the text passes promtool check metrics and our own reader; the JSON has Nomad's shape", async (t) => {
