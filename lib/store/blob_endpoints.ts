@@ -1,16 +1,18 @@
 // Where the offline tools (backup, restore, storage migrate) copy blobs from and to: a data directory's blobs/
-// folder, or a bucket through the S3 blob store the nodes use (WHARF_BLOB_STORE). Blobs are named by their
-// sha256 and never change, so a copy taken at any moment after a snapshot is the snapshot's blob.
+// folder, or a bucket through the S3 blob store the nodes use (WHARF_BLOB_STORE). Writes go through the store's
+// own ingest, which refuses bytes that do not hash to their name. Blobs are named by their sha256 and never
+// change, so a copy taken at any moment after a snapshot is the snapshot's blob.
 
 import type { S3Settings } from "./s3/settings.ts";
 import { blobName, type Blobs } from "./blobs.ts";
 import { BlobNotFoundError } from "./errors.ts";
-import { ensureDir, readDirOrEmpty, tempSuffix, writeAll } from "./file/fsutil.ts";
+import { BlobStore } from "./file/blobs.ts";
+import { readDirOrEmpty } from "./file/fsutil.ts";
 
 export interface BlobEndpoint {
   /** The blob's size and bytes, or undefined when the store does not hold it. */
   read(sha256: string): Promise<{ size: number; body: ReadableStream<Uint8Array> } | undefined>;
-  /** Stores `body`, which must hash to `sha256` (the bucket's ingest checks it on the way in). */
+  /** Stores `body`, which must hash to `sha256`: other bytes are refused (DigestMismatchError) and not kept. */
   write(sha256: string, body: ReadableStream<Uint8Array>): Promise<void>;
   /** Whether the store holds any blob (a restore refuses a store that does). */
   isEmpty(): Promise<boolean>;
@@ -22,9 +24,13 @@ export interface BlobFolder extends BlobEndpoint {
   names(): Generator<string>;
 }
 
-/** The blobs/ folder of a data directory, read without opening its BlobStore (which would clean its tmp/). */
+/**
+ * The blobs/ folder of a data directory. Read without opening its BlobStore (which would clean its tmp/ under a
+ * running server); the store is opened at the first write, into a folder no server uses (a restore's target).
+ */
 export function folderBlobs(dataDir: string): BlobFolder {
   const dir = `${dataDir}/blobs`;
+  let opened: Promise<BlobStore> | undefined;
   const shards = () =>
     readDirOrEmpty(dir).filter((e) => e.isDirectory && /^[0-9a-f]{2}$/.test(e.name)).map((e) =>
       `${dir}/${e.name}`
@@ -47,23 +53,15 @@ export function folderBlobs(dataDir: string): BlobFolder {
       return { size: (await file.stat()).size, body: file.readable };
     },
     async write(sha256, body) {
-      await ensureDir(`${dir}/${sha256.slice(0, 2)}`);
-      // Written whole under a temp name, then renamed: a blob file always has every byte of its name's content.
-      const tmp = `${dir}/${sha256.slice(0, 2)}/${sha256}${tempSuffix}`;
-      const file = await Deno.open(tmp, { write: true, create: true, truncate: true });
-      try {
-        for await (const chunk of body) await writeAll(file, chunk);
-        await file.syncData();
-      } finally {
-        file.close();
-      }
-      await Deno.rename(tmp, `${dir}/${sha256.slice(0, 2)}/${sha256}`);
+      await ingestAs(await (opened ??= BlobStore.open(dir)), sha256, body);
     },
     names,
     isEmpty() {
       return Promise.resolve(shards().every((shard) => readDirOrEmpty(shard).length === 0));
     },
-    close() {},
+    close() {
+      opened?.then((store) => store.close(), () => {});
+    },
   };
 }
 

@@ -4,6 +4,7 @@
 
 import { ConfigError } from "../../errors.ts";
 import type { StoredDoc } from "../doc_types.ts";
+import { DigestMismatchError } from "../errors.ts";
 import type { S3Settings } from "../s3/settings.ts";
 import type { SnapshotEntry } from "../snapshots.ts";
 import { FileSnapshots } from "../file/snapshots.ts";
@@ -143,13 +144,23 @@ function snapshotEntries(docs: CollectionDocs[]): SnapshotEntry[] {
   return docs.flatMap(({ collection, docs }) => docs.map((d) => ({ collection, id: d.id, current: d })));
 }
 
-/** Writes each blob into the bucket, else into `dataDir`'s blobs/ folder. */
+/**
+ * Writes each blob into the bucket, else into `dataDir`'s blobs/ folder, through the store's ingest, which refuses
+ * bytes that do not hash to the entry's name.
+ */
 async function copyBlobs(plan: Plan, dataDir: string): Promise<void> {
   const target = plan.bucket ?? folderBlobs(dataDir);
   let done = 0;
   try {
     for (const { reader, entry } of plan.blobSources) {
-      await target.write(entry.name.slice("blobs/".length), ReadableStream.from(reader.chunks(entry)));
+      await target.write(entry.name.slice("blobs/".length), ReadableStream.from(reader.chunks(entry)))
+        .catch((err) => {
+          if (!(err instanceof DigestMismatchError)) throw err;
+          throw new Error(
+            `${entry.name} in ${reader.path} holds other bytes (their sha256 is ${err.actualHex}): ` +
+              `the entry and its checksums were rewritten after the backup was made`,
+          );
+        });
       plan.options.progress(`blobs: ${++done} of ${plan.blobSources.length}`);
     }
   } finally {
@@ -205,7 +216,13 @@ async function restoreIntoDataDir(plan: Plan): Promise<void> {
   const staging = `${target}.restoring`;
   await Deno.remove(staging, { recursive: true }).catch(() => {});
   await ensureDir(staging);
-  await fillDataDir(plan, staging);
+  try {
+    await fillDataDir(plan, staging);
+  } catch (err) {
+    // Nothing half-restored stays behind: a refused blob (or any failure) removes what was built.
+    await Deno.remove(staging, { recursive: true }).catch(() => {});
+    throw err;
+  }
   await Deno.rename(staging, target);
   const parent = target.includes("/") ? target.slice(0, target.lastIndexOf("/")) || "/" : ".";
   await syncDir(parent);
