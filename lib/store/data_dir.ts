@@ -250,14 +250,11 @@ export async function lockDataDir(path: string): Promise<Deno.FsFile> {
 }
 
 async function openS3Blobs(settings: S3Settings): Promise<Blobs> {
-  const { createS3Client, ensureBucket, parseBlobStore } = await import("./s3/client.ts");
-  const { S3BlobStore } = await import("./s3/blobs.ts");
-  const location = parseBlobStore(settings.url);
-  const client = createS3Client(settings.env);
-  await ensureBucket(client, location.bucket);
-  return new S3BlobStore(client, location, {
+  const { openBucket } = await import("./s3/open.ts");
+  const { store } = await openBucket(settings, {
     downloads: settings.downloads,
     urlTtlMs: settings.urlTtlMs,
     removalGraceMs: settings.removalGraceMs,
   });
+  return store;
 }

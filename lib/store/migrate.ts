@@ -5,15 +5,15 @@
 // whole set is never in memory at once.
 
 import { createHash } from "node:crypto";
-import { ConfigError } from "../errors.ts";
-import type { Blobs } from "./blobs.ts";
 import { lockDataDir, type S3Settings } from "./data_dir.ts";
 import { EventLog } from "./file/eventlog.ts";
 import { readDirOrEmpty } from "./file/fsutil.ts";
 import type { StoredDoc } from "./doc_types.ts";
 import { collectionFolders, readCheckpointIndex, readCollectionFolder } from "./file/collection_folder.ts";
 import { connect, ensureSchema, type Sql } from "./postgres/schema.ts";
+import { importCounters, importLog, refuseNonEmpty } from "./postgres/import.ts";
 import { PgSnapshots } from "./postgres/snapshots.ts";
+import { bucketBlobs, folderBlobs } from "./blob_endpoints.ts";
 
 export interface MigrateOptions {
   dataDir: string;
@@ -31,7 +31,6 @@ export interface MigrateSummary {
   blobs: number;
 }
 
-const rowsPerInsert = 500;
 /** Documents written per transaction. */
 const documentsPerPage = 2000;
 
@@ -68,29 +67,17 @@ export async function migrateDataDir(options: MigrateOptions): Promise<MigrateSu
       blobs: 0,
     };
     const sourceLog = createHash("sha256");
-    await sql.begin(async (tx) => {
-      let rows: Array<{ i: number; l: string }> = [];
-      const flush = async () => {
-        if (!rows.length) return;
-        await tx`INSERT INTO wharf_log (idx, line)
-          SELECT i, l FROM json_to_recordset(${JSON.stringify(rows)}::text::json) AS x(i bigint, l text)`;
-        rows = [];
-        progress(`log: ${summary.batches} batches copied`);
-      };
-      for await (const { index, line } of log.read(1)) {
-        rows.push({ i: index, l: line });
-        sourceLog.update(`${index}\n${line}\n`);
-        summary.batches++;
-        if (rows.length >= rowsPerInsert) await flush();
-      }
-      await flush();
-      await tx`UPDATE wharf_head SET last = ${summary.lastIndex}`;
-    });
+    summary.batches = await importLog(
+      sql,
+      hashedLines(log, sourceLog),
+      summary.lastIndex,
+      (copied) => progress(`log: ${copied} batches copied`),
+    );
     summary.documents = await copyDocuments(sql, options.dataDir, checkpointIndex, progress);
     progress(`documents: ${summary.documents} copied (checkpoint at index ${checkpointIndex})`);
     summary.counters = await copyCounters(sql, `${options.dataDir}/usage`);
     progress(`usage counters: ${summary.counters} copied`);
-    if (options.s3) summary.blobs = await copyBlobs(`${options.dataDir}/blobs`, options.s3, progress);
+    if (options.s3) summary.blobs = await copyBlobs(options.dataDir, options.s3, progress);
     await verify(sql, summary, sourceLog.digest("hex"));
     progress(
       `verified: ${summary.batches} batches (indexes ${summary.firstIndex}-${summary.lastIndex}), ` +
@@ -101,6 +88,14 @@ export async function migrateDataDir(options: MigrateOptions): Promise<MigrateSu
     await sql.end({ timeout: 2 });
     await log.close();
     lock.close();
+  }
+}
+
+/** The log's lines from its oldest, each also fed to `hash` (the copy's verification compares it). */
+async function* hashedLines(log: EventLog, hash: ReturnType<typeof createHash>) {
+  for await (const read of log.read(1)) {
+    hash.update(`${read.index}\n${read.line}\n`);
+    yield read;
   }
 }
 
@@ -130,63 +125,35 @@ async function copyDocuments(
   return copied;
 }
 
-/** Throws ConfigError when the database already holds wharf data (a log, documents or counters). */
-export async function refuseNonEmpty(sql: Sql): Promise<void> {
-  const [row] = await sql`SELECT (SELECT last FROM wharf_head) AS last,
-    (SELECT count(*) FROM wharf_documents) AS docs, (SELECT count(*) FROM wharf_counters) AS counters`;
-  if (Number(row!.last) > 0 || Number(row!.docs) > 0 || Number(row!.counters) > 0) {
-    throw new ConfigError(
-      "the database already holds wharf data: storage migrate writes only into an empty one",
-    );
-  }
-}
-
 async function copyCounters(sql: Sql, dir: string): Promise<number> {
   let copied = 0;
   for (const entry of readDirOrEmpty(dir)) {
     if (!entry.isFile || !entry.name.endsWith(".json")) continue;
     const values = JSON.parse(await Deno.readTextFile(`${dir}/${entry.name}`)) as Record<string, number>;
-    const rows = Object.entries(values).map(([k, v]) => ({ k, v }));
-    if (!rows.length) continue;
-    await sql`INSERT INTO wharf_counters (name, key, value)
-      SELECT ${entry.name.slice(0, -5)}, k, v FROM json_to_recordset(${JSON.stringify(rows)}::text::json)
-        AS x(k text, v float8)`;
-    copied += rows.length;
+    copied += await importCounters(sql, entry.name.slice(0, -5), values);
   }
   return copied;
 }
 
+/** Streams every blob of the data directory into the bucket, through the ingest that checks each one's name. */
 async function copyBlobs(
-  dir: string,
+  dataDir: string,
   settings: S3Settings,
   progress: (line: string) => void,
 ): Promise<number> {
-  const { createS3Client, ensureBucket, parseBlobStore } = await import("./s3/client.ts");
-  const { S3BlobStore } = await import("./s3/blobs.ts");
-  const location = parseBlobStore(settings.url);
-  const client = createS3Client(settings.env);
-  await ensureBucket(client, location.bucket);
-  const target: Blobs = new S3BlobStore(client, location, { downloads: "proxy", urlTtlMs: 60_000 });
+  const source = folderBlobs(dataDir);
+  const target = await bucketBlobs(settings);
   let copied = 0;
   try {
-    for (const shard of readDirOrEmpty(dir)) {
-      if (!shard.isDirectory || !/^[0-9a-f]{2}$/.test(shard.name)) continue;
-      for (const entry of readDirOrEmpty(`${dir}/${shard.name}`)) {
-        if (!/^[0-9a-f]{64}$/.test(entry.name)) continue;
-        const file = await Deno.open(`${dir}/${shard.name}/${entry.name}`, { read: true });
-        // Streamed through the same ingest as an upload: the sha256 computed on the way verifies the copy.
-        const blob = await target.ingest(file.readable, {
-          maxBytes: Number.MAX_SAFE_INTEGER,
-          digests: ["sha256"],
-        });
-        if (blob.sha256 !== entry.name) throw new Error(`blob ${entry.name} reads back as ${blob.sha256}`);
-        copied++;
-        progress(`blobs: ${copied} copied (${entry.name}, ${blob.size} bytes)`);
-      }
+    for (const name of source.names()) {
+      const blob = await source.read(name);
+      if (!blob) throw new Error(`blob ${name} went missing while it was copied`);
+      await target.write(name, blob.body);
+      copied++;
+      progress(`blobs: ${copied} copied (${name}, ${blob.size} bytes)`);
     }
   } finally {
     target.close();
-    client.destroy();
   }
   return copied;
 }

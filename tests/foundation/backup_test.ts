@@ -2,7 +2,8 @@
 // processes against a spawned server under concurrent writes: the restore holds every write acknowledged before
 // the backup started and nothing half-written, blobs byte-identical, the same events at the same indexes; a
 // kill -9 mid-backup leaves the server unharmed and no file by the final name; restore refuses a non-empty
-// target; a flipped byte fails verify and restore naming the entry; an incremental holds only new blobs.
+// target; a flipped byte fails verify and restore naming the entry; a blob entry rewritten together with its
+// checksums (which verify cannot tell) is refused by restore, naming it; an incremental holds only new blobs.
 
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../helpers/assert.ts";
 import { type ChildServer, spawnServer } from "../helpers/server.ts";
@@ -213,6 +214,24 @@ Deno.test({
       });
 
       await t.step(
+        "a blob entry rewritten with consistent checksums passes verify; restore refuses it, leaving nothing",
+        async () => {
+          // What a tamperer does: other bytes under the blob's name, its header's and the manifest's sha256
+          // rewritten to match them, and the manifest's own header to match the new manifest.
+          const name = sha256Hex(files.virtualbox);
+          const tampered = await rewriteBlobEntry(full, `blobs/${name}`);
+          const v = await runBackup(["verify", "--input", tampered]);
+          assertEquals(v.code, 0, `verify does not compare a blob with its name: ${v.stdout} ${v.stderr}`);
+          const target = `${work}/from-tampered`;
+          const r = await runBackup(["restore", "--input", tampered, "--data-dir", target]);
+          assertEquals(r.code, 1, `restore of the rewritten blob: ${r.stdout} ${r.stderr}`);
+          assertStringIncludes(r.stderr, `blobs/${name} in ${tampered} holds other bytes`);
+          assert(!await exists(target), "nothing restored");
+          assert(!await exists(`${target}.restoring`), "no half-restored directory is left behind");
+        },
+      );
+
+      await t.step(
         "an incremental backup holds only blobs its base lacks, and restores with it",
         async () => {
           const extra = content(3, 200_000);
@@ -288,6 +307,38 @@ Deno.test({
     }
   },
 });
+
+/** A copy of `archive` whose entry `entryName` holds other bytes, with every checksum rewritten to agree. */
+async function rewriteBlobEntry(archive: string, entryName: string): Promise<string> {
+  const reader = await ArchiveReader.open(archive);
+  const scan = await reader.scan({ hash: false });
+  reader.close();
+  const blob = scan.entries.find((e) => e.name === entryName)!;
+  const manifest = scan.entries.at(-1)!;
+  const bytes = await Deno.readFile(archive);
+  const encoder = new TextEncoder();
+  // Every sha256 is 64 hex characters: rewriting one moves no offset.
+  const replaceIn = (from: number, to: number, before: string, after: string) => {
+    const at = new TextDecoder().decode(bytes.subarray(from, to)).indexOf(before);
+    assert(at >= 0, `${before} in bytes ${from}-${to}`);
+    bytes.set(encoder.encode(after), from + at);
+  };
+  const headerStart = (entry: { offset: number }) => bytes.lastIndexOf(10, entry.offset - 2) + 1;
+  bytes[blob.offset + 1000]! ^= 0x01;
+  const forged = sha256Hex(bytes.subarray(blob.offset, blob.offset + blob.size));
+  replaceIn(headerStart(blob), blob.offset, `"sha256":"${blob.sha256}"`, `"sha256":"${forged}"`);
+  const listed = JSON.parse(
+    new TextDecoder().decode(bytes.subarray(manifest.offset, manifest.offset + manifest.size)),
+  );
+  for (const e of listed.entries) if (e.name === entryName) e.sha256 = forged;
+  const rewritten = encoder.encode(JSON.stringify(listed, null, 1));
+  assertEquals(rewritten.length, manifest.size, "the manifest rewritten to the same length");
+  bytes.set(rewritten, manifest.offset);
+  replaceIn(headerStart(manifest), manifest.offset, manifest.sha256, sha256Hex(rewritten));
+  const out = archive.replace(/\.wbak$/, "-tampered.wbak");
+  await Deno.writeFile(out, bytes);
+  return out;
+}
 
 async function waitFor(condition: () => boolean, ms = 5_000): Promise<void> {
   const deadline = Date.now() + ms;

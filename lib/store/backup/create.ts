@@ -7,9 +7,10 @@ import type { StoredDoc } from "../doc_types.ts";
 import type { S3Settings } from "../s3/settings.ts";
 import { blobName } from "../blobs.ts";
 import { ArchiveReader, ArchiveWriter, manifestEntry } from "./archive.ts";
-import { type BlobEndpoint, bucketBlobs, folderBlobs } from "./blob_source.ts";
+import { type BlobEndpoint, bucketBlobs, folderBlobs } from "../blob_endpoints.ts";
 import { type LogLine, RetrySnapshot, type SourceSnapshot } from "./source.ts";
 import { readDataDirSnapshot } from "./source_file.ts";
+import { segmentFileName } from "../file/log_lines.ts";
 
 export interface BackupSource {
   /** The data directory (the source itself, or with a database only its blobs when no bucket is set). */
@@ -102,7 +103,7 @@ async function attemptBackup(
   rootKey: string | undefined,
 ): Promise<CreateSummary> {
   const { source, progress } = options;
-  const log = new LineEntries(writer, (first) => `log/${String(first).padStart(20, "0")}.ndjson`);
+  const log = new LineEntries(writer, (first) => `log/${segmentFileName(first)}`);
   const onLine = async ({ index, line }: LogLine) => {
     await log.add(index, line);
     if (log.batches % 10_000 === 0) progress(`log: ${log.batches} batches`);

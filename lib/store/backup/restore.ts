@@ -4,12 +4,14 @@
 
 import { ConfigError } from "../../errors.ts";
 import type { StoredDoc } from "../doc_types.ts";
+import { DigestMismatchError } from "../errors.ts";
 import type { S3Settings } from "../s3/settings.ts";
 import type { SnapshotEntry } from "../snapshots.ts";
 import { FileSnapshots } from "../file/snapshots.ts";
 import { atomicWrite, ensureDir, syncDir } from "../file/fsutil.ts";
+import { segmentFileName } from "../file/log_lines.ts";
 import { type ArchiveEntry, ArchiveReader } from "./archive.ts";
-import { type BlobEndpoint, bucketBlobs, folderBlobs } from "./blob_source.ts";
+import { type BlobEndpoint, bucketBlobs, folderBlobs } from "../blob_endpoints.ts";
 import { verifyBackup } from "./verify.ts";
 
 export interface RestoreOptions {
@@ -142,11 +144,27 @@ function snapshotEntries(docs: CollectionDocs[]): SnapshotEntry[] {
   return docs.flatMap(({ collection, docs }) => docs.map((d) => ({ collection, id: d.id, current: d })));
 }
 
-async function copyBlobs(sources: Source[], target: BlobEndpoint, progress: (stage: string) => void) {
+/**
+ * Writes each blob into the bucket, else into `dataDir`'s blobs/ folder, through the store's ingest, which refuses
+ * bytes that do not hash to the entry's name.
+ */
+async function copyBlobs(plan: Plan, dataDir: string): Promise<void> {
+  const target = plan.bucket ?? folderBlobs(dataDir);
   let done = 0;
-  for (const { reader, entry } of sources) {
-    await target.write(entry.name.slice("blobs/".length), ReadableStream.from(reader.chunks(entry)));
-    progress(`blobs: ${++done} of ${sources.length}`);
+  try {
+    for (const { reader, entry } of plan.blobSources) {
+      await target.write(entry.name.slice("blobs/".length), ReadableStream.from(reader.chunks(entry)))
+        .catch((err) => {
+          if (!(err instanceof DigestMismatchError)) throw err;
+          throw new Error(
+            `${entry.name} in ${reader.path} holds other bytes (their sha256 is ${err.actualHex}): ` +
+              `the entry and its checksums were rewritten after the backup was made`,
+          );
+        });
+      plan.options.progress(`blobs: ${++done} of ${plan.blobSources.length}`);
+    }
+  } finally {
+    if (target !== plan.bucket) target.close();
   }
 }
 
@@ -186,7 +204,7 @@ interface Plan {
 }
 
 async function restoreIntoDataDir(plan: Plan): Promise<void> {
-  const { options, reader, all, docs, index, bucket, blobSources, rootKey } = plan;
+  const { options, bucket } = plan;
   const target = options.dataDir!.replace(/\/+$/, "");
   if (!await isEmptyDir(target)) {
     throw new TargetNotEmptyError(
@@ -198,6 +216,21 @@ async function restoreIntoDataDir(plan: Plan): Promise<void> {
   const staging = `${target}.restoring`;
   await Deno.remove(staging, { recursive: true }).catch(() => {});
   await ensureDir(staging);
+  try {
+    await fillDataDir(plan, staging);
+  } catch (err) {
+    // Nothing half-restored stays behind: a refused blob (or any failure) removes what was built.
+    await Deno.remove(staging, { recursive: true }).catch(() => {});
+    throw err;
+  }
+  await Deno.rename(staging, target);
+  const parent = target.includes("/") ? target.slice(0, target.lastIndexOf("/")) || "/" : ".";
+  await syncDir(parent);
+}
+
+/** Writes the snapshot into `staging` as a server would have left its data directory. */
+async function fillDataDir(plan: Plan, staging: string): Promise<void> {
+  const { options, reader, all, docs, index, rootKey } = plan;
   const byCollection = new Map(docs.map((d) => [d.collection, d.docs]));
   await new FileSnapshots(staging, options.packed).write(snapshotEntries(docs), index, {
     live: (collection) => byCollection.get(collection) ?? [],
@@ -211,27 +244,24 @@ async function restoreIntoDataDir(plan: Plan): Promise<void> {
   }
   // With no retained batch the log continues after the snapshot's index.
   if (!logEntries.length) {
-    await atomicWrite(`${staging}/events/${String(index + 1).padStart(20, "0")}.ndjson`, new Uint8Array());
+    await atomicWrite(`${staging}/events/${segmentFileName(index + 1)}`, new Uint8Array());
   }
   await syncDir(`${staging}/events`);
   for (const entry of all.filter((e) => e.name.startsWith("counters/"))) {
     await ensureDir(`${staging}/usage`);
     await atomicWrite(`${staging}/usage/${entry.name.slice(9)}`, await reader.bytes(entry));
   }
-  await copyBlobs(blobSources, bucket ?? folderBlobs(staging), options.progress);
+  await copyBlobs(plan, staging);
   if (rootKey !== undefined) {
     await writeSecret(`${staging}/root.key`, rootKey);
   }
-  await Deno.rename(staging, target);
-  const parent = target.includes("/") ? target.slice(0, target.lastIndexOf("/")) || "/" : ".";
-  await syncDir(parent);
 }
 
 async function restoreIntoDatabase(plan: Plan): Promise<void> {
-  const { options, reader, all, docs, index, bucket, blobSources } = plan;
+  const { options, reader, all, docs, index, bucket } = plan;
   const { connect, ensureSchema } = await import("../postgres/schema.ts");
   const { PgSnapshots } = await import("../postgres/snapshots.ts");
-  const { refuseNonEmpty } = await import("../migrate.ts");
+  const { importCounters, importLog, refuseNonEmpty } = await import("../postgres/import.ts");
   const sql = connect(options.databaseUrl!, { max: 2 });
   try {
     await ensureSchema(sql);
@@ -242,17 +272,7 @@ async function restoreIntoDatabase(plan: Plan): Promise<void> {
       throw err;
     }
     await refuseBlobs(bucket ?? folderBlobs(options.dataDir!), options.s3?.url ?? `${options.dataDir}/blobs`);
-    await sql.begin(async (tx) => {
-      for (const entry of all.filter((e) => e.name.startsWith("log/"))) {
-        const lines = decoder.decode(await reader.bytes(entry)).split("\n").filter(Boolean);
-        for (let i = 0; i < lines.length; i += 500) {
-          const rows = lines.slice(i, i + 500).map((l) => ({ i: JSON.parse(l).Index as number, l }));
-          await tx`INSERT INTO wharf_log (idx, line)
-            SELECT i, l FROM json_to_recordset(${JSON.stringify(rows)}::text::json) AS x(i bigint, l text)`;
-        }
-      }
-      await tx`UPDATE wharf_head SET last = ${index}`;
-    });
+    await importLog(sql, archivedLog(reader, all), index);
     options.progress("log: written");
     const entries = snapshotEntries(docs);
     const snapshots = new PgSnapshots(sql, "backup restore");
@@ -261,14 +281,19 @@ async function restoreIntoDatabase(plan: Plan): Promise<void> {
     options.progress(`documents: ${entries.length} written`);
     for (const entry of all.filter((e) => e.name.startsWith("counters/"))) {
       const values = JSON.parse(decoder.decode(await reader.bytes(entry))) as Record<string, number>;
-      const rows = Object.entries(values).map(([k, v]) => ({ k, v }));
-      if (!rows.length) continue;
-      await sql`INSERT INTO wharf_counters (name, key, value)
-        SELECT ${entry.name.slice(9, -5)}, k, v FROM json_to_recordset(${JSON.stringify(rows)}::text::json)
-          AS x(k text, v float8)`;
+      await importCounters(sql, entry.name.slice(9, -5), values);
     }
-    await copyBlobs(blobSources, bucket ?? folderBlobs(options.dataDir!), options.progress);
+    await copyBlobs(plan, options.dataDir!);
   } finally {
     await sql.end({ timeout: 2 });
+  }
+}
+
+/** The archive's log lines in index order, each with its index. */
+async function* archivedLog(reader: ArchiveReader, all: ArchiveEntry[]) {
+  for (const entry of all.filter((e) => e.name.startsWith("log/"))) {
+    for (const line of decoder.decode(await reader.bytes(entry)).split("\n")) {
+      if (line) yield { index: JSON.parse(line).Index as number, line };
+    }
   }
 }

@@ -7,9 +7,9 @@ import { ConfigError } from "../../errors.ts";
 import { readDirOrEmpty } from "../file/fsutil.ts";
 import { collectionFolders, readCheckpointIndex, readCollectionFolder } from "../file/collection_folder.ts";
 import type { StoredDoc } from "../doc_types.ts";
+import { lineIndex, parseRecord, segmentName } from "../file/log_lines.ts";
 import { type LogLine, RetrySnapshot, type SourceSnapshot } from "./source.ts";
 
-const segmentName = /^(\d{20})\.ndjson$/;
 const decoder = new TextDecoder();
 
 /**
@@ -52,7 +52,8 @@ export async function readDataDirSnapshot(
 }
 
 async function readLog(dir: string, snapshot: SourceSnapshot, onLine: (line: LogLine) => Promise<void>) {
-  const listed = [...Deno.readDirSync(dir)].map((e) => segmentName.exec(e.name)).filter((m) => m !== null)
+  const listed = [...Deno.readDirSync(dir)].map((e) => e.isFile ? segmentName.exec(e.name) : null)
+    .filter((m) => m !== null)
     .map((m) => ({ first: Number(m![1]), name: m![0] })).sort((a, b) => a.first - b.first);
   // Every segment is opened before any is read: retention may unlink one meanwhile, and an open file stays
   // readable. Retention removes the oldest first, so a segment gone before its open means the ones before it
@@ -97,21 +98,18 @@ async function readSegments(
       const nl = bytes.indexOf(10, offset);
       // The server is writing this line now (or a crash left it torn): not committed, not in the snapshot.
       if (nl < 0) break;
-      const line = decoder.decode(bytes.subarray(offset, nl));
-      if (!line.startsWith(`{"Index":${index},`)) {
+      // A committed line as the event log itself recognises one (log_lines.ts): its index, then a batch record.
+      const record = lineIndex(bytes, offset, nl) === index
+        ? parseRecord(bytes.subarray(offset, nl))
+        : undefined;
+      if (!record) {
         if (last) break;
         throw new Error(`log segment ${segment.name} is damaged at index ${index}`);
       }
       if (index > snapshot.checkpointIndex) {
-        let record: { Docs?: Array<{ c: string; id: string; v: number; d: Record<string, unknown> | null }> };
-        try {
-          record = JSON.parse(line);
-        } catch {
-          if (last) break;
-          throw new Error(`log segment ${segment.name} is damaged at index ${index}`);
-        }
-        applyDocs(snapshot.docs, index, record.Docs ?? []);
+        applyDocs(snapshot.docs, index, (record.Docs ?? []) as WrittenDoc[]);
       }
+      const line = decoder.decode(bytes.subarray(offset, nl));
       await onLine({ index, line });
       snapshot.lastIndex = index;
       index++;
@@ -137,11 +135,14 @@ async function readToEnd(file: Deno.FsFile): Promise<Uint8Array> {
   return out.subarray(0, filled);
 }
 
+/** A document as a log line records it: collection, id, version, the state (null: removed). */
+type WrittenDoc = { c: string; id: string; v: number; d: Record<string, unknown> | null };
+
 /** Replays one log line's documents (full states, so replay over a newer file is idempotent). */
 export function applyDocs(
   docs: Map<string, Map<string, StoredDoc>>,
   index: number,
-  written: Array<{ c: string; id: string; v: number; d: Record<string, unknown> | null }>,
+  written: WrittenDoc[],
 ): void {
   for (const w of written) {
     let collection = docs.get(w.c);

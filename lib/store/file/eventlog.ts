@@ -15,6 +15,7 @@ import {
   type LogRecord,
 } from "../commit_log.ts";
 import { LogFollowers } from "../log_followers.ts";
+import { lineIndex, parseRecord, segmentFileName, segmentName } from "./log_lines.ts";
 
 interface Segment {
   first: number;
@@ -33,7 +34,6 @@ interface PendingAppend {
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
-const segmentName = /^(\d{20})\.ndjson$/;
 const sparseEvery = 256 * 1024;
 const maxGroup = 4096;
 
@@ -112,7 +112,7 @@ export class EventLog implements CommitLog {
       const nl = bytes.indexOf(10, offset);
       if (nl < 0) break;
       const index = lineIndex(bytes, offset, nl);
-      if (index !== expected || !parsesAsRecord(bytes.subarray(offset, nl))) break;
+      if (index !== expected || parseRecord(bytes.subarray(offset, nl)) === undefined) break;
       if (offset - lastSparse >= sparseEvery) {
         sparse.push([index, offset]);
         lastSparse = offset;
@@ -133,7 +133,7 @@ export class EventLog implements CommitLog {
   }
 
   async #createSegment(first: number): Promise<Segment> {
-    const path = `${this.dir}/${String(first).padStart(20, "0")}.ndjson`;
+    const path = `${this.dir}/${segmentFileName(first)}`;
     const f = await Deno.open(path, { write: true, create: true });
     await f.sync();
     f.close();
@@ -399,31 +399,6 @@ function byteLength(s: string): number {
     }
   }
   return ascii ? s.length : encoder.encode(s).length;
-}
-
-/** Index of a line written by this log: it always starts with {"Index":N, */
-function lineIndex(bytes: Uint8Array, start: number, end: number): number {
-  const prefix = '{"Index":';
-  if (end - start < prefix.length + 1) return -1;
-  for (let i = 0; i < prefix.length; i++) if (bytes[start + i] !== prefix.charCodeAt(i)) return -1;
-  let n = 0;
-  let i = start + prefix.length;
-  let digits = 0;
-  while (i < end && bytes[i]! >= 48 && bytes[i]! <= 57) {
-    n = n * 10 + (bytes[i]! - 48);
-    i++;
-    digits++;
-  }
-  return digits ? n : -1;
-}
-
-function parsesAsRecord(line: Uint8Array): boolean {
-  try {
-    const v = JSON.parse(decoder.decode(line));
-    return typeof v === "object" && v !== null && Array.isArray(v.Events);
-  } catch {
-    return false;
-  }
 }
 
 async function buildSparse(seg: Segment): Promise<Array<[number, number]>> {
