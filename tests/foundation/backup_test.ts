@@ -3,7 +3,7 @@
 // the backup started and nothing half-written, blobs byte-identical, the same events at the same indexes; a
 // kill -9 mid-backup leaves the server unharmed and no file by the final name; restore refuses a non-empty
 // target; a flipped byte fails verify and restore naming the entry; a blob entry rewritten together with its
-// checksums (which verify cannot tell) is refused by restore, naming it; an incremental holds only new blobs.
+// checksums fails verify and restore, naming it; an incremental holds only new blobs.
 
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../helpers/assert.ts";
 import { type ChildServer, spawnServer } from "../helpers/server.ts";
@@ -73,7 +73,10 @@ Deno.test({
       await t.step(
         "a backup taken under concurrent writes restores every write acknowledged before it",
         async () => {
+          // Enough writes that retention (400 indexes, segments of 150) has removed the first segments, however
+          // slow the machine: the restore must then start at the retention start, not at index 1.
           await new Promise((r) => setTimeout(r, 700));
+          await waitFor(() => acks.some((a) => a.index > 800), 60_000);
           ackedBefore = [...acks];
           const during = acks.length;
           const made = await runBackup([
@@ -214,18 +217,19 @@ Deno.test({
       });
 
       await t.step(
-        "a blob entry rewritten with consistent checksums passes verify; restore refuses it, leaving nothing",
+        "a blob entry rewritten with consistent checksums fails verify and restore naming it, leaving nothing",
         async () => {
           // What a tamperer does: other bytes under the blob's name, its header's and the manifest's sha256
           // rewritten to match them, and the manifest's own header to match the new manifest.
           const name = sha256Hex(files.virtualbox);
           const tampered = await rewriteBlobEntry(full, `blobs/${name}`);
           const v = await runBackup(["verify", "--input", tampered]);
-          assertEquals(v.code, 0, `verify does not compare a blob with its name: ${v.stdout} ${v.stderr}`);
+          assertEquals(v.code, 1, `verify compares a blob with its name: ${v.stdout} ${v.stderr}`);
+          assertStringIncludes(v.stderr, `blobs/${name} holds other bytes`);
           const target = `${work}/from-tampered`;
           const r = await runBackup(["restore", "--input", tampered, "--data-dir", target]);
           assertEquals(r.code, 1, `restore of the rewritten blob: ${r.stdout} ${r.stderr}`);
-          assertStringIncludes(r.stderr, `blobs/${name} in ${tampered} holds other bytes`);
+          assertStringIncludes(r.stderr, `blobs/${name} holds other bytes`);
           assert(!await exists(target), "nothing restored");
           assert(!await exists(`${target}.restoring`), "no half-restored directory is left behind");
         },

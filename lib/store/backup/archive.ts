@@ -12,6 +12,8 @@ import { writeAll } from "../file/fsutil.ts";
 export const archiveMagic = "WHARF-BACKUP 1\n";
 export const archiveEnd = "WHARF-BACKUP-END\n";
 export const manifestEntry = "manifest.json";
+/** Blob entries are `blobs/<sha256 of their bytes>`. */
+export const blobEntryPrefix = "blobs/";
 /** Entry names an archive may hold: never a path outside the entry's own kind (restore writes by kind). */
 export const entryName =
   /^(documents\/(registry|auth|cluster|test)\/[a-z][a-z0-9_-]{0,63}\/\d{6}\.ndjson|log\/\d{20}\.ndjson|blobs\/[0-9a-f]{64}|counters\/[A-Za-z0-9_-]{1,64}\.json|root\.key|manifest\.json)$/;
@@ -266,6 +268,10 @@ export class ArchiveReader {
             scan.problems.push(`${manifestEntry} is not valid JSON`);
           }
         }
+      }
+      // A blob is named by its sha256: a header that agrees with other bytes is a rewritten entry, not the blob.
+      if (name.startsWith(blobEntryPrefix) && entry.sha256 !== name.slice(blobEntryPrefix.length)) {
+        scan.problems.push(`${name} holds other bytes (their sha256 is ${entry.sha256})`);
       }
       options.progress?.(entry);
       scan.entries.push(entry);
