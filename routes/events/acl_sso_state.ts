@@ -10,6 +10,7 @@ import {
   type StoredAuthMethod,
   type StoredBindingRule,
 } from "./acl_sso_model.ts";
+import { SelectorCache } from "./acl_sso_selectors.ts";
 
 /** One lock for every auth method and binding rule write: the "one default method" rule spans methods. */
 export const ssoLock = "cluster/acl_sso";
@@ -18,6 +19,8 @@ export class SsoState {
   readonly #ctx: AppContext;
   readonly #index = new Map<string, number>();
   readonly #unwatch: Array<() => void> = [];
+  /** The binding rules' parsed selectors, each dropped when its rule changes. */
+  readonly selectors = new SelectorCache();
 
   constructor(ctx: AppContext) {
     this.#ctx = ctx;
@@ -28,6 +31,7 @@ export class SsoState {
       this.#index.set(collection, max);
       this.#unwatch.push(store.watch(collection, (c) => {
         if (c.index > (this.#index.get(collection) ?? 0)) this.#index.set(collection, c.index);
+        if (collection === bindingRuleCollection) this.selectors.forget(c.id);
       }));
     }
   }
