@@ -2,9 +2,9 @@
 // into `value.*`/`list.*`, binding rule selectors (bexpr), `${…}` bind names and the token name format.
 
 import { ApiError } from "../../lib/errors.ts";
-import { parseFilter } from "../../lib/bexpr/parse.ts";
 import { evaluateFilter } from "../../lib/bexpr/eval.ts";
 import type { StoredAuthMethod, StoredBindingRule } from "./acl_sso_model.ts";
+import type { ParsedSelector } from "./acl_sso_selectors.ts";
 
 /** The mapped claims a selector sees: `value.<name>` strings and `list.<name>` string lists. */
 export interface MappedClaims {
@@ -19,10 +19,11 @@ export interface Bindings {
   roles: string[];
 }
 
-/** What the binder looks up: whether a policy or a role of that name exists now. */
+/** What the binder looks up: whether a policy or a role of that name exists now; a rule's parsed selector. */
 export interface BindTargets {
   policyExists(name: string): boolean;
   roleExists(name: string): boolean;
+  selectorOf(rule: StoredBindingRule): ParsedSelector;
 }
 
 const policyOrRoleName = /^[a-zA-Z0-9-]{1,128}$/;
@@ -136,10 +137,11 @@ function bindVariables(method: StoredAuthMethod, claims: MappedClaims): Record<s
 }
 
 /** A selector as Nomad's binder evaluates it: "" matches all, a parse or evaluation error matches nothing. */
-function selectorMatches(selector: string, claims: MappedClaims): boolean {
-  if (selector === "") return true;
+function selectorMatches(selector: ParsedSelector, claims: MappedClaims): boolean {
+  if (selector === "all") return true;
+  if (selector === "none") return false;
   try {
-    return evaluateFilter(parseFilter(selector), { value: claims.value, list: claims.list });
+    return evaluateFilter(selector, { value: claims.value, list: claims.list });
   } catch {
     return false;
   }
@@ -154,7 +156,7 @@ export function bind(
 ): Bindings {
   const bindings: Bindings = { management: false, policies: [], roles: [] };
   const vars = bindVariables(method, claims);
-  for (const rule of rules.filter((r) => selectorMatches(r.Selector, claims))) {
+  for (const rule of rules.filter((r) => selectorMatches(targets.selectorOf(r), claims))) {
     let name: string;
     try {
       name = interpolate(rule.BindName, vars, true);

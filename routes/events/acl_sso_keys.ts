@@ -1,27 +1,23 @@
 // Where an auth method's signing keys and OIDC endpoints come from: its PEM keys, a JWKS URL or the OIDC
-// discovery document, fetched with a timeout and cached per method (docs/events.md#sso-login).
+// discovery document, fetched through lib/oidc (bounded, no redirects, a timeout) and cached per method
+// (docs/events.md#sso-login).
 
 import { createPublicKey } from "node:crypto";
-import { compactVerify, createRemoteJWKSet, customFetch, type JWK } from "jose";
+import { compactVerify, type JWK } from "jose";
+import { type DiscoveredConfig, fetchDiscovery } from "../../lib/oidc/discovery.ts";
+import { remoteJwks } from "../../lib/oidc/jwks.ts";
+import { createProviderHttp, type ProviderHttp } from "../../lib/oidc/provider_http.ts";
+import type { Logger } from "../../lib/log.ts";
 import type { StoredAuthMethod } from "./acl_sso_model.ts";
 
-/** How long a provider may take to answer one request. */
-export const providerTimeoutMs = 10_000;
+/** How long a provider may take to answer one request, its body included. */
+const providerTimeoutMs = 10_000;
 /** A discovery document is used this long before it is fetched again. */
 const discoveryMaxAgeMs = 10 * 60_000;
-/** Largest discovery document read. */
-const maxDiscoveryBytes = 256 * 1024;
 /** After a failed discovery, the failure is answered this long before the provider is asked again. */
 const discoveryRetryMs = 5_000;
 
-export interface Discovery {
-  issuer: string;
-  authorization_endpoint: string;
-  token_endpoint: string;
-  userinfo_endpoint?: string;
-  jwks_uri: string;
-  authorization_response_iss_parameter_supported?: boolean;
-}
+export type Discovery = DiscoveredConfig;
 
 export class SignatureError extends Error {}
 
@@ -31,7 +27,7 @@ type Verify = (token: string) => Promise<Verified>;
 
 interface MethodEntry {
   hash: string;
-  client: Deno.HttpClient | undefined;
+  http: ProviderHttp;
   discovery?: { doc: Discovery; at: number };
   /** The last failed discovery: repeated within discoveryRetryMs, so a login flood cannot flood the provider. */
   discoveryFailure?: { error: Error; at: number };
@@ -47,32 +43,32 @@ function describe(err: unknown): string {
 /** Per-method fetchers and key sets; an entry is rebuilt when the method's Hash changes. */
 export class ProviderCache {
   readonly #entries = new Map<string, MethodEntry>();
+  readonly #logger: Logger | undefined;
+
+  /** `logger` hears why a discovery failed (auth-url answers that 502 without its reason). */
+  constructor(logger?: Logger) {
+    this.#logger = logger;
+  }
 
   close(): void {
-    for (const e of this.#entries.values()) e.client?.close();
+    for (const e of this.#entries.values()) e.http.close();
     this.#entries.clear();
   }
 
   #entry(method: StoredAuthMethod): MethodEntry {
     let e = this.#entries.get(method.Name);
     if (e && e.hash === method.Hash) return e;
-    e?.client?.close();
+    e?.http.close();
     const c = method.Config;
     const caCerts = [...(c.DiscoveryCaPem ?? []), ...(c.JWKSCACert ? [c.JWKSCACert] : [])];
-    e = { hash: method.Hash, client: caCerts.length ? Deno.createHttpClient({ caCerts }) : undefined };
+    e = { hash: method.Hash, http: createProviderHttp({ caCerts, timeoutMs: providerTimeoutMs }) };
     this.#entries.set(method.Name, e);
     return e;
   }
 
-  /** fetch with the method's CA certificates and the provider timeout. */
-  fetcher(method: StoredAuthMethod): (url: string | URL, init?: RequestInit) => Promise<Response> {
-    const client = this.#entry(method).client;
-    return (url, init = {}) =>
-      fetch(url, {
-        ...init,
-        signal: init.signal ?? AbortSignal.timeout(providerTimeoutMs),
-        ...(client ? { client } : {}),
-      } as RequestInit);
+  /** The method's provider HTTP: its CA certificates, the provider timeout, bounded answers, no redirects. */
+  http(method: StoredAuthMethod): ProviderHttp {
+    return this.#entry(method).http;
   }
 
   /** The OIDC discovery document of OIDCDiscoveryURL, its issuer checked against that URL. */
@@ -88,23 +84,17 @@ export class ProviderCache {
       return e.discovery.doc;
     } catch (err) {
       e.discoveryFailure = { error: err instanceof Error ? err : new Error(String(err)), at: Date.now() };
+      this.#logger?.warn("OIDC discovery failed", { auth_method: method.Name, error: describe(err) });
       throw e.discoveryFailure.error;
     }
   }
 
   async #fetchDiscovery(method: StoredAuthMethod): Promise<Discovery> {
-    const base = method.Config.OIDCDiscoveryURL.replace(/\/+$/, "");
-    const res = await this.fetcher(method)(`${base}/.well-known/openid-configuration`);
-    const text = await res.text();
-    if (res.status !== 200) throw new Error(`discovery answered ${res.status}`);
-    if (text.length > maxDiscoveryBytes) throw new Error("discovery document too large");
-    const doc = JSON.parse(text) as Discovery;
-    if (typeof doc !== "object" || doc === null || typeof doc.jwks_uri !== "string") {
-      throw new Error("discovery document has no jwks_uri");
-    }
-    if (doc.issuer !== method.Config.OIDCDiscoveryURL) {
+    const issuer = method.Config.OIDCDiscoveryURL;
+    const doc = await fetchDiscovery(this.http(method), issuer, ["jwks_uri"]);
+    if (doc.issuer !== issuer) {
       throw new Error(
-        `oidc: issuer did not match the issuer returned by provider, expected "${method.Config.OIDCDiscoveryURL}" got "${doc.issuer}"`,
+        `oidc: issuer did not match the issuer returned by provider, expected "${issuer}" got "${doc.issuer}"`,
       );
     }
     return doc;
@@ -112,11 +102,7 @@ export class ProviderCache {
 
   /** A remote JWKS verifier (cached keys, refetched on an unknown kid after a cooldown). */
   remoteKeys(method: StoredAuthMethod, url: string): Verify {
-    const fetcher = this.fetcher(method);
-    const jwks = createRemoteJWKSet(new URL(url), {
-      timeoutDuration: providerTimeoutMs,
-      [customFetch]: (u: string, init: RequestInit) => fetcher(u, init),
-    });
+    const jwks = remoteJwks(this.http(method), url);
     return async (token) => {
       const r = await compactVerify(token, jwks);
       return { payload: r.payload, alg: r.protectedHeader.alg };

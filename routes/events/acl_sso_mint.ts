@@ -26,6 +26,7 @@ export async function mintLoginToken(
   const bindings = bind(method, sso.bindingRules(method.Name), mapped, {
     policyExists: (name) => store.get(policyCollection, name) !== undefined,
     roleExists: (name) => acl.roleByName(name) !== undefined,
+    selectorOf: (rule) => sso.selectors.of(rule),
   });
   if (!bindings.management && bindings.policies.length === 0 && bindings.roles.length === 0) {
     throw new ApiError(400, "no role or policy bindings matched");

@@ -6,19 +6,20 @@ import type { AppContext } from "../../lib/app.ts";
 import { ApiError } from "../../lib/errors.ts";
 import type { RequestContext } from "../../lib/http.ts";
 import type { Route } from "../../lib/router.ts";
-import { base64url, randomSecret } from "../../lib/ids.ts";
+import { randomSecret } from "../../lib/ids.ts";
+import { redeemCode } from "../../lib/oidc/code_exchange.ts";
+import { pkceChallenge } from "../../lib/oidc/pkce.ts";
+import { readProviderJson } from "../../lib/oidc/provider_json.ts";
 import { renderToken } from "./acl_model.ts";
 import type { AclState } from "./acl_state.ts";
 import { decodeObjectBody, nomadJson, requireAclsEnabled } from "./acl_http.ts";
 import type { StoredAuthMethod } from "./acl_sso_model.ts";
 import type { SsoState } from "./acl_sso_state.ts";
-import type { ProviderCache } from "./acl_sso_keys.ts";
+import type { Discovery, ProviderCache } from "./acl_sso_keys.ts";
 import { loginFields, loginMethod } from "./acl_sso_login.ts";
 import { mintLoginToken } from "./acl_sso_mint.ts";
 import { type OidcRequest, OidcRequests } from "./acl_sso_oidc_requests.ts";
 
-/** Largest token or UserInfo answer read from a provider. */
-const maxProviderAnswerBytes = 256 * 1024;
 /** Longest client nonce kept for a pending login (the CLI's are far shorter). */
 export const maxClientNonceLength = 256;
 /** Clock skew allowed on the ID token's exp and iat. */
@@ -26,32 +27,6 @@ const idTokenSkewSeconds = 60;
 
 function describe(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
-}
-
-async function pkceChallenge(verifier: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier));
-  return base64url(new Uint8Array(digest));
-}
-
-async function readProviderJson(res: Response, what: string): Promise<Record<string, unknown>> {
-  const text = await res.text();
-  if (text.length > maxProviderAnswerBytes) throw new Error(`${what}: answer too large`);
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    throw new Error(`${what}: answered ${res.status} without JSON`);
-  }
-  if (typeof body !== "object" || body === null || Array.isArray(body)) {
-    throw new Error(`${what}: not an object`);
-  }
-  const obj = body as Record<string, unknown>;
-  if (res.status !== 200) {
-    throw new Error(
-      `${what}: ${res.status} ${String(obj.error ?? "")} ${String(obj.error_description ?? "")}`.trim(),
-    );
-  }
-  return obj;
 }
 
 /** The fields both OIDC requests start with, and what Nomad says when they are missing. */
@@ -109,7 +84,15 @@ export function createAclOidcRoutes(
     if (pending.authMethod !== method.Name || pending.redirectUri !== f.RedirectURI) {
       throw new ApiError(400, "error storing OIDC request: client nonce already in use");
     }
-    const url = new URL(discovery.authorization_endpoint);
+    let url: URL;
+    try {
+      url = new URL(discovery.authorization_endpoint);
+    } catch {
+      throw new ApiError(
+        502,
+        "failed to generate OIDC provider: discovery document has no authorization_endpoint URL",
+      );
+    }
     const scopes = ["openid", ...(method.Config.OIDCScopes ?? []).filter((s) => s !== "openid")];
     url.searchParams.set("client_id", method.Config.OIDCClientID);
     url.searchParams.set("code_challenge", await pkceChallenge(pending.codeVerifier));
@@ -123,29 +106,22 @@ export function createAclOidcRoutes(
   }
 
   /** The code exchanged at the token endpoint; the ID token verified; UserInfo merged in. */
-  async function exchange(method: StoredAuthMethod, pending: OidcRequest, code: string) {
-    const discovery = await providers.discovery(method);
-    const fetcher = providers.fetcher(method);
-    const form = new URLSearchParams({
-      grant_type: "authorization_code",
-      code,
-      redirect_uri: pending.redirectUri,
-      code_verifier: pending.codeVerifier,
-    });
-    const headers: Record<string, string> = {
-      "Content-Type": "application/x-www-form-urlencoded",
-      Accept: "application/json",
-    };
+  async function exchange(
+    method: StoredAuthMethod,
+    discovery: Discovery,
+    pending: OidcRequest,
+    code: string,
+  ) {
+    const http = providers.http(method);
     const secret = sso.clientSecret(method);
-    const clientId = method.Config.OIDCClientID;
-    if (secret) {
-      const enc = (s: string) => encodeURIComponent(s).replace(/%20/g, "+");
-      headers.Authorization = `Basic ${btoa(`${enc(clientId)}:${enc(secret)}`)}`;
-    } else form.set("client_id", clientId);
-    const tokens = await readProviderJson(
-      await fetcher(discovery.token_endpoint, { method: "POST", headers, body: form }),
-      "token endpoint",
-    );
+    const tokens = await redeemCode(http, discovery.token_endpoint, {
+      code,
+      codeVerifier: pending.codeVerifier,
+      redirectUri: pending.redirectUri,
+      clientId: method.Config.OIDCClientID,
+      clientSecret: secret,
+      clientAuth: secret ? "basic" : "none",
+    });
     if (typeof tokens.id_token !== "string") throw new Error("token endpoint: no id_token in the answer");
     const idClaims = await verifyIdToken(method, tokens.id_token, pending.nonce, discovery.issuer);
     let claims = idClaims;
@@ -154,10 +130,11 @@ export function createAclOidcRoutes(
       !method.Config.OIDCDisableUserInfo && discovery.userinfo_endpoint && typeof accessToken === "string"
     ) {
       const info = await readProviderJson(
-        await fetcher(discovery.userinfo_endpoint, {
+        await http.fetch(discovery.userinfo_endpoint, {
           headers: { Authorization: `Bearer ${accessToken}`, Accept: "application/json" },
         }),
         "userinfo",
+        http.timeoutMs,
       );
       if (info.sub !== idClaims.sub) throw new Error("userinfo: sub does not match the ID token's");
       // Nomad's SelectorData: UserInfo claims override the ID token's, except iss and sub.
@@ -215,7 +192,7 @@ export function createAclOidcRoutes(
     }
     let claims: Record<string, unknown>;
     try {
-      claims = await exchange(method, pending, f.Code!);
+      claims = await exchange(method, discovery, pending, f.Code!);
     } catch (err) {
       throw new ApiError(401, `failed to exchange token with provider: ${describe(err)}`);
     }

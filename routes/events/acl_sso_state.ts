@@ -10,24 +10,29 @@ import {
   type StoredAuthMethod,
   type StoredBindingRule,
 } from "./acl_sso_model.ts";
+import { SelectorCache } from "./acl_sso_selectors.ts";
+import { TableIndexes } from "./table_indexes.ts";
 
 /** One lock for every auth method and binding rule write: the "one default method" rule spans methods. */
 export const ssoLock = "cluster/acl_sso";
 
 export class SsoState {
   readonly #ctx: AppContext;
-  readonly #index = new Map<string, number>();
+  readonly #tables = new TableIndexes();
   readonly #unwatch: Array<() => void> = [];
+  /** The binding rules' parsed selectors, each dropped when its rule changes. */
+  readonly selectors = new SelectorCache();
 
   constructor(ctx: AppContext) {
     this.#ctx = ctx;
     const { store } = ctx.data;
     for (const collection of [authMethodCollection, bindingRuleCollection]) {
-      let max = 0;
-      for (const d of store.list<{ ModifyIndex: number }>(collection)) max = Math.max(max, d.doc.ModifyIndex);
-      this.#index.set(collection, max);
+      for (const d of store.list<{ ModifyIndex: number }>(collection)) {
+        this.#tables.bump(collection, d.doc.ModifyIndex);
+      }
       this.#unwatch.push(store.watch(collection, (c) => {
-        if (c.index > (this.#index.get(collection) ?? 0)) this.#index.set(collection, c.index);
+        this.#tables.bump(collection, c.index);
+        if (collection === bindingRuleCollection) this.selectors.forget(c.id);
       }));
     }
   }
@@ -38,7 +43,7 @@ export class SsoState {
 
   /** Highest commit Index seen for auth methods or binding rules (X-Nomad-Index of reads). */
   tableIndex(collection: string): number {
-    return this.#index.get(collection) ?? 0;
+    return this.#tables.of(collection);
   }
 
   authMethod(name: string): StoredAuthMethod | undefined {

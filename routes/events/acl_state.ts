@@ -15,6 +15,7 @@ import {
   tokenCollection,
 } from "./acl_model.ts";
 import { roleCollection, type StoredRole } from "./acl_role_model.ts";
+import { TableIndexes } from "./table_indexes.ts";
 
 /** The policy language (parser, RulesJSON, merge): supplied by the policy module. */
 export interface PolicyEngine {
@@ -46,7 +47,7 @@ export class AclState {
   #byHmac = new Map<string, string>();
   #compiled = new Map<string, Acl>();
   #listeners = new Set<(change: AclChange) => void>();
-  #tableIndex = new Map<string, number>();
+  readonly #tables = new TableIndexes();
   #hmacCache = new Map<string, string>();
   #roleIdByName = new Map<string, string>();
   #unwatch: Array<() => void> = [];
@@ -75,7 +76,7 @@ export class AclState {
 
   /** Highest commit Index seen for a collection (X-Nomad-Index of reads). */
   tableIndex(collection: string): number {
-    return this.#tableIndex.get(collection) ?? 0;
+    return this.#tables.of(collection);
   }
 
   /** Listens to token and policy changes (called synchronously at commit); returns unsubscribe. */
@@ -223,7 +224,7 @@ export class AclState {
   #indexToken(stored: StoredDoc<StoredToken>, previous: StoredDoc<StoredToken> | undefined): void {
     if (previous) this.#byHmac.delete(previous.doc.SecretHmac);
     this.#byHmac.set(stored.doc.SecretHmac, stored.id);
-    this.#bump(tokenCollection, stored.index);
+    this.#tables.bump(tokenCollection, stored.index);
   }
 
   #indexPolicy(policy: StoredPolicy): void {
@@ -233,11 +234,7 @@ export class AclState {
       this.#ctx.logger.warn("stored ACL policy does not parse", { policy: policy.Name, error: String(err) });
       this.#parsed.delete(policy.Name);
     }
-    this.#bump(policyCollection, policy.ModifyIndex);
-  }
-
-  #bump(collection: string, index: number): void {
-    if (index > (this.#tableIndex.get(collection) ?? 0)) this.#tableIndex.set(collection, index);
+    this.#tables.bump(policyCollection, policy.ModifyIndex);
   }
 
   #onTokenChange(change: DocChange): void {
@@ -245,7 +242,7 @@ export class AclState {
     const previous = change.previous as StoredDoc<StoredToken> | undefined;
     if (current) this.#indexToken(current, previous);
     else if (previous) this.#byHmac.delete(previous.doc.SecretHmac);
-    this.#bump(tokenCollection, change.index);
+    this.#tables.bump(tokenCollection, change.index);
     this.#compiled.clear();
     this.#notify({ kind: "token", accessorId: change.id, index: change.index });
   }
@@ -253,7 +250,7 @@ export class AclState {
   #onPolicyChange(change: DocChange): void {
     if (change.current) this.#indexPolicy(change.current.doc as unknown as StoredPolicy);
     else this.#parsed.delete(change.id);
-    this.#bump(policyCollection, change.index);
+    this.#tables.bump(policyCollection, change.index);
     this.#compiled.clear();
     this.#notify({ kind: "policy", index: change.index });
   }
@@ -263,7 +260,7 @@ export class AclState {
       this.#roleIdByName.delete(previous.doc.Name);
     }
     this.#roleIdByName.set(stored.doc.Name, stored.id);
-    this.#bump(roleCollection, stored.index);
+    this.#tables.bump(roleCollection, stored.index);
   }
 
   #onRoleChange(change: DocChange): void {
@@ -273,7 +270,7 @@ export class AclState {
     else if (previous && this.#roleIdByName.get(previous.doc.Name) === previous.id) {
       this.#roleIdByName.delete(previous.doc.Name);
     }
-    this.#bump(roleCollection, change.index);
+    this.#tables.bump(roleCollection, change.index);
     this.#compiled.clear();
     this.#notify({ kind: "role", index: change.index });
   }

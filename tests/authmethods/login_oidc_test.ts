@@ -241,6 +241,34 @@ Deno.test("OIDC change-state reports discovery validation failures from a real p
       }
     });
 
+    await t.step("an endless discovery answer is cut at 256 KiB: 400 within seconds", async () => {
+      // 16 KiB every 10 ms, never ending (before: read until the 10 s provider timeout, without a cap).
+      const chunk = new TextEncoder().encode(" ".repeat(16 * 1024));
+      const endless = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, () =>
+        new Response(
+          new ReadableStream({
+            async pull(c) {
+              await new Promise((r) => setTimeout(r, 10));
+              c.enqueue(chunk);
+            },
+          }),
+          { headers: { "content-type": "application/json" } },
+        ));
+      try {
+        const id = await createOidcMethod(api, op, "endless", {
+          issuer: `http://127.0.0.1:${endless.addr.port}`,
+        });
+        const started = performance.now();
+        const r = await changeState(api, id, { state: "active-public" });
+        const ms = performance.now() - started;
+        assertEquals(r.status, 400, JSON.stringify(r.body));
+        assertStringIncludes(String(r.body.message), "answered more than 262144 bytes");
+        assert(ms < 4_000, `change-state took ${Math.round(ms)} ms`);
+      } finally {
+        await endless.shutdown();
+      }
+    });
+
     await t.step("an issuer where nothing answers is 400", async () => {
       const id = await createOidcMethod(api, op, "no-provider", { issuer: "http://127.0.0.1:9" });
       const r = await changeState(api, id, { state: "active-public" });

@@ -44,6 +44,7 @@ Deno.test("acl login with a JWT: refusals, list-claim selectors, policy, role an
     });
     assertEquals(created.status, 200, created.text);
     await putPolicy(srv.url, "deploy-web", 'namespace "default" { policy = "read" }');
+    const ruleIds: string[] = [];
     for (
       const rule of [
         { BindType: "policy", BindName: "deploy-${value.project}", Selector: '"deployers" in list.groups' },
@@ -54,6 +55,7 @@ Deno.test("acl login with a JWT: refusals, list-claim selectors, policy, role an
     ) {
       const r = await put("/v1/acl/binding-rule", { AuthMethod: "ci", ...rule });
       assertEquals(r.status, 200, r.text);
+      ruleIds.push(String((r.json as Record<string, unknown>).ID));
     }
     const login = (token: string, method = "ci") =>
       call(srv.url, "PUT", "/v1/acl/login", { body: { AuthMethodName: method, LoginToken: token } });
@@ -97,6 +99,17 @@ Deno.test("acl login with a JWT: refusals, list-claim selectors, policy, role an
     // Not in the list claim, and the catch-all rule names a policy that does not exist: nothing matched.
     const none = await login(await sign(privateKey, { project: "web", groups: ["devs"] }));
     assertEquals([none.status, none.text], [400, "no role or policy bindings matched"]);
+
+    // A rule's changed selector decides the next login (selectors are parsed once per rule version); the
+    // update names only the selector (Nomad's merge keeps the rest).
+    const reselect = async (selector: string) => {
+      const r = await put(`/v1/acl/binding-rule/${ruleIds[0]}`, { Selector: selector });
+      assertEquals(r.status, 200, r.text);
+    };
+    await reselect('"devs" in list.groups');
+    const dev = await login(await sign(privateKey, { project: "web", groups: ["devs"] }));
+    assertEquals([dev.status, (dev.json as Record<string, unknown>).Policies], [200, ["deploy-web"]]);
+    await reselect('"deployers" in list.groups');
 
     const refused = async (claims: Record<string, unknown>, key: Key = privateKey) => {
       const r = await login(await sign(key, { project: "web", groups: ["deployers"], ...claims }));

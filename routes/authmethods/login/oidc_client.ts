@@ -1,18 +1,20 @@
 // The OIDC relying-party side of an auth method (docs/auth-methods.md#oidc): discovery validation for
 // change-state/PATCH, the authorization URL for `start`, and the code exchange for the callback.
 
+import { fetchDiscovery } from "../../../lib/oidc/discovery.ts";
+import { fetchJwks } from "../../../lib/oidc/jwks.ts";
 import {
   type DiscoveredConfig,
   discoverVerified,
-  fetchDiscovery,
   type OidcAttributesInput,
   providerHttp,
-  readJsonObject,
+  requiredDiscoveryFields,
   toOidcAttributes,
 } from "./oidc_client_http.ts";
 
 export type { DiscoveredConfig, OidcAttributesInput, OidcMethodAttributes } from "./oidc_client_http.ts";
 export { exchangeCode, type ExchangeResult } from "./oidc_client_token.ts";
+export { pkceChallenge } from "../../../lib/oidc/pkce.ts";
 
 const defaultTimeoutMs = 10_000;
 
@@ -36,7 +38,7 @@ export async function validateDiscoveredConfig(
   try {
     let config: DiscoveredConfig;
     try {
-      config = await fetchDiscovery(http, attrs.issuer);
+      config = await fetchDiscovery(http, attrs.issuer, requiredDiscoveryFields);
     } catch (err) {
       return [`discovery failed: ${describe(err)}`];
     }
@@ -58,8 +60,7 @@ export async function validateDiscoveredConfig(
       }
     }
     try {
-      const jwks = await readJsonObject(await http.fetch(config.jwks_uri), `jwks_uri ${config.jwks_uri}`);
-      if (!Array.isArray(jwks.keys)) reasons.push(`jwks_uri ${config.jwks_uri} has no "keys" list`);
+      await fetchJwks(http, config.jwks_uri);
     } catch (err) {
       reasons.push(describe(err));
     }
@@ -114,12 +115,4 @@ export async function buildAuthUrl(input: OidcAttributesInput, params: AuthUrlPa
   url.searchParams.set("code_challenge", params.codeChallenge);
   url.searchParams.set("code_challenge_method", "S256");
   return url.toString();
-}
-
-/** base64url(SHA-256(verifier)): the PKCE S256 code challenge. */
-export async function pkceChallenge(codeVerifier: string): Promise<string> {
-  const digest = new Uint8Array(
-    await crypto.subtle.digest("SHA-256", new TextEncoder().encode(codeVerifier)),
-  );
-  return btoa(String.fromCharCode(...digest)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }

@@ -9,15 +9,17 @@ import {
   jwtVerify,
 } from "jose";
 import { constantTimeEqual } from "../../../lib/crypto.ts";
+import { redeemCode } from "../../../lib/oidc/code_exchange.ts";
+import { fetchJwks } from "../../../lib/oidc/jwks.ts";
+import { OidcProviderError } from "../../../lib/oidc/provider_http.ts";
+import { readProviderJson } from "../../../lib/oidc/provider_json.ts";
 import {
   type DiscoveredConfig,
   discoverVerified,
   type OidcAttributesInput,
-  OidcHttpError,
   type OidcMethodAttributes,
   type ProviderHttp,
   providerHttp,
-  readJsonObject,
   toOidcAttributes,
 } from "./oidc_client_http.ts";
 
@@ -55,56 +57,6 @@ function clientAuth(config: DiscoveredConfig): "basic" | "post" {
   return "basic";
 }
 
-async function redeemCode(
-  http: ProviderHttp,
-  config: DiscoveredConfig,
-  attrs: OidcMethodAttributes,
-  params: ExchangeParams,
-): Promise<Record<string, unknown>> {
-  const form = new URLSearchParams({
-    grant_type: "authorization_code",
-    code: params.code,
-    redirect_uri: params.redirectUri,
-    code_verifier: params.codeVerifier,
-  });
-  const headers: Record<string, string> = {
-    "content-type": "application/x-www-form-urlencoded",
-    accept: "application/json",
-  };
-  const id = attrs.client_id ?? "";
-  const secret = attrs.client_secret ?? "";
-  if (clientAuth(config) === "post") {
-    form.set("client_id", id);
-    form.set("client_secret", secret);
-  } else {
-    // OAuth2 client_secret_basic: both parts form-urlencoded before base64.
-    const enc = (s: string) => encodeURIComponent(s).replace(/%20/g, "+");
-    headers.authorization = `Basic ${btoa(`${enc(id)}:${enc(secret)}`)}`;
-  }
-  const res = await http.fetch(config.token_endpoint, { method: "POST", headers, body: form });
-  if (res.status !== 200) {
-    let detail = "";
-    try {
-      const body = JSON.parse(await res.text());
-      if (typeof body?.error === "string") {
-        detail = `: ${body.error}${
-          typeof body.error_description === "string" ? ` (${body.error_description})` : ""
-        }`;
-      }
-    } catch {
-      // not JSON: the status says enough
-    }
-    throw new OidcHttpError(`token endpoint returned HTTP ${res.status}${detail}`);
-  }
-  return await readJsonObject(res, "token response");
-}
-
-async function fetchJwks(http: ProviderHttp, config: DiscoveredConfig): Promise<JSONWebKeySet> {
-  const body = await readJsonObject(await http.fetch(config.jwks_uri), `jwks_uri ${config.jwks_uri}`);
-  if (!Array.isArray(body.keys)) throw new OidcHttpError(`jwks_uri ${config.jwks_uri} has no "keys" list`);
-  return body as unknown as JSONWebKeySet;
-}
-
 async function verifySignature(
   http: ProviderHttp,
   config: DiscoveredConfig,
@@ -122,10 +74,12 @@ async function verifySignature(
   const verify = async (jwks: JSONWebKeySet) =>
     (await jwtVerify(idToken, createLocalJWKSet(jwks), options)).payload;
   try {
-    return await verify(await fetchJwks(http, config));
+    return await verify(await fetchJwks(http, config.jwks_uri));
   } catch (err) {
     // A key rotated since the provider signed: fetch the JWKS once more before giving up.
-    if (err instanceof joseErrors.JWKSNoMatchingKey) return await verify(await fetchJwks(http, config));
+    if (err instanceof joseErrors.JWKSNoMatchingKey) {
+      return await verify(await fetchJwks(http, config.jwks_uri));
+    }
     throw err;
   }
 }
@@ -169,7 +123,7 @@ async function fetchUserinfo(
     await res.body?.cancel();
     return {};
   }
-  const info = await readJsonObject(res, "userinfo");
+  const info = await readProviderJson(res, "userinfo", http.timeoutMs);
   if (info.sub !== sub) throw new ValidationFailure("userinfo sub differs from the ID token sub");
   return info;
 }
@@ -183,14 +137,21 @@ export async function exchangeCode(
   const http = providerHttp(attrs, params.timeoutMs ?? 10_000);
   try {
     const config = await discoverVerified(http, attrs);
-    const tokens = await redeemCode(http, config, attrs, params);
+    const tokens = await redeemCode(http, config.token_endpoint, {
+      code: params.code,
+      codeVerifier: params.codeVerifier,
+      redirectUri: params.redirectUri,
+      clientId: attrs.client_id ?? "",
+      clientSecret: attrs.client_secret ?? "",
+      clientAuth: clientAuth(config),
+    });
     const idToken = tokens.id_token;
     if (typeof idToken !== "string") throw new ValidationFailure("token response has no id_token");
     let payload: JWTPayload;
     try {
       payload = await verifySignature(http, config, attrs, idToken);
     } catch (err) {
-      if (err instanceof OidcHttpError) throw err;
+      if (err instanceof OidcProviderError) throw err;
       throw new ValidationFailure(`ID token rejected: ${describe(err)}`);
     }
     checkClaims(payload, attrs, params.nonce);
