@@ -5,6 +5,7 @@ import { ApiError } from "../../lib/errors.ts";
 import { evaluateFilter } from "../../lib/bexpr/eval.ts";
 import type { StoredAuthMethod, StoredBindingRule } from "./acl_sso_model.ts";
 import type { ParsedSelector } from "./acl_sso_selectors.ts";
+import { aclObjectName } from "./acl_names.ts";
 
 /** The mapped claims a selector sees: `value.<name>` strings and `list.<name>` string lists. */
 export interface MappedClaims {
@@ -25,8 +26,6 @@ export interface BindTargets {
   roleExists(name: string): boolean;
   selectorOf(rule: StoredBindingRule): ParsedSelector;
 }
-
-const policyOrRoleName = /^[a-zA-Z0-9-]{1,128}$/;
 
 /** A claim by name, or by JSON pointer when the name starts with "/" (a missing step is no claim). */
 function claimAt(all: Record<string, unknown>, name: string): unknown {
@@ -168,7 +167,7 @@ export function bind(
         }`,
       );
     }
-    if (rule.BindType !== "management" && !policyOrRoleName.test(name)) {
+    if (rule.BindType !== "management" && !aclObjectName.test(name)) {
       throw new ApiError(
         400,
         `computed ${JSON.stringify(rule.BindType)} bind name for bind target is invalid: ${
