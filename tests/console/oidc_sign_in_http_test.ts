@@ -1,0 +1,112 @@
+// The console's OIDC sign-in driven over HTTP against a real OpenID provider (oidc-provider), one server for the
+// file: the attempt's login mints no auth token (Boundary's own flow still does) (docs/identity.md#oidc-sign-in).
+
+import { assert, assertEquals } from "../helpers/assert.ts";
+import { startTestServer } from "../helpers/server.ts";
+import { type OidcTestUser, oidcUsers, startOidcProvider } from "../fixtures/oidc_provider.ts";
+import { completeProviderLogin } from "../fixtures/oidc_browser.ts";
+import { fastEnv } from "../authmethods/helpers.ts";
+import { ADMIN_PASSWORD } from "../registry/helpers.ts";
+import { offerOidcSignIn } from "../registry/oidc_sign_in_setup.ts";
+import { type PageAnswer, WebClient } from "./helpers.ts";
+
+const callbackPath = "/v1/auth-methods/oidc:authenticate:callback";
+
+Deno.test("console OIDC sign-in: no auth token", async (t) => {
+  const srv = await startTestServer({ ...fastEnv, WHARF_REGISTRY_ADMIN_PASSWORD: ADMIN_PASSWORD });
+  const op = await startOidcProvider({ redirectUris: [`${srv.url}${callbackPath}`], idTokenClaims: true });
+  try {
+    const { api, admin, authAdmin, oidc } = await offerOidcSignIn(srv.url, op, ["email", "profile"]);
+
+    /**
+     * "Sign in with Corp SSO" as a browser follows it, through the provider, to the answer of the console's
+     * completion page (303 to / once signed in, to the code step with two-factor on, or a refusal).
+     */
+    const signIn = async (user: OidcTestUser): Promise<{ web: WebClient; answer: PageAnswer }> => {
+      const web = new WebClient(srv.url);
+      const start = await web.get(`/ui/login/oidc/${oidc}`);
+      assertEquals(start.status, 303, start.text);
+      const { callbackUrl } = await completeProviderLogin(start.headers.get("location")!, user);
+      let answer = await web.get(callbackUrl.pathname + callbackUrl.search);
+      for (let hop = 0; hop < 5 && answer.status === 302; hop++) {
+        const location = new URL(answer.headers.get("location")!, srv.url);
+        answer = await web.get(location.pathname + location.search);
+      }
+      return { web, answer };
+    };
+    const signedInAs = async (web: WebClient) => {
+      const home = await web.get("/");
+      return /Signed in as ([a-z0-9_-]+)\./.exec(home.text)?.[1];
+    };
+    /** The stored events of `types` (in commit order) whose payload names `methodId`. */
+    const eventsOf = async (types: string[], methodId: string) => {
+      const seen: { type: string; payload: Record<string, unknown> }[] = [];
+      for await (const { line } of srv.server.data.log.read(1)) {
+        for (const e of JSON.parse(line).Events ?? []) {
+          const payload = e.Payload?.AuthToken;
+          if (types.includes(e.Type) && payload?.auth_method_id === methodId) {
+            seen.push({ type: e.Type, payload });
+          }
+        }
+      }
+      return seen;
+    };
+    const tokenTypes = ["AuthTokenIssued", "AuthTokenDeleted"];
+    const authTokenIds = async () => {
+      const list = await authAdmin.get("/v1/auth-tokens?scope_id=global");
+      assertEquals(list.status, 200, JSON.stringify(list.body));
+      return (list.body.items as { id: string }[]).map((tk) => tk.id).sort();
+    };
+
+    await t.step(
+      "a console sign-in mints no auth token: no token events, the token list unchanged",
+      async () => {
+        const tokensBefore = await authTokenIds();
+        const { web, answer } = await signIn(oidcUsers.alice);
+        assertEquals([answer.status, answer.headers.get("location")], [303, "/"], answer.text);
+        assertEquals(await signedInAs(web), "alice");
+        // The login itself completed: the account with its mapped e-mail, the sign-in event.
+        const link = await api.get("/api/v2/admin/users/alice/identity", { token: admin });
+        const person = link.body.identity.user_id;
+        assert(String(person).startsWith("u_"), link.text);
+        const accounts = await authAdmin.get(`/v1/accounts?auth_method_id=${oidc}`);
+        assertEquals(
+          (accounts.body.items as { attributes: { email?: string } }[]).map((a) => a.attributes.email),
+          [oidcUsers.alice.email],
+        );
+        assertEquals((await eventsOf(["RegistrySignIn"], oidc)).length, 1);
+        assertEquals(await eventsOf(tokenTypes, oidc), []);
+        assertEquals(await authTokenIds(), tokensBefore);
+      },
+    );
+
+    await t.step(
+      "Boundary's own OIDC flow (:authenticate start, callback, token) still mints a token",
+      async () => {
+        const before = (await eventsOf(tokenTypes, oidc)).length;
+        const start = await authAdmin.post(`/v1/auth-methods/${oidc}:authenticate`, { command: "start" });
+        assertEquals(start.status, 200, JSON.stringify(start.body));
+        const { auth_url: authUrl, token_id: tokenId } = start.body.attributes;
+        const { callbackUrl } = await completeProviderLogin(authUrl, oidcUsers.alice);
+        const callback = await fetch(callbackUrl, { redirect: "manual" });
+        await callback.body?.cancel();
+        assertEquals(new URL(callback.headers.get("location")!).pathname, "/authentication-complete");
+        const token = await authAdmin.post(`/v1/auth-methods/${oidc}:authenticate`, {
+          command: "token",
+          attributes: { token_id: tokenId },
+        });
+        assertEquals(token.status, 200, JSON.stringify(token.body));
+        assert(String(token.body.attributes.token).startsWith("at_"), JSON.stringify(token.body));
+        const issued = (await eventsOf(tokenTypes, oidc)).slice(before);
+        assertEquals(issued.map((e) => [e.type, e.payload.id]), [[
+          "AuthTokenIssued",
+          token.body.attributes.id,
+        ]]);
+        assert((await authTokenIds()).includes(token.body.attributes.id));
+      },
+    );
+  } finally {
+    await op.stop();
+    await srv.stop();
+  }
+});
