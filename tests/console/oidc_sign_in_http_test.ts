@@ -1,5 +1,6 @@
 // The console's OIDC sign-in driven over HTTP against a real OpenID provider (oidc-provider), one server for the
-// file: the attempt's login mints no auth token (Boundary's own flow still does) (docs/identity.md#oidc-sign-in).
+// file: the attempt's login mints no auth token (Boundary's own flow still does), and the registry user found
+// through the index of links after link, unlink, delete and provisioning (docs/identity.md#oidc-sign-in).
 
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { startTestServer } from "../helpers/server.ts";
@@ -12,7 +13,7 @@ import { type PageAnswer, WebClient } from "./helpers.ts";
 
 const callbackPath = "/v1/auth-methods/oidc:authenticate:callback";
 
-Deno.test("console OIDC sign-in: no auth token", async (t) => {
+Deno.test("console OIDC sign-in: no auth token, the linked user by index", async (t) => {
   const srv = await startTestServer({ ...fastEnv, WHARF_REGISTRY_ADMIN_PASSWORD: ADMIN_PASSWORD });
   const op = await startOidcProvider({ redirectUris: [`${srv.url}${callbackPath}`], idTokenClaims: true });
   try {
@@ -103,6 +104,41 @@ Deno.test("console OIDC sign-in: no auth token", async (t) => {
           token.body.attributes.id,
         ]]);
         assert((await authTokenIds()).includes(token.body.attributes.id));
+      },
+    );
+
+    await t.step(
+      "sign-in finds the linked user after unlink, link, delete and a new provisioning",
+      async () => {
+        const first = await signIn(oidcUsers.bob);
+        assertEquals(await signedInAs(first.web), "bob");
+        const person =
+          (await api.get("/api/v2/admin/users/bob/identity", { token: admin })).body.identity.user_id;
+        // Unlinked: the person has no registry user, and provisioning bob again collides with the one left.
+        assertEquals((await api.delete("/api/v2/admin/users/bob/identity", { token: admin })).status, 200);
+        const collided = await signIn(oidcUsers.bob);
+        assertEquals(collided.answer.status, 409, collided.answer.text);
+        assert(collided.answer.text.includes("the username &#39;bob&#39; is taken"), collided.answer.text);
+        // Linked to another registry user: the sign-in is that user.
+        const created = await api.post("/api/v1/admin/users", {
+          username: "builder",
+          email: "builder@example.org",
+          password: "builder-password-1",
+        }, { token: admin });
+        assert(created.status < 300, created.text);
+        const linked = await api.put("/api/v2/admin/users/builder/identity", { user_id: person }, {
+          token: admin,
+        });
+        assertEquals(linked.status, 200, linked.text);
+        assertEquals(await signedInAs((await signIn(oidcUsers.bob)).web), "builder");
+        // That user deleted, and the old bob too: the next sign-in provisions bob again, linked to the person.
+        for (const name of ["builder", "bob"]) {
+          assertEquals((await api.delete(`/api/v1/admin/users/${name}`, { token: admin })).status, 200);
+        }
+        assertEquals(await signedInAs((await signIn(oidcUsers.bob)).web), "bob");
+        const relinked = await api.get("/api/v2/admin/users/bob/identity", { token: admin });
+        assertEquals(relinked.body.identity, { user_id: person });
+        assertEquals(await signedInAs((await signIn(oidcUsers.bob)).web), "bob");
       },
     );
   } finally {
