@@ -1,6 +1,7 @@
 // The console's OIDC sign-in driven over HTTP against a real OpenID provider (oidc-provider), one server for the
-// file: the attempt's login mints no auth token (Boundary's own flow still does), and the registry user found
-// through the index of links after link, unlink, delete and provisioning (docs/identity.md#oidc-sign-in).
+// file: the attempt's login mints no auth token (Boundary's own flow still does), the registry user found through
+// the index of links after link, unlink, delete and provisioning, and an SMS-only user finishing the code step
+// (docs/identity.md#oidc-sign-in).
 
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { startTestServer } from "../helpers/server.ts";
@@ -13,7 +14,7 @@ import { type PageAnswer, WebClient } from "./helpers.ts";
 
 const callbackPath = "/v1/auth-methods/oidc:authenticate:callback";
 
-Deno.test("console OIDC sign-in: no auth token, the linked user by index", async (t) => {
+Deno.test("console OIDC sign-in: no auth token, the linked user by index, an SMS code step", async (t) => {
   const srv = await startTestServer({ ...fastEnv, WHARF_REGISTRY_ADMIN_PASSWORD: ADMIN_PASSWORD });
   const op = await startOidcProvider({ redirectUris: [`${srv.url}${callbackPath}`], idTokenClaims: true });
   try {
@@ -141,6 +142,34 @@ Deno.test("console OIDC sign-in: no auth token, the linked user by index", async
         assertEquals(await signedInAs((await signIn(oidcUsers.bob)).web), "bob");
       },
     );
+
+    await t.step("an SMS-only user finishes the code step with a code texted from it", async () => {
+      const sms = await api.put("/api/v1/admin/users/alice", {
+        user: { mobile: "+15550001234", two_factor_enabled: true },
+      }, { token: admin });
+      assertEquals(sms.status, 200, sms.text);
+      const { web, answer } = await signIn(oidcUsers.alice);
+      assertEquals([answer.status, answer.headers.get("location")], [303, "/ui/login/code"], answer.text);
+      assertEquals((await web.get("/ui/login/code")).status, 200);
+      // "Text me a code" on the code step: no password asked, the first factor passed at the provider.
+      const sent = await web.postForm("/ui/login/code", { send_sms: "1" });
+      assertEquals(sent.status, 200, sent.text);
+      assert(sent.text.includes("A code was sent to the SMS number ending in 1234."), sent.text);
+      const outbox = (await Deno.readTextFile(`${srv.dataDir}/outbox/sms.ndjson`)).trim().split("\n");
+      const { to, code } = JSON.parse(outbox.at(-1)!);
+      assertEquals(to, "+15550001234");
+      assert(sent.text.includes('name="send_sms"'), sent.text);
+      // Requests are bounded as after the password form: one per 30 seconds per user.
+      const again = await web.postForm("/ui/login/code", { send_sms: "1" });
+      assertEquals(again.status, 429, again.text);
+      assert(again.headers.get("retry-after"), "Retry-After");
+      const before = (await eventsOf(["RegistrySignIn"], oidc)).length;
+      const done = await web.postForm("/ui/login/code", { code });
+      assertEquals([done.status, done.headers.get("location")], [303, "/"], done.text);
+      assertEquals(await signedInAs(web), "alice");
+      assertEquals((await eventsOf(["RegistrySignIn"], oidc)).length, before + 1);
+      assertEquals(await eventsOf(tokenTypes, oidc).then((e) => e.length), 1);
+    });
   } finally {
     await op.stop();
     await srv.stop();
