@@ -88,7 +88,10 @@ export interface IdentityProvider {
     completePath: string,
     bindingCookie: string,
   ): Promise<{ authUrl: string; tokenId: string }>;
-  /** Collects a started attempt once (the auth token it minted is deleted: the registry signs in instead). */
+  /**
+   * Collects a started attempt once: its login committed the account (attribute maps, managed-group
+   * memberships) but minted no auth token; the registry signs the person in instead.
+   */
   collectOidc(methodId: string, tokenId: string): Promise<OidcSignInOutcome | undefined>;
   verifyPassword(
     methodId: string,

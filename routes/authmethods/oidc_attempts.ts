@@ -25,8 +25,9 @@ import type { NewToken } from "./tokens.ts";
  *
  * Life of an attempt: `started` (state open) → `redeeming` (the callback consumed the state, durably, before
  * it talks to the provider: a replayed callback fails even across a restart) → `ready` (token minted in the
- * same commit) or `failed` → deleted when `token` collects it, or by the sweep once expired (its uncollected
- * token with it). A crash during the code exchange leaves it `redeeming`: polls answer 202 until it expires.
+ * same commit; a registry console sign-in mints none: its account and user are recorded instead) or `failed`
+ * → deleted when `token` (or the console) collects it, or by the sweep once expired (its uncollected token
+ * with it). A crash during the code exchange leaves it `redeeming`: polls answer 202 until it expires.
  */
 export const attemptsCollection = "auth/oidc_attempts";
 
@@ -68,6 +69,14 @@ export interface AttemptSecrets {
   binding_cookie?: string;
   /** Once ready: what a registry sign-in reads of the claims (preferred_username, email_verified "false"). */
   profile?: Record<string, string>;
+  /** Once ready, a registry console sign-in (no token minted): the account the login resolved and its user. */
+  signed_in?: SignedIn;
+}
+
+/** The auth-method account and user a console sign-in's login resolved. */
+export interface SignedIn {
+  user_id: string;
+  account_id: string;
 }
 
 /** An attempt as the callback redeemed it: the version it wrote and the opened secrets. */
@@ -86,8 +95,8 @@ export type Collected =
     token: NewToken;
     delivery: "token" | "cookie";
     typeEcho: string | undefined;
-    profile: Record<string, string>;
   }
+  | { status: "signed-in"; signedIn: SignedIn; profile: Record<string, string> }
   | { status: "gone" };
 
 const unknownMessage = "Unknown or expired authentication attempt.";
@@ -247,21 +256,36 @@ export class OidcAttempts {
    * For the minting commit (run under lockOf(attempt)): the write that makes the attempt ready with `token`
    * sealed. 400 when the attempt expired and was swept during the code exchange (no token nobody can collect).
    */
-  readyWrite(attempt: RedeemedAttempt, token: NewToken, profile: Record<string, string> = {}): DocWrite {
-    const cur = this.#store.get<AttemptDoc>(attemptsCollection, attempt.id);
-    if (!cur || cur.version !== attempt.version) throw new AttemptExpiredError();
-    // Only a console sign-in reads the profile: other attempts keep their sealed secrets as they were.
-    const secrets = attempt.secrets.complete_path
-      ? this.#app.data.keys.seal(sealPurpose, JSON.stringify({ ...attempt.secrets, profile }), attempt.id)
-      : cur.doc.secrets;
+  readyWrite(attempt: RedeemedAttempt, token: NewToken): DocWrite {
+    const cur = this.#current(attempt);
     const doc: AttemptDoc = {
       ...cur.doc,
-      secrets,
       status: "ready",
       token_id: token.id,
       token: this.#docs.seal(token.token, `${attempt.id}:${token.id}`),
     };
     return { collection: attemptsCollection, id: attempt.id, doc, ifVersion: cur.version };
+  }
+
+  /**
+   * For a registry console sign-in's login commit (run under lockOf(attempt)): the write that makes the attempt
+   * ready with the account and user the login resolved and what the registry reads of the claims, all sealed;
+   * no token is minted (the registry signs the person in). 400 as readyWrite.
+   */
+  signedInWrite(attempt: RedeemedAttempt, signedIn: SignedIn, profile: Record<string, string>): DocWrite {
+    const cur = this.#current(attempt);
+    const secrets = this.#docs.seal(
+      JSON.stringify({ ...attempt.secrets, profile, signed_in: signedIn }),
+      attempt.id,
+    );
+    const doc: AttemptDoc = { ...cur.doc, secrets, status: "ready" };
+    return { collection: attemptsCollection, id: attempt.id, doc, ifVersion: cur.version };
+  }
+
+  #current(attempt: RedeemedAttempt): StoredDoc<AttemptDoc> {
+    const cur = this.#store.get<AttemptDoc>(attemptsCollection, attempt.id);
+    if (!cur || cur.version !== attempt.version) throw new AttemptExpiredError();
+    return cur;
   }
 
   /** Records a failed callback, so the next `token` poll answers 401. */
@@ -296,15 +320,13 @@ export class OidcAttempts {
         return { result: { status: "pending" } as Collected };
       }
       const writes: DocWrite[] = [{ collection: attemptsCollection, id, doc: null, ifVersion: cur.version }];
-      if (cur.doc.status === "failed" || !cur.doc.token_id || !cur.doc.token) {
-        return { writes, result: { status: "failed" } as Collected };
-      }
+      if (cur.doc.status === "failed") return { writes, result: { status: "failed" } as Collected };
+      if (cur.doc.console) return { writes, result: this.#signedInOf(id, cur.doc) };
+      if (!cur.doc.token_id || !cur.doc.token) return { writes, result: { status: "failed" } as Collected };
       const stored = this.#store.get<TokenDoc>(collections.tokens, cur.doc.token_id);
       if (!stored) return { writes, result: { status: "gone" } as Collected };
       const secret = this.#docs.open(cur.doc.token, `${id}:${cur.doc.token_id}`);
       if (secret === undefined) return { writes, result: { status: "gone" } as Collected };
-      const opened = this.#docs.open(cur.doc.secrets, id);
-      const profile = opened === undefined ? {} : (JSON.parse(opened) as AttemptSecrets).profile ?? {};
       return {
         writes,
         result: {
@@ -312,11 +334,21 @@ export class OidcAttempts {
           token: { id: stored.id, token: secret, doc: stored.doc },
           delivery: cur.doc.delivery,
           typeEcho: cur.doc.type_echo,
-          profile,
         } as Collected,
       };
     });
     return result;
+  }
+
+  /** A ready console attempt's outcome: gone when its account was deleted or moved to another user since. */
+  #signedInOf(id: string, doc: AttemptDoc): Collected {
+    const opened = this.#docs.open(doc.secrets, id);
+    const secrets = opened === undefined ? undefined : JSON.parse(opened) as AttemptSecrets;
+    const signedIn = secrets?.signed_in;
+    if (!signedIn) return { status: "failed" };
+    const account = this.#store.get<{ user_id?: string }>(collections.accounts, signedIn.account_id);
+    if (account?.doc.user_id !== signedIn.user_id) return { status: "gone" };
+    return { status: "signed-in", signedIn, profile: secrets.profile ?? {} };
   }
 
   /** Deletes expired attempts (and the tokens nobody collected); one run at a time. */

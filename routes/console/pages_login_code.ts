@@ -1,6 +1,7 @@
 // The two-factor code step of an OIDC sign-in (docs/identity.md#oidc-sign-in): the first factor's outcome sealed
-// into a cookie bound to this browser's pre-login cookie (nothing stored, valid 5 minutes), the registry's code
-// check with the password form's throttle of wrong codes, then the session.
+// into a cookie bound to this browser's pre-login cookie (nothing stored, valid 5 minutes), an SMS code sent on
+// request (the password form's limit of requests), the registry's code check with the password form's throttle
+// of wrong codes, then the session.
 
 import { ApiError } from "../../lib/errors.ts";
 import { randomSecret } from "../../lib/ids.ts";
@@ -8,7 +9,7 @@ import type { VerifiedIdentity } from "../../lib/identity.ts";
 import type { StoredDoc } from "../../lib/store/mod.ts";
 import { httpErrorOf } from "../../lib/store_http.ts";
 import type { UserDoc } from "../registry/core/model.ts";
-import { completeOidcSecondFactor } from "../registry/services/oidc_sign_in.ts";
+import { completeOidcSecondFactor, requestOidcSmsCode } from "../registry/services/oidc_sign_in.ts";
 import { type ConsoleReq, errorMessages } from "./context.ts";
 import { field, loginForm } from "./forms.ts";
 import { html } from "./html.ts";
@@ -57,7 +58,15 @@ const noStep = "No sign-in waits for a two-factor code in this browser (or it ex
 
 function codePage(
   c: ConsoleReq,
-  options: { errors?: string[]; status?: number; retryAfter?: string | null; form: boolean },
+  options: {
+    errors?: string[];
+    status?: number;
+    retryAfter?: string | null;
+    form: boolean;
+    notice?: string;
+    /** The user has a mobile number: offer "Text me a code". */
+    sms?: boolean;
+  },
 ): Response {
   const cookie = readCookie(c.ctx.request, LOGIN_COOKIE) ?? "";
   const headers = new Headers();
@@ -65,11 +74,16 @@ function codePage(
   const body = options.form
     ? html`
       <h1>Two-factor code</h1>
+      ${options.notice ? html`<p class="notice" role="status">${options.notice}</p>` : ""}
       <form class="stack" method="post" action="${CODE_STEP_PATH}">
         <input type="hidden" name="_csrf" value="${c.env.sessions.loginCsrf(cookie)}">
         <div><label for="code">Two-factor code <span class="hint">(from your authenticator app, or the SMS)</span></label>
         <input type="text" id="code" name="code" inputmode="numeric" autocomplete="one-time-code" maxlength="16" required autofocus></div>
-        <div class="actions"><button type="submit">Sign in</button></div>
+        <div class="actions"><button type="submit">Sign in</button>${options.sms
+          ? html`
+            <button type="submit" class="secondary" name="send_sms" value="1" formnovalidate>Text me a code</button>
+          `
+          : ""}</div>
       </form>
     `
     : html`
@@ -80,15 +94,22 @@ function codePage(
   return page(c, { title: "Two-factor code", body, errors, status, headers });
 }
 
+/** Whether the pending sign-in's user can be texted a code (has a mobile number). */
+function smsOffered(c: ConsoleReq, pending: PendingCode): boolean {
+  return Boolean(c.reg.user(pending.username)?.doc.mobile);
+}
+
 export function codeGet(c: ConsoleReq): Response {
-  if (!pendingOf(c)) return codePage(c, { errors: [noStep], status: 401, form: false });
-  return codePage(c, { form: true });
+  const pending = pendingOf(c);
+  if (!pending) return codePage(c, { errors: [noStep], status: 401, form: false });
+  return codePage(c, { form: true, sms: smsOffered(c, pending) });
 }
 
 export async function codePost(c: ConsoleReq): Promise<Response> {
   const form = await loginForm(c);
   const pending = pendingOf(c);
   if (!pending) return codePage(c, { errors: [noStep], status: 401, form: false });
+  if (form.get("send_sms")) return await sendSmsCode(c, pending);
   const code = field(form, "code");
   try {
     const user = await completeOidcSecondFactor(
@@ -110,6 +131,32 @@ export async function codePost(c: ConsoleReq): Promise<Response> {
       status: err.status === 406 ? 401 : err.status,
       retryAfter: new Headers(err.headers).get("Retry-After"),
       form: err.status !== 401,
+      sms: smsOffered(c, pending),
+    });
+  }
+}
+
+/**
+ * "Text me a code" on the code step: an SMS code for the pending sign-in's user, no password asked (the first
+ * factor passed at the provider), under the password form's per-user limit of code requests.
+ */
+async function sendSmsCode(c: ConsoleReq, pending: PendingCode): Promise<Response> {
+  try {
+    const sent = await requestOidcSmsCode(c.reg, pending.username, pending.via);
+    return codePage(c, {
+      form: true,
+      sms: true,
+      notice: `A code was sent to the ${sent}. Enter it to sign in.`,
+    });
+  } catch (thrown) {
+    const err = httpErrorOf(thrown);
+    if (!(err instanceof ApiError) || ![401, 422, 429, 500, 503].includes(err.status)) throw err;
+    return codePage(c, {
+      errors: errorMessages(err),
+      status: err.status,
+      retryAfter: new Headers(err.headers).get("Retry-After"),
+      form: err.status !== 401,
+      sms: smsOffered(c, pending),
     });
   }
 }

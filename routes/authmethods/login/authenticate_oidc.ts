@@ -243,7 +243,8 @@ function startedHere(svc: AuthService, ctx: RequestContext, attempt: RedeemedAtt
 
 /**
  * Claims → account (method, issuer, sub) with its user; the token is committed now, in the same commit that
- * makes the attempt ready (its secret sealed there), and collected later.
+ * makes the attempt ready (its secret sealed there), and collected later. A registry console sign-in's attempt
+ * is made ready with the account and user instead, and no token is minted.
  */
 async function finishLogin(
   svc: AuthService,
@@ -278,17 +279,25 @@ async function finishLogin(
   const key = `${issuer}\u0000${subject}`;
   const methodId = attempt.doc.auth_method_id;
   const locks = [...identityLocks(svc, methodId, key), svc.oidcAttempts.lockOf(attempt)];
+  // A registry console sign-in mints no token: the registry signs the person in (docs/identity.md#oidc-sign-in).
+  const forConsole = attempt.secrets.complete_path !== undefined;
   await loginCommit(svc.state.store.transact(locks, () => {
     if (!svc.state.method(methodId)) throw notFound();
     // Memberships are decided now, against the groups as they stand when the login commits.
     const groups = matchingOidcGroups(svc.state, methodId, result.idToken ?? claims, result.userinfo ?? {});
     const who = upsertExternalAccount(svc, { id: methodId, method }, key, attributes, undefined, groups);
+    if (forConsole) {
+      const signedIn = { user_id: who.userId, account_id: who.accountId };
+      return {
+        writes: [...who.writes, svc.oidcAttempts.signedInWrite(attempt, signedIn, profileOf(claims))],
+      };
+    }
     const token = mintToken(svc.settings.tokens, { ...who, methodId, scopeId: method.scope_id });
     return {
       writes: [
         ...who.writes,
         { collection: collections.tokens, id: token.id, doc: token.doc, ifVersion: 0 },
-        svc.oidcAttempts.readyWrite(attempt, token, profileOf(claims)),
+        svc.oidcAttempts.readyWrite(attempt, token),
       ],
       events: [tokenIssuedEvent(token, attempt.doc.delivery, ctx.clientIp)],
     };
@@ -301,7 +310,7 @@ async function collect(svc: AuthService, ctx: RequestContext, req: AuthRequest):
     throw fieldError({ name: "attributes.token_id", description: "This is a required field." });
   }
   const outcome = await svc.oidcAttempts.collect(tokenId, req.id, "api");
-  if (!outcome || outcome.status === "gone") throw forbidden();
+  if (!outcome || outcome.status === "gone" || outcome.status === "signed-in") throw forbidden();
   if (outcome.status === "pending") return json({ command: "token" }, 202);
   if (outcome.status === "failed") throw new ApiError(401, "Unable to authenticate.");
   return deliverToken(

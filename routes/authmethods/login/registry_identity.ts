@@ -1,5 +1,6 @@
 // The auth methods as the registry's identity provider (lib/identity.ts, docs/identity.md): method lookups,
-// and a password or LDAP check through the method's own login that commits its account but mints no token.
+// and a password, LDAP or console OIDC login through the method's own login that commits its account but
+// mints no token.
 
 import { ApiError } from "../../../lib/errors.ts";
 import type {
@@ -8,16 +9,10 @@ import type {
   IdentityProvider,
   SignInMethodType,
 } from "../../../lib/identity.ts";
-import { collections, lockKeys, nowIso, parentLocks } from "../common.ts";
+import { collections } from "../common.ts";
 import { methodState } from "../methods/methods_model.ts";
 import type { AuthService } from "../service.ts";
-import {
-  type AccountDoc,
-  type ManagedGroupDoc,
-  tokenDeletedEvent,
-  type TokenDoc,
-  type UserDoc,
-} from "../state.ts";
+import type { AccountDoc, ManagedGroupDoc, UserDoc } from "../state.ts";
 import { beginAttempt } from "./authenticate_oidc.ts";
 import type { LoginAttempt } from "../throttle.ts";
 import { checkLdap } from "./ldap_login.ts";
@@ -104,28 +99,19 @@ export function registryIdentity(
     async collectOidc(methodId, tokenId) {
       const outcome = await svc.oidcAttempts.collect(tokenId, methodId, "console");
       if (!outcome || outcome.status === "gone") return undefined;
-      if (outcome.status !== "ready") return { status: outcome.status };
-      const { id, doc } = outcome.token;
-      // The registry signs the person in: the auth token this login minted is never handed out.
-      await svc.state.store.transact([lockKeys.token(id)], () => {
-        if (!svc.state.get<TokenDoc>(collections.tokens, id)) return {};
-        return {
-          writes: [
-            { collection: collections.tokens, id, doc: null },
-            svc.state.tokenTombstone(id, doc, nowIso()),
-          ],
-          events: [tokenDeletedEvent(id, doc, "registry-sign-in")],
-        };
-      }, { sharedLocks: parentLocks([doc]) });
-      const account = svc.state.get<AccountDoc>(collections.accounts, doc.account_id);
+      if (outcome.status === "pending" || outcome.status === "failed") return { status: outcome.status };
+      // A console attempt minted no token (oidc_attempts.ts): the registry signs the person in.
+      if (outcome.status !== "signed-in") return { status: "failed" };
+      const { user_id: userId, account_id: accountId } = outcome.signedIn;
+      const account = svc.state.get<AccountDoc>(collections.accounts, accountId);
       const email = account?.doc.attributes.email;
       return {
         status: "ready",
         identity: {
           methodId,
           methodType: "oidc",
-          userId: doc.user_id,
-          accountId: doc.account_id,
+          userId,
+          accountId,
           loginName: undefined,
           preferredUsername: outcome.profile.preferred_username,
           email: typeof email === "string" && email !== "" ? email : undefined,

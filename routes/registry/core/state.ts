@@ -14,6 +14,7 @@ import { registryHasher } from "./passwords.ts";
 import { fillArchitectureDefaults } from "./architectures.ts";
 import { registryLockSet } from "./locks.ts";
 import { RegistryMetrics } from "./metrics.ts";
+import { LinkedUsers } from "./linked_users.ts";
 
 /** The registry's documents and indexes, without its collaborators (core/registry.ts adds those). */
 export class RegistryState {
@@ -31,6 +32,8 @@ export class RegistryState {
   readonly #blobRefs = new Map<string, number>();
   /** Blobs held by uploads not yet committed (staged direct uploads, ingests awaiting their commit). */
   readonly pendingBlobs = new Map<string, number>();
+  /** The registry user each auth-method user is linked to (docs/identity.md), kept by the change feed. */
+  readonly linkedUsers: LinkedUsers;
   /** Failed credential checks per lowercase login and per client IP (15 min windows). */
   readonly loginThrottle: LoginThrottle;
   /**
@@ -86,10 +89,12 @@ export class RegistryState {
       if (change.previous) this.#index(change.previous as StoredDoc<BoxDoc>, -1);
       if (change.current) this.#index(change.current as StoredDoc<BoxDoc>, +1);
     });
+    this.linkedUsers = new LinkedUsers(ctx.data.store);
   }
 
   close(): void {
     this.#unwatch();
+    this.linkedUsers.close();
   }
 
   get store() {

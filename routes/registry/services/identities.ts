@@ -15,12 +15,6 @@ import { isValidEmail, namespacePattern, reservedNames } from "../core/rules.ts"
 import { userTokenRemovals } from "./accounts.ts";
 import { refuseAdminLockout } from "./sign_in_methods.ts";
 
-/** The registry user linked to the auth-method user `userId`. */
-export function linkedUser(reg: Registry, userId: string): StoredDoc<UserDoc> | undefined {
-  for (const u of reg.store.list<UserDoc>(USERS)) if (u.doc.identity?.user_id === userId) return u;
-  return undefined;
-}
-
 /**
  * The username a first sign-in provisions (docs/identity.md#provisioning): the login name (password, ldap), the
  * `preferred_username` claim or else the e-mail's local part (oidc); lowercased, each run of characters a
@@ -40,12 +34,13 @@ export function provisionedUsername(identity: VerifiedIdentity): string {
  * with the conflict and the administrator's remedy; nothing is created.
  */
 export async function signInUserOf(reg: Registry, identity: VerifiedIdentity): Promise<StoredDoc<UserDoc>> {
-  const linked = linkedUser(reg, identity.userId);
+  const linked = reg.linkedUsers.of(identity.userId);
   if (linked) return linked;
   const username = provisionedUsername(identity);
   // User creation reads and changes every namespace's name: the registry's global write.
   const created = await reg.write(() => {
-    const again = linkedUser(reg, identity.userId);
+    // Provisioned meanwhile by a sign-in that held the lock first (a map lookup, not a scan).
+    const again = reg.linkedUsers.of(identity.userId);
     if (again) return { result: again.id };
     const conflict = usernameConflict(reg, username);
     if (conflict) {
@@ -146,7 +141,7 @@ export async function linkIdentity(
         `Registry user '${user.doc.username}' is already linked to auth-method user '${current}'`,
       );
     }
-    const other = linkedUser(reg, userId);
+    const other = reg.linkedUsers.of(userId);
     if (other) {
       throw new ApiError(
         409,

@@ -76,6 +76,16 @@ export async function completeOidcSignIn(
   return { user, via: outcome.identity, needsCode: false };
 }
 
+/** The registry user an OIDC sign-in's first factor passed for: 401 when gone or no longer linked to that person. */
+function pendingUser(reg: Registry, username: string, via: VerifiedIdentity): StoredDoc<UserDoc> {
+  const user = reg.user(username);
+  if (!user || user.doc.identity?.user_id !== via.userId) {
+    throw new ApiError(401, "This sign-in expired or was used already; start again.");
+  }
+  if (reg.maintenanceEnabled() && !actsAsAdmin(reg, user.doc)) throw maintenanceError();
+  return user;
+}
+
 /**
  * The code step of an OIDC sign-in whose first factor passed for `username` through `via`: the registry's
  * two-factor check (the password form's throttle of wrong codes), then the sign-in event. 401 when the user is
@@ -88,12 +98,22 @@ export async function completeOidcSecondFactor(
   via: VerifiedIdentity,
   code: unknown,
 ): Promise<StoredDoc<UserDoc>> {
-  const user = reg.user(username);
-  if (!user || user.doc.identity?.user_id !== via.userId) {
-    throw new ApiError(401, "This sign-in expired or was used already; start again.");
-  }
-  if (reg.maintenanceEnabled() && !actsAsAdmin(reg, user.doc)) throw maintenanceError();
+  const user = pendingUser(reg, username, via);
   await verifySecondFactor(reg, user, code);
   await recordSignIn(reg, user, via, from.clientIp);
   return user;
+}
+
+/**
+ * An SMS code for the code step of an OIDC sign-in (the first factor passed for `username` through `via`, so no
+ * password is asked): the masked destination. Bounded as after the password form, by the per-user limit of code
+ * requests (docs/security.md); 401 as completeOidcSecondFactor, 422 without SMS two-factor, 429, 500, 503.
+ */
+export async function requestOidcSmsCode(
+  reg: Registry,
+  username: string,
+  via: VerifiedIdentity,
+): Promise<string> {
+  const user = pendingUser(reg, username, via);
+  return await reg.twoFactor.requestSmsCode(user.id, user.doc);
 }
