@@ -14,8 +14,13 @@ export interface BlobEndpoint {
   read(sha256: string): Promise<{ size: number; body: ReadableStream<Uint8Array> } | undefined>;
   /** Stores `body`, which must hash to `sha256`: other bytes are refused (DigestMismatchError) and not kept. */
   write(sha256: string, body: ReadableStream<Uint8Array>): Promise<void>;
-  /** Whether the store holds any blob (a restore refuses a store that does). */
-  isEmpty(): Promise<boolean>;
+  /** The blob's size, or undefined when the store does not hold it. */
+  size(sha256: string): Promise<number | undefined>;
+  /**
+   * A blob the store holds that `expected` does not name, or undefined when there is none (a restore refuses a
+   * store holding blobs other than its archive's, and keeps those a failed restore of it left).
+   */
+  strangerTo(expected: ReadonlySet<string>): Promise<string | undefined>;
   close(): void;
 }
 
@@ -56,8 +61,21 @@ export function folderBlobs(dataDir: string): BlobFolder {
       await ingestAs(await (opened ??= BlobStore.open(dir)), sha256, body);
     },
     names,
-    isEmpty() {
-      return Promise.resolve(shards().every((shard) => readDirOrEmpty(shard).length === 0));
+    async size(sha256) {
+      try {
+        return (await Deno.stat(`${dir}/${sha256.slice(0, 2)}/${sha256}`)).size;
+      } catch (err) {
+        if (err instanceof Deno.errors.NotFound) return undefined;
+        throw err;
+      }
+    },
+    strangerTo(expected) {
+      for (const shard of shards()) {
+        for (const entry of readDirOrEmpty(shard)) {
+          if (!expected.has(entry.name)) return Promise.resolve(entry.name);
+        }
+      }
+      return Promise.resolve(undefined);
     },
     close() {
       opened?.then((store) => store.close(), () => {});
@@ -82,11 +100,21 @@ export async function bucketBlobs(settings: S3Settings): Promise<BlobEndpoint> {
       return { size: Number(response.headers.get("Content-Length")), body: response.body! };
     },
     write: (sha256, body) => ingestAs(store, sha256, body),
-    async isEmpty() {
-      const page = await client.send(
-        new ListObjectsV2Command({ Bucket: location.bucket, Prefix: `${location.prefix}blobs/`, MaxKeys: 1 }),
-      );
-      return (page.Contents ?? []).length === 0;
+    size: (sha256) => store.size(sha256),
+    async strangerTo(expected) {
+      const prefix = `${location.prefix}blobs/`;
+      let token: string | undefined;
+      do {
+        const page = await client.send(
+          new ListObjectsV2Command({ Bucket: location.bucket, Prefix: prefix, ContinuationToken: token }),
+        );
+        for (const object of page.Contents ?? []) {
+          const name = (object.Key ?? "").slice(prefix.length);
+          if (!expected.has(name)) return name;
+        }
+        token = page.IsTruncated ? page.NextContinuationToken : undefined;
+      } while (token);
+      return undefined;
     },
     close() {
       store.close();

@@ -28,6 +28,19 @@ export interface EntryRecord {
   sha256: string;
 }
 
+/** What both `backup create` and `backup restore` report of a snapshot. */
+export interface SnapshotCounts {
+  /** The snapshot's index. */
+  index: number;
+  /** The oldest log index the archive holds (index + 1 when it holds none). */
+  firstIndex: number;
+  /** Log batches. */
+  batches: number;
+  documents: number;
+  /** Blobs: create: copied into the archive (not those left in its base); restore: those the target now holds. */
+  blobs: number;
+}
+
 export function sha256Hex(bytes: Uint8Array): string {
   return createHash("sha256").update(bytes).digest("hex");
 }

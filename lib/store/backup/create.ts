@@ -6,7 +6,7 @@
 import type { StoredDoc } from "../doc_types.ts";
 import type { S3Settings } from "../s3/settings.ts";
 import { blobName } from "../blobs.ts";
-import { ArchiveReader, ArchiveWriter, manifestEntry } from "./archive.ts";
+import { ArchiveReader, ArchiveWriter, manifestEntry, type SnapshotCounts } from "./archive.ts";
 import { type BlobEndpoint, bucketBlobs, folderBlobs } from "../blob_endpoints.ts";
 import { type LogLine, RetrySnapshot, type SourceSnapshot } from "./source.ts";
 import { readDataDirSnapshot } from "./source_file.ts";
@@ -33,12 +33,7 @@ export interface CreateOptions {
   progress(stage: string): void;
 }
 
-export interface CreateSummary {
-  index: number;
-  firstIndex: number;
-  batches: number;
-  documents: number;
-  blobs: number;
+export interface CreateSummary extends SnapshotCounts {
   blobBytes: number;
   blobsInBase: number;
   /** Referenced by a document but absent from the store on every attempt. */

@@ -1,6 +1,7 @@
 // `backup restore`: verifies the archive (and an incremental's base) first, refuses a target that holds
 // anything, then writes the snapshot as a server would have left it: a data directory (built beside the target
-// and renamed into place, so a killed restore leaves no half-filled one) or a cluster's database and bucket.
+// and renamed into place, so a killed restore leaves no half-filled one) or a cluster's database and bucket (the
+// blobs first, then the rest in one database transaction, so a failed restore leaves the database empty).
 
 import { ConfigError } from "../../errors.ts";
 import type { StoredDoc } from "../doc_types.ts";
@@ -10,7 +11,7 @@ import type { SnapshotEntry } from "../snapshots.ts";
 import { FileSnapshots } from "../file/snapshots.ts";
 import { atomicWrite, ensureDir, syncDir } from "../file/fsutil.ts";
 import { segmentFileName } from "../file/log_lines.ts";
-import { type ArchiveEntry, ArchiveReader } from "./archive.ts";
+import { type ArchiveEntry, ArchiveReader, type SnapshotCounts } from "./archive.ts";
 import { type BlobEndpoint, bucketBlobs, folderBlobs } from "../blob_endpoints.ts";
 import { verifyBackup } from "./verify.ts";
 
@@ -27,12 +28,7 @@ export interface RestoreOptions {
   progress(stage: string): void;
 }
 
-export interface RestoreSummary {
-  index: number;
-  firstIndex: number;
-  batches: number;
-  documents: number;
-  blobs: number;
+export interface RestoreSummary extends SnapshotCounts {
   rootKey: "written" | "absent" | "not written";
 }
 
@@ -74,43 +70,41 @@ export async function restoreBackup(options: RestoreOptions): Promise<RestoreSum
     throw new ConfigError("the blobs need a place: WHARF_BLOB_STORE or --data-dir");
   })();
   try {
-    const entries = (prefix: string) => verified.scan.entries.filter((e) => e.name.startsWith(prefix));
-    const blobSources: Source[] = entries("blobs/").map((entry) => ({ reader, entry }));
+    const blobSources: Source[] = verified.scan.entries.filter((e) => e.name.startsWith("blobs/"))
+      .map((entry) => ({ reader, entry }));
     if (baseReader) {
       const wanted = new Set((manifest.base as { blobs: string[] }).blobs.map((s) => `blobs/${s}`));
       for (const entry of verified.base!.scan.entries) {
         if (wanted.has(entry.name)) blobSources.push({ reader: baseReader, entry });
       }
     }
-    const docs = await readDocuments(reader, entries("documents/"));
-    const summary: RestoreSummary = {
-      index,
-      firstIndex: Number(manifest.first_index),
-      batches: Number(manifest.batches),
-      documents: docs.reduce((n, d) => n + d.docs.length, 0),
-      blobs: blobSources.length,
-      rootKey: "absent",
-    };
-    const rootKeyEntry = entries("root.key")[0];
+    const rootKeyEntry = verified.scan.entries.find((e) => e.name === "root.key");
     const rootKey = rootKeyEntry ? decoder.decode(await reader.bytes(rootKeyEntry)) : undefined;
     const plan: Plan = {
       options,
       reader,
       all: verified.scan.entries,
-      docs,
       index,
       bucket: blobs,
       blobSources,
       rootKey,
     };
+    const summary: RestoreSummary = {
+      index,
+      firstIndex: Number(manifest.first_index),
+      batches: Number(manifest.batches),
+      documents: 0,
+      blobs: blobSources.length,
+      rootKey: "absent",
+    };
     if (options.databaseUrl) {
-      await restoreIntoDatabase(plan);
+      summary.documents = await restoreIntoDatabase(plan);
       if (rootKey !== undefined && options.rootKeyOut) {
         await writeSecret(options.rootKeyOut, rootKey);
         summary.rootKey = "written";
       } else if (rootKey !== undefined) summary.rootKey = "not written";
     } else {
-      await restoreIntoDataDir(plan);
+      summary.documents = await restoreIntoDataDir(plan);
       if (rootKey !== undefined) summary.rootKey = "written";
     }
     return summary;
@@ -121,46 +115,54 @@ export async function restoreBackup(options: RestoreOptions): Promise<RestoreSum
   }
 }
 
-interface CollectionDocs {
-  collection: string;
-  docs: StoredDoc[];
-}
-
-async function readDocuments(reader: ArchiveReader, entries: ArchiveEntry[]): Promise<CollectionDocs[]> {
-  const out = new Map<string, StoredDoc[]>();
-  for (const entry of entries) {
+/** The archive's documents, one entry (at most 10,000 lines or 8 MiB) read at a time. */
+async function* archivedDocuments(reader: ArchiveReader, all: ArchiveEntry[]) {
+  for (const entry of all.filter((e) => e.name.startsWith("documents/"))) {
     // documents/<family>/<collection>/<part>.ndjson
     const collection = entry.name.split("/").slice(1, 3).join("/");
-    let docs = out.get(collection);
-    if (!docs) out.set(collection, docs = []);
     for (const line of decoder.decode(await reader.bytes(entry)).split("\n")) {
-      if (line) docs.push(JSON.parse(line) as StoredDoc);
+      if (line) yield { collection, current: JSON.parse(line) as StoredDoc };
     }
   }
-  return [...out].map(([collection, docs]) => ({ collection, docs }));
 }
 
-function snapshotEntries(docs: CollectionDocs[]): SnapshotEntry[] {
-  return docs.flatMap(({ collection, docs }) => docs.map((d) => ({ collection, id: d.id, current: d })));
+/** The archive's log lines in index order, each with its index. */
+async function* archivedLog(reader: ArchiveReader, all: ArchiveEntry[]) {
+  for (const entry of all.filter((e) => e.name.startsWith("log/"))) {
+    for (const line of decoder.decode(await reader.bytes(entry)).split("\n")) {
+      if (line) yield { index: JSON.parse(line).Index as number, line };
+    }
+  }
+}
+
+/** The archive's usage counter sets. */
+async function* archivedCounters(reader: ArchiveReader, all: ArchiveEntry[]) {
+  for (const entry of all.filter((e) => e.name.startsWith("counters/"))) {
+    const values = JSON.parse(decoder.decode(await reader.bytes(entry))) as Record<string, number>;
+    yield { name: entry.name.slice("counters/".length, -".json".length), values };
+  }
 }
 
 /**
  * Writes each blob into the bucket, else into `dataDir`'s blobs/ folder, through the store's ingest, which refuses
- * bytes that do not hash to the entry's name.
+ * bytes that do not hash to the entry's name. A blob the store already holds at the entry's size (left by an
+ * earlier, failed restore: content-addressed, so the same bytes) is skipped.
  */
 async function copyBlobs(plan: Plan, dataDir: string): Promise<void> {
   const target = plan.bucket ?? folderBlobs(dataDir);
   let done = 0;
   try {
     for (const { reader, entry } of plan.blobSources) {
-      await target.write(entry.name.slice("blobs/".length), ReadableStream.from(reader.chunks(entry)))
-        .catch((err) => {
+      const name = entry.name.slice("blobs/".length);
+      if (await target.size(name) !== entry.size) {
+        await target.write(name, ReadableStream.from(reader.chunks(entry))).catch((err) => {
           if (!(err instanceof DigestMismatchError)) throw err;
           throw new Error(
             `${entry.name} in ${reader.path} holds other bytes (their sha256 is ${err.actualHex}): ` +
               `the entry and its checksums were rewritten after the backup was made`,
           );
         });
+      }
       plan.options.progress(`blobs: ${++done} of ${plan.blobSources.length}`);
     }
   } finally {
@@ -173,9 +175,15 @@ async function writeSecret(path: string, text: string): Promise<void> {
   await atomicWrite(path, new TextEncoder().encode(text + "\n"));
 }
 
-async function refuseBlobs(blobs: BlobEndpoint, where: string): Promise<void> {
-  if (!await blobs.isEmpty()) {
-    throw new TargetNotEmptyError(`${where} already holds blobs: restore writes only into an empty store`);
+/** Refuses a blob store holding a blob the archive does not name (those it names a failed restore left). */
+async function refuseBlobs(plan: Plan, blobs: BlobEndpoint, where: string): Promise<void> {
+  const expected = new Set(plan.blobSources.map(({ entry }) => entry.name.slice("blobs/".length)));
+  const stranger = await blobs.strangerTo(expected);
+  if (stranger !== undefined) {
+    throw new TargetNotEmptyError(
+      `${where} already holds blobs (${stranger}): restore writes only into an empty store ` +
+        `(or one holding only this archive's blobs, left by a failed restore of it)`,
+    );
   }
 }
 
@@ -195,7 +203,6 @@ interface Plan {
   reader: ArchiveReader;
   /** Every entry of the archive. */
   all: ArchiveEntry[];
-  docs: CollectionDocs[];
   index: number;
   /** The bucket the blobs go to (WHARF_BLOB_STORE), else the data directory's folder. */
   bucket: BlobEndpoint | undefined;
@@ -203,7 +210,8 @@ interface Plan {
   rootKey: string | undefined;
 }
 
-async function restoreIntoDataDir(plan: Plan): Promise<void> {
+/** Builds the data directory beside the target and renames it into place; returns the documents written. */
+async function restoreIntoDataDir(plan: Plan): Promise<number> {
   const { options, bucket } = plan;
   const target = options.dataDir!.replace(/\/+$/, "");
   if (!await isEmptyDir(target)) {
@@ -211,13 +219,14 @@ async function restoreIntoDataDir(plan: Plan): Promise<void> {
       `${target} is not empty: restore writes only into an empty or new directory`,
     );
   }
-  if (bucket) await refuseBlobs(bucket, options.s3!.url);
+  if (bucket) await refuseBlobs(plan, bucket, options.s3!.url);
   // Built beside the target and renamed onto it once complete (a rename replaces an empty directory).
   const staging = `${target}.restoring`;
   await Deno.remove(staging, { recursive: true }).catch(() => {});
   await ensureDir(staging);
+  let documents: number;
   try {
-    await fillDataDir(plan, staging);
+    documents = await fillDataDir(plan, staging);
   } catch (err) {
     // Nothing half-restored stays behind: a refused blob (or any failure) removes what was built.
     await Deno.remove(staging, { recursive: true }).catch(() => {});
@@ -226,17 +235,26 @@ async function restoreIntoDataDir(plan: Plan): Promise<void> {
   await Deno.rename(staging, target);
   const parent = target.includes("/") ? target.slice(0, target.lastIndexOf("/")) || "/" : ".";
   await syncDir(parent);
+  return documents;
 }
 
-/** Writes the snapshot into `staging` as a server would have left its data directory. */
-async function fillDataDir(plan: Plan, staging: string): Promise<void> {
-  const { options, reader, all, docs, index, rootKey } = plan;
-  const byCollection = new Map(docs.map((d) => [d.collection, d.docs]));
-  await new FileSnapshots(staging, options.packed).write(snapshotEntries(docs), index, {
+/** Writes the snapshot into `staging` as a server would have left its data directory; returns the documents. */
+async function fillDataDir(plan: Plan, staging: string): Promise<number> {
+  const { options, reader, all, index, rootKey } = plan;
+  // The checkpoint writer takes every document at once (as a server holds them all).
+  const byCollection = new Map<string, StoredDoc[]>();
+  const entries: SnapshotEntry[] = [];
+  for await (const { collection, current } of archivedDocuments(reader, all)) {
+    let docs = byCollection.get(collection);
+    if (!docs) byCollection.set(collection, docs = []);
+    docs.push(current);
+    entries.push({ collection, id: current.id, current });
+  }
+  await new FileSnapshots(staging, options.packed).write(entries, index, {
     live: (collection) => byCollection.get(collection) ?? [],
     background: false,
   });
-  options.progress(`documents: ${docs.reduce((n, d) => n + d.docs.length, 0)} written`);
+  options.progress(`documents: ${entries.length} written`);
   await ensureDir(`${staging}/events`);
   const logEntries = all.filter((e) => e.name.startsWith("log/"));
   for (const entry of logEntries) {
@@ -255,45 +273,43 @@ async function fillDataDir(plan: Plan, staging: string): Promise<void> {
   if (rootKey !== undefined) {
     await writeSecret(`${staging}/root.key`, rootKey);
   }
+  return entries.length;
 }
 
-async function restoreIntoDatabase(plan: Plan): Promise<void> {
-  const { options, reader, all, docs, index, bucket } = plan;
+/**
+ * Refuses a database holding wharf data (or a blob store holding other blobs), copies the blobs, then writes the
+ * log, documents, counters, head and checkpoint in one transaction (postgres/import.ts importSnapshot): a failure
+ * or a kill at any point leaves the database empty, and running the restore again finishes it. Returns the
+ * documents written.
+ */
+async function restoreIntoDatabase(plan: Plan): Promise<number> {
+  const { options, reader, all, index, bucket } = plan;
   const { connect, ensureSchema } = await import("../postgres/schema.ts");
-  const { PgSnapshots } = await import("../postgres/snapshots.ts");
-  const { importCounters, importLog, refuseNonEmpty } = await import("../postgres/import.ts");
+  const { DatabaseNotEmptyError, importSnapshot, refuseNonEmpty } = await import("../postgres/import.ts");
+  const notEmpty = (err: unknown) => {
+    throw err instanceof DatabaseNotEmptyError ? new TargetNotEmptyError(err.message) : err;
+  };
   const sql = connect(options.databaseUrl!, { max: 2 });
   try {
     await ensureSchema(sql);
-    try {
-      await refuseNonEmpty(sql);
-    } catch (err) {
-      if (err instanceof ConfigError) throw new TargetNotEmptyError(err.message);
-      throw err;
-    }
-    await refuseBlobs(bucket ?? folderBlobs(options.dataDir!), options.s3?.url ?? `${options.dataDir}/blobs`);
-    await importLog(sql, archivedLog(reader, all), index);
-    options.progress("log: written");
-    const entries = snapshotEntries(docs);
-    const snapshots = new PgSnapshots(sql, "backup restore");
-    for (let i = 0; i < entries.length; i += 2000) await snapshots.write(entries.slice(i, i + 2000), index);
-    if (!entries.length) await snapshots.write([], index);
-    options.progress(`documents: ${entries.length} written`);
-    for (const entry of all.filter((e) => e.name.startsWith("counters/"))) {
-      const values = JSON.parse(decoder.decode(await reader.bytes(entry))) as Record<string, number>;
-      await importCounters(sql, entry.name.slice(9, -5), values);
-    }
+    await refuseNonEmpty(sql).catch(notEmpty);
+    await refuseBlobs(
+      plan,
+      bucket ?? folderBlobs(options.dataDir!),
+      options.s3?.url ?? `${options.dataDir}/blobs`,
+    );
+    // Blobs first: nothing in the database names one before it is in place.
     await copyBlobs(plan, options.dataDir!);
+    const written = await importSnapshot(sql, {
+      index,
+      log: archivedLog(reader, all),
+      documents: archivedDocuments(reader, all),
+      counters: archivedCounters(reader, all),
+      writer: "backup restore",
+      progress: options.progress,
+    }).catch(notEmpty);
+    return written.documents;
   } finally {
     await sql.end({ timeout: 2 });
-  }
-}
-
-/** The archive's log lines in index order, each with its index. */
-async function* archivedLog(reader: ArchiveReader, all: ArchiveEntry[]) {
-  for (const entry of all.filter((e) => e.name.startsWith("log/"))) {
-    for (const line of decoder.decode(await reader.bytes(entry)).split("\n")) {
-      if (line) yield { index: JSON.parse(line).Index as number, line };
-    }
   }
 }

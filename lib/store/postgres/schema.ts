@@ -6,6 +6,8 @@ import { ConfigError } from "../../errors.ts";
 import { type Migration, migrations, runsWithFrom } from "./migrations.ts";
 
 export type Sql = postgres.Sql;
+/** What runs queries: a client, or one of its transactions. */
+export type Queries = postgres.Sql | postgres.TransactionSql;
 
 /** Advisory lock key (arbitrary constant) held while the schema is created or migrated. */
 const schemaLockKey = 0x77686172_66n;

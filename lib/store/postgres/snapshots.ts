@@ -2,7 +2,7 @@
 
 import type { StoredDoc } from "../doc_types.ts";
 import type { DocSnapshots, SnapshotEntry } from "../snapshots.ts";
-import type { Sql } from "./schema.ts";
+import type { Queries, Sql } from "./schema.ts";
 
 /** Rows written per statement: bounded so a large checkpoint never builds one huge parameter. */
 const rowsPerStatement = 2000;
@@ -46,27 +46,36 @@ export class PgSnapshots implements DocSnapshots {
 
   async write(entries: SnapshotEntry[], upTo: number): Promise<void> {
     await this.#sql.begin(async (tx) => {
-      for (let i = 0; i < entries.length; i += rowsPerStatement) {
-        const rows = entries.slice(i, i + rowsPerStatement).map((e) => ({
-          c: e.collection,
-          id: e.id,
-          v: e.current?.version ?? 0,
-          // A deletion is recorded at the checkpoint's index: the document was absent at upTo.
-          i: e.current?.index ?? upTo,
-          d: e.current ? JSON.stringify(e.current.doc) : null,
-        }));
-        // Never overwrite a newer state another node has already checkpointed.
-        await tx`
-          INSERT INTO wharf_documents (collection, id, version, idx, doc)
-          SELECT c, id, v, i, d FROM json_to_recordset(${JSON.stringify(rows)}::text::json)
-            AS x(c text, id text, v int, i bigint, d text)
-          ON CONFLICT (collection, id) DO UPDATE
-            SET version = excluded.version, idx = excluded.idx, doc = excluded.doc
-            WHERE wharf_documents.idx <= excluded.idx`;
-      }
-      await tx`
-        UPDATE wharf_meta SET value = GREATEST(value, ${upTo}), written_by = ${this.#writer}, written_at = now()
-        WHERE key = 'checkpoint'`;
+      await writeDocumentRows(tx, entries, upTo);
+      await recordCheckpoint(tx, upTo, this.#writer);
     });
   }
+}
+
+/** Writes `entries` into the documents table in `tx`, never over a newer state another node checkpointed. */
+export async function writeDocumentRows(tx: Queries, entries: SnapshotEntry[], upTo: number): Promise<void> {
+  for (let i = 0; i < entries.length; i += rowsPerStatement) {
+    const rows = entries.slice(i, i + rowsPerStatement).map((e) => ({
+      c: e.collection,
+      id: e.id,
+      v: e.current?.version ?? 0,
+      // A deletion is recorded at the checkpoint's index: the document was absent at upTo.
+      i: e.current?.index ?? upTo,
+      d: e.current ? JSON.stringify(e.current.doc) : null,
+    }));
+    await tx`
+      INSERT INTO wharf_documents (collection, id, version, idx, doc)
+      SELECT c, id, v, i, d FROM json_to_recordset(${JSON.stringify(rows)}::text::json)
+        AS x(c text, id text, v int, i bigint, d text)
+      ON CONFLICT (collection, id) DO UPDATE
+        SET version = excluded.version, idx = excluded.idx, doc = excluded.doc
+        WHERE wharf_documents.idx <= excluded.idx`;
+  }
+}
+
+/** Records in `tx` that the documents table holds the checkpoint at `upTo` (never lowering it), by `writer`. */
+export async function recordCheckpoint(tx: Queries, upTo: number, writer: string): Promise<void> {
+  await tx`
+    UPDATE wharf_meta SET value = GREATEST(value, ${upTo}), written_by = ${writer}, written_at = now()
+    WHERE key = 'checkpoint'`;
 }
