@@ -1,15 +1,20 @@
 // Online backup of a cluster (docs/operations.md#backups): `backup create` with the nodes' settings (PostgreSQL + Swift's
 // S3 API) while a node takes writes, then restored into an embedded data directory and into a fresh database
 // and bucket; each restored server holds the state at the snapshot's index, byte-identical blobs and the same
-// events; a second restore into the now non-empty database is refused.
+// events; a second restore into the now non-empty database is refused. A restore into a database killed (-9) or
+// cut off from it mid-run leaves no wharf row behind, and running it again restores everything.
 
+import postgres from "postgres";
 import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
 import { type ChildServer, spawnServer } from "../helpers/server.ts";
 import { aliceWithDevbox, Client } from "../registry/helpers.ts";
 import { rootSecret } from "../events/stream_helpers.ts";
 import { sha256Hex } from "../../lib/store/backup/archive.ts";
 import * as backup from "../foundation/backup_helpers.ts";
-import { clusterTest } from "./helpers.ts";
+import { ensureSchema } from "../../lib/store/postgres/schema.ts";
+import { bucketBlobs } from "../../lib/store/blob_endpoints.ts";
+import { s3Settings } from "../../lib/store/s3/settings.ts";
+import { clusterTest, eventually } from "./helpers.ts";
 
 clusterTest(
   "a cluster's backup, taken under writes, restores into a data directory and into a fresh database and bucket",
@@ -86,5 +91,80 @@ clusterTest(
     const again = await backup.runBackup(["restore", "--input", archive], fresh);
     assertEquals(again.code, 3, again.stderr);
     assertStringIncludes(again.stderr, "already holds wharf data");
+
+    // A restore that dies mid-run (kill -9), or whose database connection is cut, leaves no wharf row: the same
+    // restore run again is not refused, and restores everything.
+    for (const failure of ["kill -9", "connection cut"] as const) {
+      const target = {
+        ...c.env,
+        ...c.swift!.env(`wharf-backup-${failure === "kill -9" ? "killed" : "cut"}`),
+        WHARF_DATABASE_URL: await c.pg.createDatabase(),
+      };
+      const db = postgres(target.WHARF_DATABASE_URL, { max: 2, onnotice: () => {} });
+      c.defer(() => db.end({ timeout: 1 }));
+      // The schema as a node starting on the empty database leaves it; the checkpoint row held, so the restore
+      // stops at its update, well into its writes, until it is killed or cut off.
+      await ensureSchema(db);
+      const hold = await db.reserve();
+      await hold`BEGIN`;
+      await hold`SELECT value FROM wharf_meta WHERE key = 'checkpoint' FOR UPDATE`;
+      const blocked = () =>
+        eventually(
+          `the restore waits on the held row (${failure})`,
+          async () => {
+            const [row] = await db`SELECT pid FROM pg_stat_activity
+            WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`;
+            return row?.pid as number | undefined;
+          },
+          60_000,
+          50,
+        );
+      if (failure === "kill -9") {
+        const child = backup.spawnBackup(["restore", "--input", archive], target);
+        await blocked();
+        child.kill("SIGKILL");
+        await child.status;
+      } else {
+        const run = backup.runBackup(["restore", "--input", archive], target);
+        await db`SELECT pg_terminate_backend(${await blocked()})`;
+        const cut = await run;
+        assertEquals(cut.code, 1, cut.stderr);
+      }
+      await hold`ROLLBACK`;
+      hold.release();
+      assertEquals(
+        await wharfRows(db),
+        { log: 0, documents: 0, counters: 0, head: 0, checkpoint: 0 },
+        failure,
+      );
+      const rerun = await backup.runBackup(["restore", "--input", archive], target);
+      assertEquals(rerun.code, 0, rerun.stderr);
+      const name = failure === "kill -9" ? "k" : "c";
+      await check(await spawnServer(`${work}/node-${name}`, { ...target, WHARF_NODE_NAME: name }));
+    }
+
+    // Those were the archive's own blobs: a bucket holding any other blob is refused, and nothing is written.
+    const other = {
+      ...c.env,
+      ...c.swift!.env("wharf-backup-other"),
+      WHARF_DATABASE_URL: await c.pg.createDatabase(),
+    };
+    const stranger = backup.content(3, 1000);
+    const bucket = await bucketBlobs(s3Settings(other).s3!);
+    await bucket.write(sha256Hex(stranger), ReadableStream.from([stranger])).finally(() => bucket.close());
+    const refused = await backup.runBackup(["restore", "--input", archive], other);
+    assertEquals(refused.code, 3, refused.stderr);
+    assertStringIncludes(refused.stderr, `already holds blobs (${sha256Hex(stranger)})`);
+    const otherDb = postgres(other.WHARF_DATABASE_URL, { max: 1, onnotice: () => {} });
+    c.defer(() => otherDb.end({ timeout: 1 }));
+    assertEquals(await wharfRows(otherDb), { log: 0, documents: 0, counters: 0, head: 0, checkpoint: 0 });
   },
 );
+
+/** What a database holds of wharf's: rows of the log, documents and counters, the head and checkpoint index. */
+async function wharfRows(db: postgres.Sql) {
+  const [row] = await db`SELECT (SELECT count(*) FROM wharf_log) AS log,
+    (SELECT count(*) FROM wharf_documents) AS documents, (SELECT count(*) FROM wharf_counters) AS counters,
+    (SELECT last FROM wharf_head) AS head, (SELECT value FROM wharf_meta WHERE key = 'checkpoint') AS checkpoint`;
+  return Object.fromEntries(Object.entries(row!).map(([k, v]) => [k, Number(v)]));
+}
