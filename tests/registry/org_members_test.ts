@@ -189,6 +189,11 @@ Deno.test({
           ["erin", "owner", "direct (member); via group box-leads of Corp directory (owner)"],
         ]);
         assert(page.text.includes("signed in since they joined it"), "the page says who can be listed");
+        // A page past the end is empty; a page that is not one is the service's 422, never a 500.
+        assertEquals(memberRows((await web.get("/ui/orgs/acme?page=2")).text), []);
+        const badPage = await web.get("/ui/orgs/acme?page=0");
+        assertEquals(badPage.status, 422);
+        assert(badPage.text.includes("Page must be an integer of at least 1"), badPage.text);
         // bob, a member through the group, sees the list too, without the management forms.
         const bobWeb = new WebClient(srv.url);
         assertEquals((await bobWeb.signIn("bob", users.bob.password)).status, 303);
