@@ -84,13 +84,12 @@ function memberOf(
   for (const b of org.group_bindings ?? []) {
     if (!groups.includes(b.managed_group_id)) continue;
     const named = namedGroup(reg, b.managed_group_id);
-    const methodId = reg.identity?.managedGroup(b.managed_group_id)?.authMethodId;
     sources.push({
       type: "group",
       role: b.role,
       group_name: named.name,
       auth_method_name: named.methodName,
-      ...(withIds ? { managed_group_id: b.managed_group_id, auth_method_id: methodId } : {}),
+      ...(withIds ? { managed_group_id: b.managed_group_id, auth_method_id: named.methodId } : {}),
     });
   }
   return { username: user?.doc.username ?? direct?.username ?? key, role, sources };
