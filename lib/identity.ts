@@ -68,6 +68,11 @@ export interface IdentityProvider {
   managedGroupsOf(userId: string): readonly string[];
   /** A managed group, when it exists. */
   managedGroup(id: string): ManagedGroupInfo | undefined;
+  /**
+   * The auth-method users whose accounts are members of managed group `id` (its `member_ids`, as their last
+   * login decided), each once, sorted; none when the group is gone. Costs the group's members, no more.
+   */
+  managedGroupMembers(id: string): readonly string[];
   /** Up to `limit` managed groups, by id (what a binding form offers). */
   managedGroups(limit: number): ManagedGroupInfo[];
   /** Calls `removed` with the id of every managed group deleted from now on; returns the unsubscribe. */

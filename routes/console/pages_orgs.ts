@@ -1,6 +1,6 @@
-// An organization's page for its members: members and roles (owners and admins add, change and remove them) and
-// service principals (create with the secret shown once, delete) through the registry's services, which allow
-// admins and the organization's owners.
+// An organization's page for its members: members and roles (pages_org_members.ts; owners and admins add, change
+// and remove direct ones) and service principals (create with the secret shown once, delete) through the
+// registry's services, which allow admins and the organization's owners.
 
 import { ApiError } from "../../lib/errors.ts";
 import { orgRole } from "../registry/core/caller.ts";
@@ -9,6 +9,7 @@ import { createPrincipal, deletePrincipal, listPrincipals } from "../registry/se
 import { actor, type ConsoleReq, errorMessages } from "./context.ts";
 import { field, signedInForm } from "./forms.ts";
 import { groupBindingsSection } from "./pages_org_groups.ts";
+import { membersSection, roleSelect } from "./pages_org_members.ts";
 import { dataTable, html, seg, timeTag } from "./html.ts";
 import { buttonForm, csrfField, page, seeOther } from "./layout.ts";
 import { writeBack } from "./write_back.ts";
@@ -32,52 +33,10 @@ export function orgPage(c: ConsoleReq): Response {
   const shown = c.session?.shownOnce?.label === "sp" ? c.session.shownOnce : undefined;
   if (shown) c.session!.shownOnce = undefined;
   const principals = manager ? listPrincipals(actor(c), name) : [];
-  const members = [...org.doc.members].sort((a, b) => a.username.localeCompare(b.username));
-  const roleSelect = (id: string, role: string) =>
-    html`<select id="${id}" name="role">${
-      ["member", "owner"].map((r) =>
-        html`
-          <option value="${r}" ${r === role
-            ? html`
-              selected
-            `
-            : ""}>${r}</option>
-        `
-      )
-    }</select>`;
   const body = html`
     <h1>${name} <span class="tag">organization</span></h1>
       <p><a href="/${seg(name)}">Boxes of ${name}</a></p>
-      <h2>Members</h2>
-      ${dataTable(
-        "Scrollable table",
-        ["User", "Role", manager && "Manage"],
-        members.map((m, i) =>
-          html`<tr><td><a href="/${seg(m.username)}">${m.username}</a></td>
-      <td>${
-            manager
-              ? html`<form class="inline" method="post" action="${orgHref(c)}/members/${seg(m.username)}">${
-                csrfField(c)
-              }
-        <label class="skip" for="role-${i}">Role of ${m.username}</label>${roleSelect(`role-${i}`, m.role)}
-        <button type="submit" class="secondary">Save<span class="skip"> role of ${m.username}</span></button></form>`
-              : m.role
-          }</td>
-      ${
-            manager
-              ? html`
-                <td>
-                  <form class="inline" method="post" action="${orgHref(c)}/members/${seg(
-                    m.username,
-                  )}/delete">${csrfField(c)}
-                        <button type="submit" class="danger">Remove<span class="skip"> ${m
-                          .username}</span></button></form>
-                </td>
-              `
-              : ""
-          }</tr>`
-        ),
-      )}
+      ${membersSection(c, name, manager)}
       ${manager
         ? html`<h3>Add a member</h3><form class="stack" method="post" action="${orgHref(c)}/members">${
           csrfField(c)

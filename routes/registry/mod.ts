@@ -243,6 +243,7 @@ export async function createRegistryApi<F extends BrowserFront | undefined = und
     { method: "GET", path: "/api/v2/admin/group-bindings", handler: adminIdentity.getAdminGroups },
     { method: "PUT", path: "/api/v2/admin/group-bindings", handler: adminIdentity.putAdminGroups },
     { method: "GET", path: GB, handler: adminIdentity.listGroupBindings },
+    { method: "GET", path: "/api/v2/organization/:org/members", handler: adminIdentity.listMembers },
     { method: "POST", path: GB, handler: adminIdentity.createGroupBinding },
     { method: "DELETE", path: `${GB}/:managed_group_id`, handler: adminIdentity.deleteGroupBinding },
     { method: "GET", path: "/api/v1/admin/boxes/:username/:name/history", handler: getHistory },

@@ -6,7 +6,14 @@
 
 import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
 import { startTestServer } from "../helpers/server.ts";
-import { groupsDn, peopleDn, slapdSkipReason, startSlapd, users } from "../fixtures/slapd.ts";
+import {
+  groupResolvingLdapAttributes,
+  groupsDn,
+  peopleDn,
+  slapdSkipReason,
+  startSlapd,
+  users,
+} from "../fixtures/slapd.ts";
 import { callApi, passwordLogin } from "../fixtures/wharf_auth.ts";
 import { buildBoxFile, cmd, describeRun, explainSkip, vagrantMissing, VagrantSandbox } from "./clients.ts";
 import { ADMIN_PASSWORD, clientTestEnv, RegistryApi } from "./registry_api.ts";
@@ -56,12 +63,7 @@ Deno.test({
         type: "ldap",
         name: "Corp directory",
         attributes: {
-          state: "active-public",
-          urls: [ldap.ldapUrl],
-          user_dn: peopleDn,
-          user_attr: "uid",
-          enable_groups: true,
-          group_dn: groupsDn,
+          ...groupResolvingLdapAttributes(ldap),
           account_attribute_maps: ["mail=email", "cn=fullName"],
         },
       }, authAdmin);

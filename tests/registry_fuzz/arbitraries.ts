@@ -73,6 +73,7 @@ export const endpoints: Endpoint[] = [
   ...["GET", "PUT"].map((method) => ({ method, template: "api/v2/admin/group-bindings" })),
   ...["GET", "POST"].map((method) => ({ method, template: "api/v2/organization/{name}/group-bindings" })),
   { method: "DELETE", template: "api/v2/organization/{name}/group-bindings/{id}" },
+  { method: "GET", template: "api/v2/organization/{name}/members" },
 ];
 
 /** v1 template → its /api/v2 twin: provider paths gain the architecture (docs/registry.md#vagrant-24). */

@@ -94,6 +94,7 @@ export async function snapshotRegistry(seeded: SeededRegistry): Promise<Record<s
     "/api/v2/admin/sign-in-methods",
     "/api/v2/admin/group-bindings",
     "/api/v2/organization/acme/group-bindings",
+    "/api/v2/organization/acme/members",
     "/api/v2/admin/users/alice/identity",
     "/api/v1/admin/users/alice/tokens",
     "/api/v1/admin/users/bob/tokens",

@@ -54,6 +54,16 @@ export function registryIdentity(
       if (!group) return undefined;
       return { id, type: group.doc.type, authMethodId: group.doc.auth_method_id, name: group.doc.name };
     },
+    managedGroupMembers(id) {
+      const group = svc.state.managedGroup(id);
+      if (!group) return [];
+      const people = new Set<string>();
+      for (const accountId of svc.state.memberships.memberIds(id, group.doc)) {
+        const userId = svc.state.get<AccountDoc>(collections.accounts, accountId)?.doc.user_id;
+        if (userId) people.add(userId);
+      }
+      return [...people].sort();
+    },
     managedGroups(limit) {
       const groups = [...svc.state.list<ManagedGroupDoc>(collections.managedGroups)];
       return groups.sort((a, b) => a.id < b.id ? -1 : a.id > b.id ? 1 : 0).slice(0, limit).map((g) => ({

@@ -1,5 +1,5 @@
 // The registry's identity API (docs/identity.md): sign-in methods, the link of a registry user to an
-// auth-method user, and managed-group bindings (an organization's roles, the registry's administrators).
+// auth-method user, managed-group bindings (an organization's roles, the registry's administrators) and the members they give.
 
 import { json } from "../../../lib/http.ts";
 import type { Req } from "./auth.ts";
@@ -7,6 +7,7 @@ import { readBodyObject } from "./body.ts";
 import * as signIn from "../services/sign_in_methods.ts";
 import * as identities from "../services/identities.ts";
 import * as bindings from "../services/group_bindings.ts";
+import { listOrgMembers } from "../services/org_members.ts";
 
 export function getSignInMethods(req: Req): Response {
   return json(signIn.getSignInMethods(req));
@@ -30,6 +31,13 @@ export async function deleteIdentity(req: Req): Promise<Response> {
 
 export function listGroupBindings(req: Req): Response {
   return json({ group_bindings: bindings.listOrgBindings(req, req.ctx.params.org ?? "") });
+}
+
+/** The organization's members with their sources (docs/identity.md#who-is-a-member), `?page=&limit=`. */
+export function listMembers(req: Req): Response {
+  const params = req.ctx.url.searchParams;
+  const input = { page: params.get("page"), limit: params.get("limit") };
+  return json(listOrgMembers(req, req.ctx.params.org ?? "", input));
 }
 
 export async function createGroupBinding(req: Req): Promise<Response> {

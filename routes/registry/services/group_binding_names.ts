@@ -14,13 +14,20 @@ export interface NamedGroup {
   id: string;
   name: string;
   methodName: string;
+  /** The auth method's id (none when the group is gone). */
+  methodId?: string;
 }
 
 export function namedGroup(reg: Registry, id: string): NamedGroup {
   const group = reg.identity?.managedGroup(id);
   if (!group) return { id, name: id, methodName: "unknown" };
   const method = reg.identity?.method(group.authMethodId);
-  return { id, name: group.name ?? id, methodName: method?.name ?? group.authMethodId };
+  return {
+    id,
+    name: group.name ?? id,
+    methodName: method?.name ?? group.authMethodId,
+    methodId: group.authMethodId,
+  };
 }
 
 /** The organization's bindings with names (org owners and admins, as the API's GET). */

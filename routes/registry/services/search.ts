@@ -130,7 +130,8 @@ function ordered(reg: Registry, index: SearchIndex, sort: string, order: string)
   return list;
 }
 
-function positiveInt(raw: string | null, fallback: number, label: string, errors: string[]): number {
+/** A query parameter read as an integer of at least 1 (`fallback` when absent); a message in `errors` else. */
+export function positiveInt(raw: string | null, fallback: number, label: string, errors: string[]): number {
   if (raw === null || raw.trim() === "") return fallback;
   if (!/^\s*[0-9]+\s*$/.test(raw) || Number(raw) < 1 || !Number.isSafeInteger(Number(raw))) {
     errors.push(`${label} must be an integer of at least 1`);
