@@ -1,6 +1,9 @@
 // `storage migrate`: copies an embedded data directory (the retained log with its indexes, documents, usage
 // counters, blobs) into the PostgreSQL database and blob store a node would use, verifies the copy (counts and
-// checksums) and refuses a database that already holds wharf data. Documents are read from the checkpoint one
+// checksums) and refuses a database that already holds wharf data. The blobs go first; then the log, the
+// documents, the counters, the head and the checkpoint are written in ONE transaction (postgres/import.ts
+// importSnapshot, as `backup restore` writes an archive), so a failed or killed migrate leaves the database as
+// empty as it found it and running it again finishes the job. Documents are read from the checkpoint one
 // collection at a time and written in pages (the log after the checkpoint is replayed by the nodes), so the
 // whole set is never in memory at once.
 
@@ -11,8 +14,7 @@ import { readDirOrEmpty } from "./file/fsutil.ts";
 import type { StoredDoc } from "./doc_types.ts";
 import { collectionFolders, readCheckpointIndex, readCollectionFolder } from "./file/collection_folder.ts";
 import { connect, ensureSchema, type Sql } from "./postgres/schema.ts";
-import { importCounters, importLog, refuseNonEmpty } from "./postgres/import.ts";
-import { PgSnapshots } from "./postgres/snapshots.ts";
+import { importSnapshot, refuseNonEmpty } from "./postgres/import.ts";
 import { bucketBlobs, folderBlobs } from "./blob_endpoints.ts";
 
 export interface MigrateOptions {
@@ -30,9 +32,6 @@ export interface MigrateSummary {
   counters: number;
   blobs: number;
 }
-
-/** Documents written per transaction. */
-const documentsPerPage = 2000;
 
 export async function migrateDataDir(options: MigrateOptions): Promise<MigrateSummary> {
   const { progress } = options;
@@ -66,18 +65,27 @@ export async function migrateDataDir(options: MigrateOptions): Promise<MigrateSu
       counters: 0,
       blobs: 0,
     };
-    const sourceLog = createHash("sha256");
-    summary.batches = await importLog(
-      sql,
-      hashedLines(log, sourceLog),
-      summary.lastIndex,
-      (copied) => progress(`log: ${copied} batches copied`),
-    );
-    summary.documents = await copyDocuments(sql, options.dataDir, checkpointIndex, progress);
-    progress(`documents: ${summary.documents} copied (checkpoint at index ${checkpointIndex})`);
-    summary.counters = await copyCounters(sql, `${options.dataDir}/usage`);
-    progress(`usage counters: ${summary.counters} copied`);
+    // Blobs first: nothing in the database names one before it is in place.
     if (options.s3) summary.blobs = await copyBlobs(options.dataDir, options.s3, progress);
+    const sourceLog = createHash("sha256");
+    const written = await importSnapshot(sql, {
+      index: checkpointIndex,
+      head: summary.lastIndex,
+      log: hashedLines(log, sourceLog),
+      documents: checkpointedDocuments(options.dataDir, progress),
+      counters: counterFiles(`${options.dataDir}/usage`),
+      writer: "storage migrate",
+      progress: {
+        log: (copied) => progress(`log: ${copied} batches copied`),
+        documents: () => {},
+        committing: () => {},
+      },
+    });
+    summary.batches = written.batches;
+    summary.documents = written.documents;
+    summary.counters = written.counters;
+    progress(`documents: ${summary.documents} copied (checkpoint at index ${checkpointIndex})`);
+    progress(`usage counters: ${summary.counters} copied`);
     await verify(sql, summary, sourceLog.digest("hex"));
     progress(
       `verified: ${summary.batches} batches (indexes ${summary.firstIndex}-${summary.lastIndex}), ` +
@@ -99,43 +107,30 @@ async function* hashedLines(log: EventLog, hash: ReturnType<typeof createHash>) 
   }
 }
 
-/** Writes the checkpointed documents as the database's checkpoint at `checkpointIndex`, a collection at a time. */
-async function copyDocuments(
-  sql: Sql,
-  dataDir: string,
-  checkpointIndex: number,
-  progress: (line: string) => void,
-): Promise<number> {
-  const snapshots = new PgSnapshots(sql);
-  let copied = 0;
+/** The checkpointed documents, read one collection at a time (each one's count reported once it is read). */
+async function* checkpointedDocuments(dataDir: string, progress: (line: string) => void) {
   for (const { collection, dir } of collectionFolders(dataDir)) {
     const docs = new Map<string, StoredDoc>();
     readCollectionFolder(dir, docs);
-    let page: Array<{ collection: string; id: string; current: StoredDoc }> = [];
-    for (const current of docs.values()) {
-      page.push({ collection, id: current.id, current });
-      if (page.length < documentsPerPage) continue;
-      await snapshots.write(page, checkpointIndex);
-      page = [];
-    }
-    if (page.length) await snapshots.write(page, checkpointIndex);
-    copied += docs.size;
+    for (const current of docs.values()) yield { collection, current };
     if (docs.size) progress(`documents: ${collection}: ${docs.size} copied`);
   }
-  return copied;
 }
 
-async function copyCounters(sql: Sql, dir: string): Promise<number> {
-  let copied = 0;
+/** The usage counter sets the embedded store flushed into `dir` (one JSON file each). */
+async function* counterFiles(dir: string) {
   for (const entry of readDirOrEmpty(dir)) {
     if (!entry.isFile || !entry.name.endsWith(".json")) continue;
     const values = JSON.parse(await Deno.readTextFile(`${dir}/${entry.name}`)) as Record<string, number>;
-    copied += await importCounters(sql, entry.name.slice(0, -5), values);
+    yield { name: entry.name.slice(0, -5), values };
   }
-  return copied;
 }
 
-/** Streams every blob of the data directory into the bucket, through the ingest that checks each one's name. */
+/**
+ * Streams every blob of the data directory into the bucket, through the ingest that checks each one's name. A
+ * blob the bucket already holds at its size (left by an earlier, failed migrate: content-addressed, so the same
+ * bytes) is not copied again. Returns how many blobs the bucket now holds of the data directory's.
+ */
 async function copyBlobs(
   dataDir: string,
   settings: S3Settings,
@@ -146,11 +141,15 @@ async function copyBlobs(
   let copied = 0;
   try {
     for (const name of source.names()) {
-      const blob = await source.read(name);
-      if (!blob) throw new Error(`blob ${name} went missing while it was copied`);
-      await target.write(name, blob.body);
+      const size = await source.size(name);
+      if (size === undefined) throw new Error(`blob ${name} went missing while it was copied`);
+      if (await target.size(name) !== size) {
+        const blob = await source.read(name);
+        if (!blob) throw new Error(`blob ${name} went missing while it was copied`);
+        await target.write(name, blob.body);
+      }
       copied++;
-      progress(`blobs: ${copied} copied (${name}, ${blob.size} bytes)`);
+      progress(`blobs: ${copied} copied (${name}, ${size} bytes)`);
     }
   } finally {
     target.close();

@@ -11,10 +11,10 @@ import { aliceWithDevbox, Client } from "../registry/helpers.ts";
 import { rootSecret } from "../events/stream_helpers.ts";
 import { sha256Hex } from "../../lib/store/backup/archive.ts";
 import * as backup from "../foundation/backup_helpers.ts";
-import { ensureSchema } from "../../lib/store/postgres/schema.ts";
 import { bucketBlobs } from "../../lib/store/blob_endpoints.ts";
 import { s3Settings } from "../../lib/store/s3/settings.ts";
-import { clusterTest, eventually } from "./helpers.ts";
+import { clusterTest } from "./helpers.ts";
+import { holdCheckpointRow, noWharfRows, wharfRows } from "./held_checkpoint.ts";
 
 clusterTest(
   "a cluster's backup, taken under writes, restores into a data directory and into a fresh database and bucket",
@@ -102,41 +102,21 @@ clusterTest(
       };
       const db = postgres(target.WHARF_DATABASE_URL, { max: 2, onnotice: () => {} });
       c.defer(() => db.end({ timeout: 1 }));
-      // The schema as a node starting on the empty database leaves it; the checkpoint row held, so the restore
-      // stops at its update, well into its writes, until it is killed or cut off.
-      await ensureSchema(db);
-      const hold = await db.reserve();
-      await hold`BEGIN`;
-      await hold`SELECT value FROM wharf_meta WHERE key = 'checkpoint' FOR UPDATE`;
-      const blocked = () =>
-        eventually(
-          `the restore waits on the held row (${failure})`,
-          async () => {
-            const [row] = await db`SELECT pid FROM pg_stat_activity
-            WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`;
-            return row?.pid as number | undefined;
-          },
-          60_000,
-          50,
-        );
+      // The restore stops at the checkpoint row, well into its writes, until it is killed or cut off.
+      const held = await holdCheckpointRow(db);
       if (failure === "kill -9") {
         const child = backup.spawnBackup(["restore", "--input", archive], target);
-        await blocked();
+        await held.waiter(failure);
         child.kill("SIGKILL");
         await child.status;
       } else {
         const run = backup.runBackup(["restore", "--input", archive], target);
-        await db`SELECT pg_terminate_backend(${await blocked()})`;
+        await db`SELECT pg_terminate_backend(${await held.waiter(failure)})`;
         const cut = await run;
         assertEquals(cut.code, 1, cut.stderr);
       }
-      await hold`ROLLBACK`;
-      hold.release();
-      assertEquals(
-        await wharfRows(db),
-        { log: 0, documents: 0, counters: 0, head: 0, checkpoint: 0 },
-        failure,
-      );
+      await held.release();
+      assertEquals(await wharfRows(db), noWharfRows, failure);
       const rerun = await backup.runBackup(["restore", "--input", archive], target);
       assertEquals(rerun.code, 0, rerun.stderr);
       const name = failure === "kill -9" ? "k" : "c";
@@ -157,14 +137,6 @@ clusterTest(
     assertStringIncludes(refused.stderr, `already holds blobs (${sha256Hex(stranger)})`);
     const otherDb = postgres(other.WHARF_DATABASE_URL, { max: 1, onnotice: () => {} });
     c.defer(() => otherDb.end({ timeout: 1 }));
-    assertEquals(await wharfRows(otherDb), { log: 0, documents: 0, counters: 0, head: 0, checkpoint: 0 });
+    assertEquals(await wharfRows(otherDb), noWharfRows);
   },
 );
-
-/** What a database holds of wharf's: rows of the log, documents and counters, the head and checkpoint index. */
-async function wharfRows(db: postgres.Sql) {
-  const [row] = await db`SELECT (SELECT count(*) FROM wharf_log) AS log,
-    (SELECT count(*) FROM wharf_documents) AS documents, (SELECT count(*) FROM wharf_counters) AS counters,
-    (SELECT last FROM wharf_head) AS head, (SELECT value FROM wharf_meta WHERE key = 'checkpoint') AS checkpoint`;
-  return Object.fromEntries(Object.entries(row!).map(([k, v]) => [k, Number(v)]));
-}

@@ -1,6 +1,9 @@
 // `storage migrate`: a data directory with all three families' data, copied into PostgreSQL + S3, answers the
-// same reads byte for byte on a node started on the copy, and its stream replays the same events and indexes.
+// same reads byte for byte on a node started on the copy, and its stream replays the same events and indexes. A
+// migrate killed (-9) or cut off from its database mid-run leaves no wharf row, and running it again is not
+// refused and copies everything.
 
+import postgres from "postgres";
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { startTestServer } from "../helpers/server.ts";
 import { postgresSkipReason, startPostgres } from "../fixtures/postgres.ts";
@@ -9,6 +12,7 @@ import { Client as RegistryClient } from "../registry/helpers.ts";
 import { adminPassword, Client as AuthClient, fastEnv, login } from "../authmethods/helpers.ts";
 import { nodeEvent, publish, rootSecret } from "../events/stream_helpers.ts";
 import { runStorageCli } from "../../cli/storage/mod.ts";
+import { holdCheckpointRow, noWharfRows, wharfRows } from "./held_checkpoint.ts";
 
 const skip = postgresSkipReason ?? swiftSkipReason;
 if (skip) console.warn(`storage migrate tests skipped: ${skip}`);
@@ -47,9 +51,29 @@ async function streamText(url: string): Promise<string> {
   return text.split("\n").filter((l) => l.startsWith('{"Events"') || l.includes('"Index"')).join("\n");
 }
 
+/** Runs `storage migrate` in this process; returns its exit code and every line it printed. */
+async function migrate(dataDir: string, target: Record<string, string>) {
+  const lines: string[] = [];
+  const push = (l: string) => lines.push(l);
+  const code = await runStorageCli(["migrate", "--data-dir", dataDir], target, push, push);
+  return { code, output: lines.join("\n"), lines };
+}
+
+/** Starts `deno run -A main.ts storage migrate` as a process of its own, for a kill mid-run. */
+function spawnMigrate(dataDir: string, target: Record<string, string>): Deno.ChildProcess {
+  return new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", new URL("../../main.ts", import.meta.url).pathname, "storage", "migrate"],
+    env: { ...target, WHARF_DATA_DIR: dataDir },
+    stdin: "null",
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+}
+
 Deno.test({
   name:
-    "storage migrate copies a data directory into PostgreSQL + S3: same reads, same stream, refuses twice",
+    "storage migrate copies a data directory into PostgreSQL + S3: same reads, same stream, refuses twice; " +
+    "killed or cut off mid-run it leaves no row and runs again",
   ignore: skip !== undefined,
   sanitizeResources: false,
   sanitizeOps: false,
@@ -59,7 +83,7 @@ Deno.test({
     const nodeDir = await Deno.makeTempDir({ prefix: "wharf-migrated-" });
     try {
       // All three families' data on the embedded store.
-      let srv = await startTestServer(env, dataDir);
+      const srv = await startTestServer(env, dataDir);
       const registry = new RegistryClient(srv.url);
       const admin = await registry.login("admin", "admin-password-1");
       assertEquals((await registry.post("/api/v1/boxes", { name: "devbox" }, { token: admin })).status, 200);
@@ -126,45 +150,77 @@ Deno.test({
         JSON.stringify({ checkpointIndex: manifest.checkpointIndex - 5 }),
       );
 
-      const databaseUrl = await pg.createDatabase();
-      const target = {
-        ...swift.env("wharf-migrated"),
-        WHARF_DATABASE_URL: databaseUrl,
+      const newTarget = async (bucket: string) => ({
+        ...swift.env(bucket),
+        WHARF_DATABASE_URL: await pg.createDatabase(),
         WHARF_DOWNLOADS: "proxy",
+      });
+      // A node started on a migrated database and bucket answers every read, the stream and the blob as before.
+      const checkNode = async (target: Record<string, string>, name: string) => {
+        const node = await startTestServer(
+          { ...env, ...target, WHARF_ROOT_KEY: rootKey },
+          `${nodeDir}/${name}`,
+        );
+        try {
+          assertEquals(await read(node.url), before, name);
+          assertEquals(await streamText(node.url), streamBefore, name);
+          const file = await fetch(node.url + download, auth0);
+          assertEquals(file.status, 200, name);
+          assertEquals((await file.arrayBuffer()).byteLength, 300_000, name);
+        } finally {
+          await node.stop({ keepData: true });
+        }
       };
-      const lines: string[] = [];
-      const code = await runStorageCli(
-        ["migrate", "--data-dir", dataDir],
-        target,
-        (l) => lines.push(l),
-        (l) => lines.push(l),
-      );
-      assertEquals(code, 0, lines.join("\n"));
-      assert(lines.some((l) => l.startsWith("verified:")), lines.join("\n"));
-      const atCheckpoint = `(checkpoint at index ${manifest.checkpointIndex - 5})`;
-      assert(lines.some((l) => l.startsWith("documents: ") && l.endsWith(atCheckpoint)), lines.join("\n"));
-      assert(lines.some((l) => l.startsWith("blobs: 1 copied")), lines.join("\n"));
-      const again: string[] = [];
-      assertEquals(
-        await runStorageCli(
-          ["migrate", "--data-dir", dataDir],
-          target,
-          (l) => again.push(l),
-          (l) => again.push(l),
-        ),
-        2,
-      );
-      assert(again.join("\n").includes("already holds wharf data"));
 
-      srv = await startTestServer({ ...env, ...target, WHARF_ROOT_KEY: rootKey }, nodeDir);
-      try {
-        assertEquals(await read(srv.url), before);
-        assertEquals(await streamText(srv.url), streamBefore);
-        const file = await fetch(srv.url + download, auth0);
-        assertEquals(file.status, 200);
-        assertEquals((await file.arrayBuffer()).byteLength, 300_000);
-      } finally {
-        await srv.stop({ keepData: true });
+      const target = await newTarget("wharf-migrated");
+      const first = await migrate(dataDir, target);
+      assertEquals(first.code, 0, first.output);
+      assert(first.lines.some((l) => l.startsWith("verified:")), first.output);
+      const atCheckpoint = `(checkpoint at index ${manifest.checkpointIndex - 5})`;
+      assert(first.lines.some((l) => l.startsWith("documents: ") && l.endsWith(atCheckpoint)), first.output);
+      assert(first.lines.some((l) => l.startsWith("blobs: 1 copied")), first.output);
+      const again = await migrate(dataDir, target);
+      assertEquals(again.code, 2, again.output);
+      assert(again.output.includes("already holds wharf data"), again.output);
+      const db = postgres(target.WHARF_DATABASE_URL, { max: 1, onnotice: () => {} });
+      const migrated = await wharfRows(db).finally(() => db.end({ timeout: 1 }));
+      // The head is the log's last index; the checkpoint the data directory's (5 behind).
+      assertEquals([migrated.head, migrated.checkpoint], [
+        manifest.checkpointIndex,
+        manifest.checkpointIndex - 5,
+      ]);
+      await checkNode(target, "migrated");
+
+      // A migrate that dies mid-run (kill -9), or whose database connection is cut, leaves no wharf row: the
+      // same migrate run again is not refused, and copies everything.
+      for (const failure of ["kill -9", "connection cut"] as const) {
+        const name = failure === "kill -9" ? "killed" : "cut";
+        const failed = await newTarget(`wharf-migrate-${name}`);
+        const db = postgres(failed.WHARF_DATABASE_URL, { max: 2, onnotice: () => {} });
+        try {
+          // The migrate stops at the checkpoint row, well into its writes, until it is killed or cut off.
+          const held = await holdCheckpointRow(db);
+          if (failure === "kill -9") {
+            const child = spawnMigrate(dataDir, failed);
+            await held.waiter(failure);
+            child.kill("SIGKILL");
+            await child.status;
+          } else {
+            const run = migrate(dataDir, failed);
+            await db`SELECT pg_terminate_backend(${await held.waiter(failure)})`;
+            const cut = await run;
+            assertEquals(cut.code, 1, cut.output);
+          }
+          await held.release();
+          assertEquals(await wharfRows(db), noWharfRows, failure);
+          const rerun = await migrate(dataDir, failed);
+          assertEquals(rerun.code, 0, rerun.output);
+          assert(rerun.lines.some((l) => l.startsWith("verified:")), rerun.output);
+          assertEquals(await wharfRows(db), migrated, failure);
+        } finally {
+          await db.end({ timeout: 1 });
+        }
+        await checkNode(failed, name);
       }
     } finally {
       await Deno.remove(dataDir, { recursive: true });

@@ -300,13 +300,19 @@ async function restoreIntoDatabase(plan: Plan): Promise<number> {
     );
     // Blobs first: nothing in the database names one before it is in place.
     await copyBlobs(plan, options.dataDir!);
+    const { progress } = options;
     const written = await importSnapshot(sql, {
       index,
+      head: index,
       log: archivedLog(reader, all),
       documents: archivedDocuments(reader, all),
       counters: archivedCounters(reader, all),
       writer: "backup restore",
-      progress: options.progress,
+      progress: {
+        log: (n) => progress(`log: ${n} batches written`),
+        documents: (n) => progress(`documents: ${n} written`),
+        committing: () => progress("committing"),
+      },
     }).catch(notEmpty);
     return written.documents;
   } finally {

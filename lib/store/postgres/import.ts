@@ -1,6 +1,6 @@
 // Bulk writes into an empty database, shared by `storage migrate` and `backup restore`: the refusal of a database
-// that already holds wharf data, the retained log (with the head) in one transaction, usage counters, and a whole
-// snapshot (log, documents, counters, head, checkpoint) in one transaction.
+// that already holds wharf data, and a whole snapshot (log, documents, usage counters, head, checkpoint) written in
+// one transaction.
 
 import { ConfigError } from "../../errors.ts";
 import type { StoredDoc } from "../doc_types.ts";
@@ -34,23 +34,6 @@ export async function refuseNonEmpty(sql: Queries): Promise<void> {
   }
 }
 
-/**
- * Writes `lines` (in index order) and sets the head to `head`, all in one transaction; `written` hears the count
- * after each INSERT. Returns how many lines were written.
- */
-export async function importLog(
-  sql: Sql,
-  lines: AsyncIterable<LogRow>,
-  head: number,
-  written: (count: number) => void = () => {},
-): Promise<number> {
-  return await sql.begin(async (tx) => {
-    const count = await insertLog(tx, lines, written);
-    await tx`UPDATE wharf_head SET last = ${head}`;
-    return count;
-  });
-}
-
 /** INSERTs `lines` in pages of `rowsPerInsert`; returns how many. */
 async function insertLog(
   tx: Queries,
@@ -76,7 +59,7 @@ async function insertLog(
 }
 
 /** Adds usage counter `name`'s values (a counters file as the embedded store flushes it); returns how many. */
-export async function importCounters(
+async function importCounters(
   sql: Queries,
   name: string,
   values: Record<string, number>,
@@ -88,10 +71,18 @@ export async function importCounters(
   return rows.length;
 }
 
-/** A snapshot as `importSnapshot` reads it: each part streamed, so none is ever whole in memory. */
+/**
+ * A snapshot as `importSnapshot` reads it, from a backup archive or a stopped server's data directory: each part
+ * streamed, so none is ever whole in memory.
+ */
 export interface SnapshotRows {
-  /** The snapshot's index: the head, and the index the documents are checkpointed at. */
+  /** The index the documents are checkpointed at. */
   index: number;
+  /**
+   * The head: the log's last index (an archive's log ends at `index`; a data directory's may run past its
+   * checkpoint, and the nodes replay those rows).
+   */
+  head: number;
   /** The retained log lines in index order. */
   log: AsyncIterable<LogRow>;
   /** Every document as of `index`. */
@@ -100,7 +91,17 @@ export interface SnapshotRows {
   counters: AsyncIterable<{ name: string; values: Record<string, number> }>;
   /** Recorded as the checkpoint's writer (wharf_meta.written_by). */
   writer: string;
-  progress(stage: string): void;
+  progress: ImportProgress;
+}
+
+/** What `importSnapshot` reports as it goes (each command words it its own way). */
+export interface ImportProgress {
+  /** After each INSERT of log lines: how many so far. */
+  log(written: number): void;
+  /** After each INSERT of documents: how many so far. */
+  documents(written: number): void;
+  /** Everything is written; the transaction commits next. */
+  committing(): void;
 }
 
 /**
@@ -117,14 +118,14 @@ export async function importSnapshot(
   return await sql.begin(async (tx) => {
     await tx`SELECT last FROM wharf_head FOR UPDATE`;
     await refuseNonEmpty(tx);
-    const batches = await insertLog(tx, snapshot.log, (n) => progress(`log: ${n} batches written`));
+    const batches = await insertLog(tx, snapshot.log, progress.log);
     let documents = 0;
     let page: Array<{ collection: string; id: string; current: StoredDoc }> = [];
     const flush = async () => {
       await writeDocumentRows(tx, page, snapshot.index);
       documents += page.length;
       page = [];
-      progress(`documents: ${documents} written`);
+      progress.documents(documents);
     };
     for await (const { collection, current } of snapshot.documents) {
       page.push({ collection, id: current.id, current });
@@ -135,9 +136,9 @@ export async function importSnapshot(
     for await (const { name, values } of snapshot.counters) {
       counters += await importCounters(tx, name, values);
     }
-    await tx`UPDATE wharf_head SET last = ${snapshot.index}`;
+    await tx`UPDATE wharf_head SET last = ${snapshot.head}`;
     await recordCheckpoint(tx, snapshot.index, snapshot.writer);
-    progress("committing");
+    progress.committing();
     return { batches, documents, counters };
   });
 }

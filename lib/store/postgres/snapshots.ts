@@ -12,7 +12,7 @@ export class PgSnapshots implements DocSnapshots {
   /** Recorded with each checkpoint in wharf_meta.written_by (the node name). */
   readonly #writer: string;
 
-  constructor(sql: Sql, writer = "storage migrate") {
+  constructor(sql: Sql, writer: string) {
     this.#sql = sql;
     this.#writer = writer;
   }
