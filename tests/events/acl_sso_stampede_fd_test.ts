@@ -6,8 +6,8 @@
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { startStalledProvider } from "../fixtures/stalled_provider.ts";
 import { call, rootSecret, spawnEventsServer } from "./stream_helpers.ts";
+import { ssoRedirectUri as redirectUri } from "./sso_oidc_helpers.ts";
 
-const redirectUri = "http://localhost:4649/oidc/callback";
 const fileLimit = 256;
 const flood = 180;
 

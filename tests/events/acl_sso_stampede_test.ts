@@ -7,21 +7,11 @@ import { assert, assertEquals } from "../helpers/assert.ts";
 import { startStalledProvider } from "../fixtures/stalled_provider.ts";
 import { startTestServer } from "../helpers/server.ts";
 import { call, rootSecret } from "./stream_helpers.ts";
+import { ssoRedirectUri as redirectUri, unverifiableToken } from "./sso_oidc_helpers.ts";
 
-const redirectUri = "http://localhost:4649/oidc/callback";
 const burst = 200;
 /** The provider timeout is 10 s: an answer within this was not kept waiting for the provider. */
 const promptMs = 3_000;
-
-/** A JWS wharf can parse (RS256, kid k1) whose signature is never checked: its keys never arrive. */
-function unverifiableToken(): string {
-  const part = (o: unknown) =>
-    btoa(JSON.stringify(o)).replace(/=+$/, "").replace(/\+/g, "-").replace(/\//g, "_");
-  const now = Math.floor(Date.now() / 1000);
-  return `${part({ alg: "RS256", kid: "k1" })}.${
-    part({ iss: "x", aud: "wharf", iat: now, exp: now + 60 })
-  }.AAAA`;
-}
 
 type Answer = { status: number; headers: Headers; text: string; ms: number };
 
