@@ -6,11 +6,6 @@
 export class SingleFlight<T> {
   readonly #flights = new Map<string, Promise<T>>();
 
-  /** Flights under way (for tests and metrics). */
-  get size(): number {
-    return this.#flights.size;
-  }
-
   run(key: string, work: () => Promise<T>): Promise<T> {
     let flight = this.#flights.get(key);
     if (!flight) {
