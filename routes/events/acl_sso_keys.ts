@@ -1,12 +1,13 @@
 // Where an auth method's signing keys and OIDC endpoints come from: its PEM keys, a JWKS URL or the OIDC
-// discovery document, fetched through lib/oidc (bounded, no redirects, a timeout) and cached per method
-// (docs/events.md#sso-login).
+// discovery document, fetched through lib/oidc (bounded, no redirects, a timeout, one fetch at a time shared by
+// every concurrent login) and cached per method (docs/events.md#sso-login, docs/security.md#sso-login).
 
 import { createPublicKey } from "node:crypto";
 import { compactVerify, type JWK } from "jose";
 import { type DiscoveredConfig, fetchDiscovery } from "../../lib/oidc/discovery.ts";
 import { remoteJwks } from "../../lib/oidc/jwks.ts";
 import { createProviderHttp, type ProviderHttp } from "../../lib/oidc/provider_http.ts";
+import { SharedFetch } from "../../lib/oidc/shared_fetch.ts";
 import type { Logger } from "../../lib/log.ts";
 import type { StoredAuthMethod } from "./acl_sso_model.ts";
 
@@ -14,8 +15,8 @@ import type { StoredAuthMethod } from "./acl_sso_model.ts";
 const providerTimeoutMs = 10_000;
 /** A discovery document is used this long before it is fetched again. */
 const discoveryMaxAgeMs = 10 * 60_000;
-/** After a failed discovery, the failure is answered this long before the provider is asked again. */
-const discoveryRetryMs = 5_000;
+/** After a failed discovery or JWKS fetch, the failure is answered this long before the provider is asked again. */
+const providerRetryMs = 5_000;
 
 export type Discovery = DiscoveredConfig;
 
@@ -28,12 +29,11 @@ type Verify = (token: string) => Promise<Verified>;
 interface MethodEntry {
   hash: string;
   http: ProviderHttp;
-  discovery?: { doc: Discovery; at: number };
-  /** The last failed discovery: repeated within discoveryRetryMs, so a login flood cannot flood the provider. */
-  discoveryFailure?: { error: Error; at: number };
+  /** One fetch in flight for every concurrent login, its failure answered again for providerRetryMs. */
+  discovery: SharedFetch<Discovery>;
   verify?: Verify;
-  /** The provider's keys from discovery (OIDC ID tokens). */
-  discoveryVerify?: Verify;
+  /** The provider's keys from discovery (OIDC ID tokens), for the jwks_uri they were made for. */
+  discoveryVerify?: { jwksUri: string; verify: Verify };
 }
 
 function describe(err: unknown): string {
@@ -61,7 +61,15 @@ export class ProviderCache {
     e?.http.close();
     const c = method.Config;
     const caCerts = [...(c.DiscoveryCaPem ?? []), ...(c.JWKSCACert ? [c.JWKSCACert] : [])];
-    e = { hash: method.Hash, http: createProviderHttp({ caCerts, timeoutMs: providerTimeoutMs }) };
+    const http = createProviderHttp({ caCerts, timeoutMs: providerTimeoutMs });
+    const discovery = new SharedFetch(() => this.#fetchDiscovery(method, http), {
+      maxAgeMs: discoveryMaxAgeMs,
+      retryMs: providerRetryMs,
+      // Once per failed fetch, however many logins shared it: once per failure window.
+      onFailure: (err) =>
+        this.#logger?.warn("OIDC discovery failed", { auth_method: method.Name, error: describe(err) }),
+    });
+    e = { hash: method.Hash, http, discovery };
     this.#entries.set(method.Name, e);
     return e;
   }
@@ -72,26 +80,13 @@ export class ProviderCache {
   }
 
   /** The OIDC discovery document of OIDCDiscoveryURL, its issuer checked against that URL. */
-  async discovery(method: StoredAuthMethod): Promise<Discovery> {
-    const e = this.#entry(method);
-    if (e.discovery && Date.now() - e.discovery.at < discoveryMaxAgeMs) return e.discovery.doc;
-    if (e.discoveryFailure && Date.now() - e.discoveryFailure.at < discoveryRetryMs) {
-      throw e.discoveryFailure.error;
-    }
-    try {
-      e.discovery = { doc: await this.#fetchDiscovery(method), at: Date.now() };
-      e.discoveryFailure = undefined;
-      return e.discovery.doc;
-    } catch (err) {
-      e.discoveryFailure = { error: err instanceof Error ? err : new Error(String(err)), at: Date.now() };
-      this.#logger?.warn("OIDC discovery failed", { auth_method: method.Name, error: describe(err) });
-      throw e.discoveryFailure.error;
-    }
+  discovery(method: StoredAuthMethod): Promise<Discovery> {
+    return this.#entry(method).discovery.get();
   }
 
-  async #fetchDiscovery(method: StoredAuthMethod): Promise<Discovery> {
+  async #fetchDiscovery(method: StoredAuthMethod, http: ProviderHttp): Promise<Discovery> {
     const issuer = method.Config.OIDCDiscoveryURL;
-    const doc = await fetchDiscovery(this.http(method), issuer, ["jwks_uri"]);
+    const doc = await fetchDiscovery(http, issuer, ["jwks_uri"]);
     if (doc.issuer !== issuer) {
       throw new Error(
         `oidc: issuer did not match the issuer returned by provider, expected "${issuer}" got "${doc.issuer}"`,
@@ -102,7 +97,7 @@ export class ProviderCache {
 
   /** A remote JWKS verifier (cached keys, refetched on an unknown kid after a cooldown). */
   remoteKeys(method: StoredAuthMethod, url: string): Verify {
-    const jwks = remoteJwks(this.http(method), url);
+    const jwks = remoteJwks(this.http(method), url, providerRetryMs);
     return async (token) => {
       const r = await compactVerify(token, jwks);
       return { payload: r.payload, alg: r.protectedHeader.alg };
@@ -111,11 +106,13 @@ export class ProviderCache {
 
   /** Verifies an ID token's signature with the keys of the provider's discovery document. */
   async verifyWithDiscovery(method: StoredAuthMethod, token: string): Promise<Verified> {
+    const jwksUri = (await this.discovery(method)).jwks_uri;
+    // Read after the await: every login that waited for discovery shares one key set (one JWKS fetch).
     const e = this.#entry(method);
-    if (!e.discoveryVerify) {
-      e.discoveryVerify = this.remoteKeys(method, (await this.discovery(method)).jwks_uri);
+    if (e.discoveryVerify?.jwksUri !== jwksUri) {
+      e.discoveryVerify = { jwksUri, verify: this.remoteKeys(method, jwksUri) };
     }
-    return await e.discoveryVerify(token);
+    return await e.discoveryVerify.verify(token);
   }
 
   /** Verifies a JWT's signature with the method's keys: static PEM keys, else its JWKS URL, else discovery. */

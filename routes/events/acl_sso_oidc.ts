@@ -72,15 +72,20 @@ export function createAclOidcRoutes(
     if (!(method.Config.AllowedRedirectURIs ?? []).includes(f.RedirectURI!)) {
       throw new ApiError(400, `failed to generate auth URL: unauthorized redirect_uri: ${f.RedirectURI}`);
     }
-    const discovery = await discover(method);
-    const pending = await requests.loadOrAdd(f.ClientNonce!, req.clientIp, () => ({
-      authMethod: method.Name,
-      methodHash: method.Hash,
-      redirectUri: f.RedirectURI!,
-      state: randomSecret(24),
-      nonce: f.ClientNonce!,
-      codeVerifier: randomSecret(32),
-    }));
+    // The address's start is taken before the provider is asked: a refused start costs the provider nothing.
+    const { request: pending, prepared: discovery } = await requests.loadOrAdd(
+      f.ClientNonce!,
+      req.clientIp,
+      () => discover(method),
+      () => ({
+        authMethod: method.Name,
+        methodHash: method.Hash,
+        redirectUri: f.RedirectURI!,
+        state: randomSecret(24),
+        nonce: f.ClientNonce!,
+        codeVerifier: randomSecret(32),
+      }),
+    );
     if (pending.authMethod !== method.Name || pending.redirectUri !== f.RedirectURI) {
       throw new ApiError(400, "error storing OIDC request: client nonce already in use");
     }
@@ -176,6 +181,7 @@ export function createAclOidcRoutes(
       RedirectURI: "missing redirect URI",
     });
     const method = oidcMethod(sso, f.AuthMethodName!);
+    requests.admitCompletion(req.clientIp);
     const discovery = await discover(method);
     if (discovery.authorization_response_iss_parameter_supported === true) {
       if (f.Iss !== method.Config.OIDCDiscoveryURL) {

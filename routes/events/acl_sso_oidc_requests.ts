@@ -1,8 +1,9 @@
 // Pending OIDC logins between `auth-url` and `complete-auth`, by client nonce, as documents in the store so any
 // node can complete a login another node started and a restart loses none: at most maxOidcRequests in the
 // cluster (maxOidcRequestsPerAddress per client address), each expiring after oidcRequestTtlMs, used once; each
-// is a commit, so a client address starts at most WHARF_OIDC_STARTS_PER_MINUTE a minute on a node
-// (docs/events.md#sso-login, docs/security.md#sso-login).
+// is a commit, so a client address starts at most WHARF_OIDC_STARTS_PER_MINUTE a minute on a node, admitted
+// before the provider is asked anything, and completes at most as many (docs/events.md#sso-login,
+// docs/security.md#sso-login).
 
 import type { AppContext } from "../../lib/app.ts";
 import { ApiError } from "../../lib/errors.ts";
@@ -53,11 +54,19 @@ const tooMany = (full: "address" | "cluster", retryAfterSeconds = 60) =>
     { headers: { "Retry-After": String(retryAfterSeconds) } },
   );
 
+/** 429 when the address completed its minute's share. */
+const tooManyCompletions = (retryAfterSeconds: number) =>
+  new ApiError(429, "error completing OIDC login: too many requests from this address", {
+    headers: { "Retry-After": String(retryAfterSeconds) },
+  });
+
 export class OidcRequests {
   readonly #app: AppContext;
   readonly #docs: SealedDocs<StoredOidcRequest>;
   /** New pending logins per client address on this node (each one is a durable commit). */
   readonly #starts: RateLimiter;
+  /** complete-auth calls per client address on this node: the same budget as starts, counted apart. */
+  readonly #completions: RateLimiter;
   /** HMAC(address) → pending requests (any node's), kept current by a watch. */
   readonly #perAddress = new Map<string, number>();
   /** Creates under way on this node (counted against both caps). */
@@ -67,6 +76,7 @@ export class OidcRequests {
   constructor(app: AppContext, startsPerMinute: number) {
     this.#app = app;
     this.#starts = new RateLimiter(startsPerMinute / 60, startsPerMinute);
+    this.#completions = new RateLimiter(startsPerMinute / 60, startsPerMinute);
     this.#docs = new SealedDocs(app.data, {
       collection: oidcRequestsCollection,
       hmacPurpose: "events.acl-oidc-request",
@@ -128,13 +138,20 @@ export class OidcRequests {
   /**
    * The pending request of `nonce`, or a new one from `create`, durable before it resolves: 429 when its address
    * has maxOidcRequestsPerAddress pending or started its minute's share, 503 when maxOidcRequests are pending.
+   * `prepare` (the provider's discovery) runs once the request is admitted — a new one holds its place in the
+   * caps and has taken its address's start meanwhile — so a refused start never reaches the provider.
    */
-  async loadOrAdd(nonce: string, address: string, create: () => OidcRequest): Promise<OidcRequest> {
+  async loadOrAdd<T>(
+    nonce: string,
+    address: string,
+    prepare: () => Promise<T>,
+    create: () => OidcRequest,
+  ): Promise<{ request: OidcRequest; prepared: T }> {
     const id = this.#docs.hmacOf(`nonce:${nonce}`);
     const live = (s: StoredDoc<StoredOidcRequest> | undefined) => s && s.doc.expires_at > Date.now();
     const seen = this.#app.data.store.get<StoredOidcRequest>(oidcRequestsCollection, id);
     const found = live(seen) ? this.#opened(id, seen!.doc) : undefined;
-    if (found) return found;
+    if (found) return { request: found, prepared: await prepare() };
     const addressHash = this.#docs.hmacOf(`address:${address}`);
     if (this.#full(addressHash)) await this.#docs.sweep();
     const full = this.#full(addressHash);
@@ -143,6 +160,7 @@ export class OidcRequests {
     if (wait > 0) throw tooMany("address", wait);
     this.#bump(addressHash, 1, this.#creating);
     try {
+      const prepared = await prepare();
       const { result } = await this.#docs.transact(id, (cur) => {
         const again = live(cur) ? this.#opened(id, cur!.doc) : undefined;
         if (again) return { result: again };
@@ -162,10 +180,16 @@ export class OidcRequests {
         };
         return { doc, result: request };
       });
-      return result;
+      return { request: result, prepared };
     } finally {
       this.#bump(addressHash, -1, this.#creating);
     }
+  }
+
+  /** Takes one of the address's completions of this minute: 429 with Retry-After when it has none left. */
+  admitCompletion(address: string): void {
+    const wait = this.#completions.take(address);
+    if (wait > 0) throw tooManyCompletions(wait);
   }
 
   /**

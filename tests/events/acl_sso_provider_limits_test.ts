@@ -5,6 +5,7 @@
 import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
 import { startTestServer } from "../helpers/server.ts";
 import { call, rootSecret } from "./stream_helpers.ts";
+import { unverifiableToken } from "./sso_oidc_helpers.ts";
 
 const redirectUri = "http://localhost:4649/oidc/callback";
 /** What "promptly" means here: the provider timeout is 10 s, the cap is reached in well under a second. */
@@ -25,16 +26,6 @@ function endlessBody(): ReadableStream<Uint8Array> {
       controller.enqueue(chunk);
     },
   });
-}
-
-/** A JWS wharf can parse (RS256, kid k1) whose signature is never checked: its keys never arrive. */
-function unverifiableToken(): string {
-  const part = (o: unknown) =>
-    btoa(JSON.stringify(o)).replace(/=+$/, "").replace(/\+/g, "-").replace(/\//g, "_");
-  const now = Math.floor(Date.now() / 1000);
-  return `${part({ alg: "RS256", kid: "k1" })}.${
-    part({ iss: "x", aud: "wharf", iat: now, exp: now + 60 })
-  }.AAAA`;
 }
 
 Deno.test("Nomad SSO: provider redirects are not followed and endless provider answers are cut at 256 KiB", async () => {

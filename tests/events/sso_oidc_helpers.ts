@@ -1,5 +1,5 @@
 // Steps shared by the Nomad OIDC login tests (docs/events.md#sso-login): an OIDC auth method "corp" on the test
-// provider, and the provider's login after auth-url giving the complete-auth body.
+// provider, the provider's login after auth-url giving the complete-auth body, and a token no key verifies.
 
 import { assertEquals } from "../helpers/assert.ts";
 import type { OidcProviderFixture, OidcTestUser } from "../fixtures/oidc_provider.ts";
@@ -7,6 +7,16 @@ import { completeProviderLogin } from "../fixtures/oidc_browser.ts";
 import { call, rootSecret } from "./stream_helpers.ts";
 
 export const ssoRedirectUri = "http://localhost:4649/oidc/callback";
+
+/** A JWS wharf can parse (RS256, kid k1, audience "wharf") whose signature is never checked: its keys never arrive. */
+export function unverifiableToken(): string {
+  const part = (o: unknown) =>
+    btoa(JSON.stringify(o)).replace(/=+$/, "").replace(/\+/g, "-").replace(/\//g, "_");
+  const now = Math.floor(Date.now() / 1000);
+  return `${part({ alg: "RS256", kid: "k1" })}.${
+    part({ iss: "x", aud: "wharf", iat: now, exp: now + 60 })
+  }.AAAA`;
+}
 
 /** Creates OIDC method "corp" on `url` (TokenLocality local, MaxTokenTTL 1h; `extra` over those): the answer. */
 export async function createCorpOidcMethod(

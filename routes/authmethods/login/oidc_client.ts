@@ -5,7 +5,7 @@ import { fetchDiscovery } from "../../../lib/oidc/discovery.ts";
 import { fetchJwks } from "../../../lib/oidc/jwks.ts";
 import {
   type DiscoveredConfig,
-  discoverVerified,
+  discoverShared,
   type OidcAttributesInput,
   providerHttp,
   requiredDiscoveryFields,
@@ -95,13 +95,7 @@ export interface AuthUrlParams {
 /** The provider's authorization URL for a new attempt. Throws when discovery fails. */
 export async function buildAuthUrl(input: OidcAttributesInput, params: AuthUrlParams): Promise<string> {
   const attrs = toOidcAttributes(input);
-  const http = providerHttp(attrs, params.timeoutMs ?? defaultTimeoutMs);
-  let config: DiscoveredConfig;
-  try {
-    config = await discoverVerified(http, attrs);
-  } finally {
-    http.close();
-  }
+  const config = await discoverShared(attrs, params.timeoutMs ?? defaultTimeoutMs);
   const url = new URL(config.authorization_endpoint);
   const scopes = ["openid", ...(attrs.claims_scopes ?? []).filter((s) => s !== "openid")];
   url.searchParams.set("response_type", "code");

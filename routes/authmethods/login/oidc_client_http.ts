@@ -1,8 +1,10 @@
 // An OIDC auth method's attributes as the provider client reads them, its HTTP client (the method's
-// idp_ca_certs over lib/oidc's bounded provider HTTP) and the issuer-checked discovery of a login.
+// idp_ca_certs over lib/oidc's bounded provider HTTP) and the issuer-checked discovery of a login (one fetch
+// shared by the logins that start at once).
 
 import { type DiscoveredConfig, fetchDiscovery } from "../../../lib/oidc/discovery.ts";
 import { createProviderHttp, OidcProviderError, type ProviderHttp } from "../../../lib/oidc/provider_http.ts";
+import { SingleFlight } from "../../../lib/oidc/shared_fetch.ts";
 import { oidcListFields } from "../methods/attrs_oidc.ts";
 
 export type { DiscoveredConfig, ProviderHttp };
@@ -69,6 +71,26 @@ export async function discoverVerified(
     );
   }
   return config;
+}
+
+/** Discoveries under way, by provider (issuer, trust anchors, timeout). */
+const discoveries = new SingleFlight<DiscoveredConfig>();
+
+/**
+ * discoverVerified through a client of its own, one fetch shared by every caller asking the same provider
+ * meanwhile: starts that come at once, from any number of addresses, ask the provider once
+ * (docs/security.md#openid-providers).
+ */
+export function discoverShared(attrs: OidcMethodAttributes, timeoutMs: number): Promise<DiscoveredConfig> {
+  const key = JSON.stringify([attrs.issuer ?? "", attrs.idp_ca_certs ?? [], timeoutMs]);
+  return discoveries.run(key, async () => {
+    const http = providerHttp(attrs, timeoutMs);
+    try {
+      return await discoverVerified(http, attrs);
+    } finally {
+      http.close();
+    }
+  });
 }
 
 /** What a Boundary OIDC login needs of the discovery document. */
