@@ -24,36 +24,6 @@ export interface RequestContext {
    * caller: routes/registry/api/steps.ts); each module reads only what its own steps set.
    */
   locals?: unknown;
-  /**
-   * Headers the steps around the handler put on every answer (X-Request-Id, Vary), by lowercase name: a handler
-   * may build them into its Response (`takeAnswerHeaders`), and the steps set what it left afterwards
-   * (`withAnswerHeaders`). Deno.serve sends a Response built with one headers object on its native path; setting
-   * a header afterwards takes it off that path.
-   */
-  answerHeaders?: Record<string, string>;
-}
-
-/** Asks for a header on the answer to `ctx` (see RequestContext.answerHeaders). */
-export function addAnswerHeader(ctx: RequestContext, name: string, value: string): void {
-  (ctx.answerHeaders ??= {})[name] = value;
-}
-
-/** The answer headers no Response has taken yet, now taken by the caller's (undefined when there are none). */
-export function takeAnswerHeaders(ctx: RequestContext): Record<string, string> | undefined {
-  const headers = ctx.answerHeaders;
-  ctx.answerHeaders = undefined;
-  return headers;
-}
-
-/** `response` with the answer headers no handler took: Vary appended to its own, any other set. */
-export function withAnswerHeaders(ctx: RequestContext, response: Response): Response {
-  const headers = takeAnswerHeaders(ctx);
-  if (headers === undefined) return response;
-  for (const name in headers) {
-    if (name === "vary") response.headers.append(name, headers[name]!);
-    else response.headers.set(name, headers[name]!);
-  }
-  return response;
 }
 
 export type Handler = (ctx: RequestContext) => Response | Promise<Response>;

@@ -5,7 +5,7 @@
 import type { AppContext } from "../../lib/app.ts";
 import { envDurationMs, envInt } from "../../lib/config.ts";
 import { ApiError } from "../../lib/errors.ts";
-import { addAnswerHeader, type Handler, type RequestContext, withAnswerHeaders } from "../../lib/http.ts";
+import type { Handler, RequestContext } from "../../lib/http.ts";
 import type { Route } from "../../lib/router.ts";
 import { httpErrorOf } from "../../lib/store_http.ts";
 import type { BrowserFront, RegistryCore } from "../registry/mod.ts";
@@ -77,6 +77,11 @@ function errorPage(c: ConsoleReq, err: unknown): Response {
     <p><a href="/">Back to the start page</a></p>
   `;
   return page(c, { title, body, status: err.status, headers: err.headers ?? {} });
+}
+
+function varyOnAccept(response: Response): Response {
+  response.headers.append("Vary", "Accept");
+  return response;
 }
 
 /** Built by the registry with its state (createRegistryApi's front), before the registry declares its routes. */
@@ -225,11 +230,8 @@ export function createConsoleApi(ctx: AppContext, registry: RegistryCore): Brows
           return new Response(null, { status: 302, headers: { Location: location, Vary: "Accept" } });
         }
         // The same URL answers JSON or a redirect by Accept: caches must keep them apart.
-        addAnswerHeader(rc, "vary", "Accept");
         const answer = handler(rc);
-        return answer instanceof Promise
-          ? answer.then((r) => withAnswerHeaders(rc, r))
-          : withAnswerHeaders(rc, answer);
+        return answer instanceof Promise ? answer.then(varyOnAccept) : varyOnAccept(answer);
       };
     },
     close() {

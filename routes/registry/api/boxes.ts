@@ -24,7 +24,7 @@ export const ownerView = boxes.ownerView;
 
 export function getBox(req: Req): Response {
   const { box, insider } = visibleBox(req);
-  return jsonText(req.ctx, boxJson({ reg: req.reg, origin: req.origin, insider, api: req.api }, box));
+  return jsonText(boxJson({ reg: req.reg, origin: req.origin, insider, api: req.api }, box));
 }
 
 export async function createBox(req: Req): Promise<Response> {

@@ -14,7 +14,7 @@ import { jsonText } from "./respond.ts";
 export function boxMetadata(req: Req): Response {
   const { username = "", name = "" } = req.ctx.params;
   const metadata = downloads.boxMetadata(req, username, name);
-  return jsonText(req.ctx, metadata.text, metadata.private ? "private, no-store" : "no-cache");
+  return jsonText(metadata.text, metadata.private ? "private, no-store" : "no-cache");
 }
 
 export async function downloadProvider(req: Req): Promise<Response> {

@@ -7,5 +7,5 @@ import { jsonText } from "./respond.ts";
 export function search(req: Req): Response {
   const href = req.ctx.request.url;
   const rawQuery = href.slice(href.indexOf("?") >>> 0);
-  return jsonText(req.ctx, searchRendered(req, rawQuery, () => searchInput(req.ctx.url.searchParams)));
+  return jsonText(searchRendered(req, rawQuery, () => searchInput(req.ctx.url.searchParams)));
 }

@@ -3,7 +3,7 @@
 
 import { asApiError } from "../../../lib/store_http.ts";
 import { ApiError } from "../../../lib/errors.ts";
-import { addAnswerHeader, type Handler, type RequestContext, withAnswerHeaders } from "../../../lib/http.ts";
+import type { Handler, RequestContext } from "../../../lib/http.ts";
 import type { RateLimiter } from "../../../lib/rate_limiter.ts";
 import type { Route, RouteStep } from "../../../lib/router.ts";
 import { rateLimitStep } from "../../../lib/router/steps/rate_limit.ts";
@@ -71,20 +71,23 @@ const echoRequestId: RouteStep = (_route, next) => (ctx) => {
   // whole list anyway at the end of a request whose headers were read.
   const given = headers.has("x-request-id") ? headers.get("x-request-id") : null;
   const requestId = given !== null && saneRequestId.test(given) ? given : ctx.requestId;
-  // The hot read handlers build it into their Response (routes/registry/api/respond.ts); others get it set after.
-  addAnswerHeader(ctx, "x-request-id", requestId);
   try {
     const answer = next(ctx);
     if (answer instanceof Promise) {
-      return answer.then((r) => withAnswerHeaders(ctx, r), (err) => {
+      return answer.then((r) => withRequestId(r, requestId), (err) => {
         throw errorWithRequestId(err, requestId);
       });
     }
-    return withAnswerHeaders(ctx, answer);
+    return withRequestId(answer, requestId);
   } catch (err) {
     throw errorWithRequestId(err, requestId);
   }
 };
+
+function withRequestId(response: Response, requestId: string): Response {
+  response.headers.set("x-request-id", requestId);
+  return response;
+}
 
 /** Client errors carry the echoed X-Request-Id; anything else stays a 500 for the router. */
 function errorWithRequestId(thrown: unknown, requestId: string): unknown {

@@ -17,7 +17,6 @@ export function getNamespace(req: Req): Response {
     profile_markdown: ns.profile,
   });
   return jsonText(
-    req.ctx,
     `${head.slice(0, -1)},"boxes":[${ns.boxes.map((b) => boxJson(view, b, false)).join(",")}]}`,
   );
 }
