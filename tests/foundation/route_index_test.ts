@@ -1,12 +1,6 @@
 import { assertEquals } from "../helpers/assert.ts";
-import {
-  laterLiterals,
-  literalsMatch,
-  RouteIndex,
-  segmentParams,
-  segmentShape,
-  segmentValues,
-} from "../../lib/route_index.ts";
+import { laterLiterals, literalsMatch, RouteIndex, segmentShape } from "../../lib/route_index.ts";
+import { segmentParams, segmentValues } from "../../lib/route_index.ts";
 
 Deno.test("segmentShape gives literal segments and parameter places, or undefined when the count varies", () => {
   assertEquals(segmentShape("/"), [""]);
