@@ -132,16 +132,16 @@ function latency(text: string, label: string): number {
 
 /**
  * Starts a Deno child running `script` with args; resolves once it prints a line matching `ready`. With `cpus`
- * (a taskset CPU list) the child runs pinned to those CPUs.
+ * (a taskset CPU list) the child runs pinned to those CPUs; `denoFlags` go before the script (e.g. `--inspect`).
  */
 export async function startChild(
   script: string,
   args: string[],
   ready: RegExp,
   env: Record<string, string> = {},
-  options: { cpus?: string } = {},
+  options: { cpus?: string; denoFlags?: string[] } = {},
 ) {
-  const deno = ["run", "-A", script, ...args];
+  const deno = ["run", "-A", ...options.denoFlags ?? [], script, ...args];
   // taskset execs the program: the child's pid stays the server's own (for cpuSecondsOf / rssMiB).
   const child = new Deno.Command(options.cpus === undefined ? Deno.execPath() : "taskset", {
     args: options.cpus === undefined ? deno : ["-c", options.cpus, Deno.execPath(), ...deno],

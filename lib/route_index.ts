@@ -171,6 +171,50 @@ export function laterLiterals(
   return literals;
 }
 
+/** A parameter that fills a whole segment: its position among the path's segments and its name. */
+export type SegmentParam = readonly [index: number, name: string];
+
+/**
+ * The parameters of a fixed-shape pattern (`segments`: its segmentShape) when each is a whole segment in the
+ * default syntax (`:name`: any non-empty text without "/"), else undefined. Such a pattern matches exactly the
+ * paths of its segment count with its literal segments and no empty parameter segment, and its parameters are
+ * those segments: no RegExp needs to run (see segmentValues).
+ */
+export function segmentParams(
+  pattern: string,
+  segments: readonly (string | undefined)[] | undefined,
+): readonly SegmentParam[] | undefined {
+  if (!segments) return undefined;
+  const pieces = splitTopLevel(pattern.slice(1));
+  const params: SegmentParam[] = [];
+  for (let i = 0; i < segments.length; i++) {
+    if (segments[i] !== undefined) continue;
+    const piece = pieces[i];
+    if (piece === undefined || !/^:[A-Za-z_$][A-Za-z0-9_$]*$/.test(piece)) return undefined;
+    params.push([i, piece.slice(1)]);
+  }
+  return params;
+}
+
+/**
+ * The segment parameters of the path given to the last `RouteIndex.candidates` call (whose literal segments
+ * `literalsMatch` found equal), or undefined when one of them is empty (no match).
+ */
+export function segmentValues(
+  params: readonly SegmentParam[],
+  path: string,
+): Record<string, string> | undefined {
+  const values: Record<string, string> = {};
+  for (let n = 0; n < params.length; n++) {
+    const [i, name] = params[n]!;
+    const start = slashes[i]! + 1;
+    const end = slashes[i + 1]!;
+    if (end === start) return undefined;
+    values[name] = path.slice(start, end);
+  }
+  return values;
+}
+
 /** Whether the path given to the last `RouteIndex.candidates` call has these literal segments. */
 export function literalsMatch(literals: readonly LiteralSegment[], path: string): boolean {
   for (let n = 0; n < literals.length; n++) {

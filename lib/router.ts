@@ -60,7 +60,6 @@ export class Router {
   #accessLog: AccessLog;
   #hostCheck = new HostCheck();
   #headerGuard: HeaderGuard;
-  #secretPaths: SecretPathRedactor;
 
   /** A router over every group's routes, in order; each group's family renders the paths it owns. */
   static forGroups(groups: readonly RouteGroup[], options: RouterOptions): Router {
@@ -72,7 +71,11 @@ export class Router {
 
   private constructor(routes: readonly Route[], options: RouterOptions, groups: GroupOptions) {
     this.#options = options;
-    this.#accessLog = new AccessLog(options.logger, options.metrics !== undefined);
+    this.#accessLog = new AccessLog(
+      options.logger,
+      options.metrics !== undefined,
+      new SecretPathRedactor(routes),
+    );
     const families = new FamilyTable(groups.families);
     this.#families = families;
     this.#headerGuard = new HeaderGuard(options.logger, families);
@@ -93,7 +96,6 @@ export class Router {
           route.family === undefined || !families.ownsNothingUnder(route.family, segment, count),
       },
     });
-    this.#secretPaths = new SecretPathRedactor(routes);
   }
 
   /**
@@ -106,7 +108,6 @@ export class Router {
     const sequence = nextRequestSequence();
     const method = request.method;
     let path = "";
-    let logPath = "";
     let route: CompiledRoute | undefined;
     try {
       const href = request.url;
@@ -120,7 +121,6 @@ export class Router {
         path = url.pathname;
         if (path.includes("//")) path = path.replace(/\/{2,}/g, "/");
       }
-      logPath = this.#secretPaths.redact(path);
       route = this.#table.staticRoute(path, method);
       let params: Record<string, string> = {};
       if (!route) ({ route, params } = this.#table.match(path, method));
@@ -131,23 +131,21 @@ export class Router {
       const metrics = route.metrics;
       if (answer instanceof Promise) {
         return answer.then(
-          (r) => this.#finish(r, path, sequence, method, logPath, started, metrics),
+          (r) => this.#finish(r, path, sequence, method, started, metrics),
           (err) => {
             const failed = this.#failure(err, this.#families.ownerOf(path), sequence);
-            return this.#finish(failed, path, sequence, method, logPath, started, metrics);
+            return this.#finish(failed, path, sequence, method, started, metrics);
           },
         );
       }
-      return this.#finish(answer, path, sequence, method, logPath, started, metrics);
+      return this.#finish(answer, path, sequence, method, started, metrics);
     } catch (err) {
       // Failures are rendered in the shape of the family owning the path (looked up only here: errors are rare).
       const family = this.#families.ownerOf(path);
       const response = this.#failure(err, family, sequence);
-      // A failure before the path was redacted (a malformed Host) is logged with the path as sent, redacted.
-      logPath ||= this.#secretPaths.redact(path);
       // A request no route matched counts as its family's "unmatched", never under its path.
       const metrics = route ? route.metrics : this.#options.metrics?.unmatched(family);
-      return this.#finish(response, path, sequence, method, logPath, started, metrics);
+      return this.#finish(response, path, sequence, method, started, metrics);
     }
   }
 
@@ -156,13 +154,12 @@ export class Router {
     path: string,
     sequence: number,
     method: string,
-    logPath: string,
     started: number,
     metrics: RouteMetrics | undefined,
   ) {
     response = this.#headerGuard.check(response, path, sequence);
     const ended = this.#accessLog.now();
-    this.#accessLog.write(sequence, method, logPath, response.status, started, ended);
+    this.#accessLog.write(sequence, method, path, response.status, started, ended);
     metrics?.record(response.status, ended - started);
     return response;
   }

@@ -4,7 +4,15 @@
 import { ApiError } from "../errors.ts";
 import type { Family, Handler } from "../http.ts";
 import { compilePathPattern } from "../route_pattern.ts";
-import { type IndexOptions, laterLiterals, literalsMatch, RouteIndex, segmentShape } from "../route_index.ts";
+import {
+  type IndexOptions,
+  laterLiterals,
+  literalsMatch,
+  RouteIndex,
+  segmentParams,
+  segmentShape,
+  segmentValues,
+} from "../route_index.ts";
 import type { RouteMetrics } from "../metrics/http.ts";
 import type { CompiledRoute, Route, RouteStep } from "./route.ts";
 import { headFromGet } from "./steps/head.ts";
@@ -67,7 +75,10 @@ export class RouteTable {
     for (const route of this.#index.candidates(path)) {
       if (path.charCodeAt(route.probeAt) !== route.probeCode || !path.startsWith(route.prefix)) continue;
       if (route.literals.length && !literalsMatch(route.literals, path)) continue;
-      const groups = matchGroups(route, path);
+      // Parameters that are whole segments are sliced out of the path; other patterns run their RegExp.
+      const groups = route.segmentParams
+        ? segmentValues(route.segmentParams, path)
+        : matchGroups(route, path);
       if (!groups) continue;
       const wanted = method === "HEAD" && !route.methods.has("HEAD") ? "GET" : method;
       if (!route.methods.has(wanted)) {
@@ -109,6 +120,7 @@ function compile(r: Route, order: number, options: TableOptions): CompiledRoute 
     prefix,
     segments,
     literals: laterLiterals(segments),
+    segmentParams: segmentParams(r.path, segments),
     order,
     family,
     metrics: options.metricsOf?.(r, family),

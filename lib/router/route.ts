@@ -1,7 +1,7 @@
 // What a route table entry declares (Route), and the compiled form the matcher and the steps work with.
 
 import type { Family, Handler } from "../http.ts";
-import type { LiteralSegment } from "../route_index.ts";
+import type { LiteralSegment, SegmentParam } from "../route_index.ts";
 import type { RouteMetrics } from "../metrics/http.ts";
 
 export interface Route {
@@ -44,6 +44,8 @@ export interface CompiledRoute extends Route {
   segments: readonly (string | undefined)[] | undefined;
   /** Literal segments after the first, checked before the pattern is tried (the first is the index's key). */
   literals: readonly LiteralSegment[];
+  /** When every parameter is a whole `:name` segment of a fixed-shape pattern: where they are (no RegExp runs). */
+  segmentParams: readonly SegmentParam[] | undefined;
   /**
    * One character of the prefix (its last but one: usually the end of its last literal segment) and its code:
    * checked before `startsWith`, which costs ~50 ns a call here while a char code costs a few, so most routes

@@ -1,5 +1,6 @@
 import { assertEquals } from "../helpers/assert.ts";
 import { laterLiterals, literalsMatch, RouteIndex, segmentShape } from "../../lib/route_index.ts";
+import { segmentParams, segmentValues } from "../../lib/route_index.ts";
 
 Deno.test("segmentShape gives literal segments and parameter places, or undefined when the count varies", () => {
   assertEquals(segmentShape("/"), [""]);
@@ -27,6 +28,31 @@ Deno.test("segmentShape gives literal segments and parameter places, or undefine
   ) {
     assertEquals(segmentShape(varying), undefined, varying);
   }
+});
+
+Deno.test("segment parameters: only whole `:name` segments of a fixed shape, sliced from the path, never empty", () => {
+  const params = (path: string) => segmentParams(path, segmentShape(path));
+  assertEquals(params("/api/v1/box/:username/:name"), [[3, "username"], [4, "name"]]);
+  assertEquals(params("/health"), []);
+  for (const path of ["/vagrant/:name([^/]+)\\.box", "/:a-:b/x", "/a/:x([^/]+)", "/ui{/*}?", "/a\\:b/:c"]) {
+    assertEquals(params(path), undefined, path);
+  }
+  const index = new RouteIndex([{
+    path: "/api/v1/box/:u/:b",
+    prefix: "/api/v1/box/",
+    order: 0,
+    segments: segmentShape("/api/v1/box/:u/:b"),
+    literals: [],
+  }]);
+  const box = params("/api/v1/box/:username/:name")!;
+  index.candidates("/api/v1/box/alice/precise%2064");
+  assertEquals(segmentValues(box, "/api/v1/box/alice/precise%2064"), {
+    username: "alice",
+    name: "precise%2064",
+  });
+  // What the RegExp `[^\/]+?` refuses: an empty segment (a trailing "/" makes one of another count).
+  index.candidates("/api/v1/box//precise64");
+  assertEquals(segmentValues(box, "/api/v1/box//precise64"), undefined);
 });
 
 /** The console's open root routes, then the registry's: as app.ts orders them. */

@@ -1,7 +1,7 @@
 // Response step, on every answer: a header value Deno would refuse (it ends the process) never leaves.
 
 import { ApiError } from "../../errors.ts";
-import { refusedHeader } from "../../header_values.ts";
+import { refusedResponseHeader } from "../../header_values.ts";
 import type { Logger } from "../../log.ts";
 import { requestIdOf } from "../../request_id.ts";
 import type { FamilyTable } from "../families.ts";
@@ -21,7 +21,7 @@ export class HeaderGuard {
    * logged.
    */
   check(response: Response, path: string, sequence: number): Response {
-    const header = refusedHeader(response.headers);
+    const header = refusedResponseHeader(response);
     if (header === undefined) return response;
     response.body?.cancel().catch(() => {});
     const requestId = requestIdOf(sequence);

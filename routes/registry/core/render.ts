@@ -170,6 +170,20 @@ export function cachedJson(doc: object, key: string, build: () => string): strin
   return cached(doc, key, build);
 }
 
+/**
+ * The cache keys of the last origin read, by view: while requests name the same host (the usual case) a read
+ * finds its key rather than building one, which would be hashed again on every request. One origin at a time:
+ * a client may name any host.
+ */
+let keysOfOrigin = { origin: "", keys: new Map<string, string>() };
+
+function keyWithOrigin(variant: string, origin: string): string {
+  if (keysOfOrigin.origin !== origin) keysOfOrigin = { origin, keys: new Map() };
+  let key = keysOfOrigin.keys.get(variant);
+  if (key === undefined) keysOfOrigin.keys.set(variant, key = variant + origin);
+  return key;
+}
+
 const DOWNLOADS_MARK = '"downloads":-1,';
 
 /** A box's JSON text as last sent, and where in it the download count sits. */
@@ -189,9 +203,10 @@ interface CountedText {
  * Deno.serve less than a Uint8Array, which the Response constructor copies (measured with wrk).
  */
 export function boxJson(view: View, stored: StoredDoc<BoxDoc>, withVersions = true): string {
-  const key = (withVersions ? (view.insider ? "box+v+i|" : "box+v|") : (view.insider ? "box+i|" : "box|")) +
+  const variant =
+    (withVersions ? (view.insider ? "box+v+i|" : "box+v|") : (view.insider ? "box+i|" : "box|")) +
     (view.api === 2 ? "2|" : "");
-  const slot = cached(stored.doc, key + view.origin, (): CountedText => {
+  const slot = cached(stored.doc, keyWithOrigin(variant, view.origin), (): CountedText => {
     const rendered = renderBox(view, stored, withVersions);
     rendered.downloads = -1;
     const text = JSON.stringify(rendered);
