@@ -9,7 +9,11 @@ import type { VerifiedIdentity } from "../../lib/identity.ts";
 import type { StoredDoc } from "../../lib/store/mod.ts";
 import { httpErrorOf } from "../../lib/store_http.ts";
 import type { UserDoc } from "../registry/core/model.ts";
-import { completeOidcSecondFactor, requestOidcSmsCode } from "../registry/services/oidc_sign_in.ts";
+import {
+  completeOidcSecondFactor,
+  pendingOidcUser,
+  requestOidcSmsCode,
+} from "../registry/services/oidc_sign_in.ts";
 import { type ConsoleReq, errorMessages } from "./context.ts";
 import { field, loginForm } from "./forms.ts";
 import { html } from "./html.ts";
@@ -117,6 +121,14 @@ function smsOffered(c: ConsoleReq, pending: PendingCode): boolean {
 export function codeGet(c: ConsoleReq): Response {
   const pending = pendingOf(c);
   if (!pending) return codePage(c, { errors: [noStep], status: 401, form: false });
+  try {
+    // No form for a sign-in that no longer stands (the posts refuse it as well).
+    pendingOidcUser(c.reg, pending.username, pending.via);
+  } catch (thrown) {
+    if (!(thrown instanceof ApiError) || ![401, 503].includes(thrown.status)) throw thrown;
+    const retryAfter = new Headers(thrown.headers).get("Retry-After");
+    return codePage(c, { errors: errorMessages(thrown), status: thrown.status, retryAfter, form: false });
+  }
   return codePage(c, { form: true, sms: smsOffered(c, pending) });
 }
 

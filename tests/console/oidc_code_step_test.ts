@@ -72,9 +72,16 @@ Deno.test("console OIDC code step: withdrawn sign-ins and replayed steps refused
           .find((a) => a.attributes.email === oidcUsers.bob.email)!;
         assertEquals((await authAdmin.delete(`/v1/accounts/${account.id}`)).status, 200);
         await untilIntervalOver();
-        // Before: 200 and a text sent, then that code signed bob in (303 to /).
+        // Before: the code page (200), a text sent (200), then that code signed bob in (303 to /).
+        const shown = await bob.get("/ui/login/code");
+        const page = {
+          status: shown.status,
+          why: shown.text.includes("This sign-in with Corp SSO expired or was used already; start again."),
+        };
         const send = await textMeACode(bob, mobiles.bob);
-        assertEquals({ send, post: await postNewestCode(bob, mobiles.bob) }, {
+        const post = await postNewestCode(bob, mobiles.bob);
+        assertEquals({ page, send, post }, {
+          page: { status: 401, why: true },
           send: refused,
           post: notSignedIn,
         });
@@ -87,10 +94,20 @@ Deno.test("console OIDC code step: withdrawn sign-ins and replayed steps refused
       for (const [name, value] of copied.cookies) replay.cookies.set(name, value);
       replay.csrf = copied.csrf;
       // Before: the code page (200), a text sent (200), and its code opened a second session as alice (303).
-      const page = (await replay.get("/ui/login/code")).status;
+      const shown = await replay.get("/ui/login/code");
+      const page = {
+        status: shown.status,
+        why: shown.text.includes(
+          "No sign-in waits for a two-factor code in this browser (it expired or was used already)",
+        ),
+      };
       const send = await textMeACode(replay, mobiles.alice);
       const post = await postNewestCode(replay, mobiles.alice);
-      assertEquals({ page, send, post }, { page: 401, send: refused, post: notSignedIn });
+      assertEquals({ page, send, post }, {
+        page: { status: 401, why: true },
+        send: refused,
+        post: notSignedIn,
+      });
     });
 
     await t.step("a user's sixth waiting step replaces the oldest (5 kept per user)", async () => {
@@ -114,9 +131,16 @@ Deno.test("console OIDC code step: withdrawn sign-ins and replayed steps refused
         });
         assertEquals(inactive.status, 200, JSON.stringify(inactive.body));
         await untilIntervalOver();
-        // Before: 200 and a text sent, then that code signed carol in (303 to /).
+        // Before: the code page (200), a text sent (200), then that code signed carol in (303 to /).
+        const shown = await carol.get("/ui/login/code");
+        const page = {
+          status: shown.status,
+          why: shown.text.includes("Corp SSO is not offered for sign-in now."),
+        };
         const send = await textMeACode(carol, mobiles.carol);
-        assertEquals({ send, post: await postNewestCode(carol, mobiles.carol) }, {
+        const post = await postNewestCode(carol, mobiles.carol);
+        assertEquals({ page, send, post }, {
+          page: { status: 401, why: true },
           send: refused,
           post: notSignedIn,
         });
