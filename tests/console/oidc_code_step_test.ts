@@ -9,6 +9,12 @@ import { startConsoleOidc } from "./oidc_http_sign_in.ts";
 
 /** The per-user interval between SMS code requests (docs/security.md#throttles), and a second of slack. */
 const smsIntervalMs = 31_000;
+/** What the code page says of each refusal. */
+const reasons = {
+  accountGone: "This sign-in with Corp SSO expired or was used already; start again.",
+  stepUsed: "No sign-in waits for a two-factor code in this browser (it expired or was used already)",
+  methodWithdrawn: "Corp SSO is not offered for sign-in now.",
+};
 const mobiles = { alice: "+15550001234", bob: "+15550002345", carol: "+15550003456" };
 
 Deno.test("console OIDC code step: withdrawn sign-ins and replayed steps refused", async (t) => {
@@ -38,8 +44,21 @@ Deno.test("console OIDC code step: withdrawn sign-ins and replayed steps refused
       const done = await web.postForm("/ui/login/code", { code: (await textsTo(mobile)).at(-1)! });
       return { status: done.status, signedInAs: await signedInAs(web) };
     };
-    const refused = { status: 401, texts: 0 };
-    const notSignedIn = { status: 401, signedInAs: undefined };
+    /**
+     * The whole step tried once more: the code page (its status, whether it gives `reason`), "Text me a code",
+     * then the newest code texted to `mobile` posted.
+     */
+    const tryStep = async (web: WebClient, mobile: string, reason: string) => {
+      const shown = await web.get("/ui/login/code");
+      const page = { status: shown.status, why: shown.text.includes(reason) };
+      return { page, send: await textMeACode(web, mobile), post: await postNewestCode(web, mobile) };
+    };
+    /** What tryStep sees of a refused step. */
+    const refused = {
+      page: { status: 401, why: true },
+      send: { status: 401, texts: 0 },
+      post: { status: 401, signedInAs: undefined },
+    };
 
     // Each person provisioned by a first sign-in, then SMS two-factor on (a number of its own each).
     for (const name of ["alice", "bob", "carol"] as const) {
@@ -73,18 +92,7 @@ Deno.test("console OIDC code step: withdrawn sign-ins and replayed steps refused
         assertEquals((await authAdmin.delete(`/v1/accounts/${account.id}`)).status, 200);
         await untilIntervalOver();
         // Before: the code page (200), a text sent (200), then that code signed bob in (303 to /).
-        const shown = await bob.get("/ui/login/code");
-        const page = {
-          status: shown.status,
-          why: shown.text.includes("This sign-in with Corp SSO expired or was used already; start again."),
-        };
-        const send = await textMeACode(bob, mobiles.bob);
-        const post = await postNewestCode(bob, mobiles.bob);
-        assertEquals({ page, send, post }, {
-          page: { status: 401, why: true },
-          send: refused,
-          post: notSignedIn,
-        });
+        assertEquals(await tryStep(bob, mobiles.bob, reasons.accountGone), refused);
       },
     );
 
@@ -94,20 +102,7 @@ Deno.test("console OIDC code step: withdrawn sign-ins and replayed steps refused
       for (const [name, value] of copied.cookies) replay.cookies.set(name, value);
       replay.csrf = copied.csrf;
       // Before: the code page (200), a text sent (200), and its code opened a second session as alice (303).
-      const shown = await replay.get("/ui/login/code");
-      const page = {
-        status: shown.status,
-        why: shown.text.includes(
-          "No sign-in waits for a two-factor code in this browser (it expired or was used already)",
-        ),
-      };
-      const send = await textMeACode(replay, mobiles.alice);
-      const post = await postNewestCode(replay, mobiles.alice);
-      assertEquals({ page, send, post }, {
-        page: { status: 401, why: true },
-        send: refused,
-        post: notSignedIn,
-      });
+      assertEquals(await tryStep(replay, mobiles.alice, reasons.stepUsed), refused);
     });
 
     await t.step("a user's sixth waiting step replaces the oldest (5 kept per user)", async () => {
@@ -132,18 +127,7 @@ Deno.test("console OIDC code step: withdrawn sign-ins and replayed steps refused
         assertEquals(inactive.status, 200, JSON.stringify(inactive.body));
         await untilIntervalOver();
         // Before: the code page (200), a text sent (200), then that code signed carol in (303 to /).
-        const shown = await carol.get("/ui/login/code");
-        const page = {
-          status: shown.status,
-          why: shown.text.includes("Corp SSO is not offered for sign-in now."),
-        };
-        const send = await textMeACode(carol, mobiles.carol);
-        const post = await postNewestCode(carol, mobiles.carol);
-        assertEquals({ page, send, post }, {
-          page: { status: 401, why: true },
-          send: refused,
-          post: notSignedIn,
-        });
+        assertEquals(await tryStep(carol, mobiles.carol, reasons.methodWithdrawn), refused);
       },
     );
   } finally {
