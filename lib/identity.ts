@@ -60,6 +60,11 @@ export interface IdentityProvider {
   /** The auth-method user `userId`: whether it exists, and the methods its accounts belong to. */
   user(userId: string): { id: string; accountMethodIds: string[] } | undefined;
   /**
+   * Whether account `accountId` still exists and belongs to auth-method user `userId` (the check a console OIDC
+   * attempt's collection makes, for the code step after it to repeat).
+   */
+  holdsAccount(userId: string, accountId: string): boolean;
+  /**
    * Checks a login name and password against one password or ldap method through that method's own login
    * (account created or refreshed, attribute maps, events), minting no auth token. Throttling is the caller's:
    * a wrong password is `undefined`, never an error.

@@ -54,6 +54,7 @@ const storageIndependent = [
   "tests/authmethods/oidc_attempts_test.ts",
   "tests/authmethods/throttle_test.ts",
   "tests/authmethods/tokens_test.ts",
+  "tests/console/code_steps_test.ts",
   "tests/events/module_close_test.ts",
   "tests/events/stream_unit_test.ts",
   "tests/foundation/failure_throttle_test.ts",

@@ -6,7 +6,7 @@ import { ApiError } from "../../lib/errors.ts";
 import type { DocWrite, EventInput, StoredDoc } from "../../lib/store/mod.ts";
 import { SealedDocs } from "../../lib/store/sealed_docs.ts";
 import { collections, lockKeys, parentLocks } from "./common.ts";
-import { tokenDeletedEvent, type TokenDoc, tokenTombstone } from "./state.ts";
+import { holdsAccount, tokenDeletedEvent, type TokenDoc, tokenTombstone } from "./state.ts";
 import type { NewToken } from "./tokens.ts";
 
 /*
@@ -346,8 +346,7 @@ export class OidcAttempts {
     const secrets = opened === undefined ? undefined : JSON.parse(opened) as AttemptSecrets;
     const signedIn = secrets?.signed_in;
     if (!signedIn) return { status: "failed" };
-    const account = this.#store.get<{ user_id?: string }>(collections.accounts, signedIn.account_id);
-    if (account?.doc.user_id !== signedIn.user_id) return { status: "gone" };
+    if (!holdsAccount(this.#store, signedIn.user_id, signedIn.account_id)) return { status: "gone" };
     return { status: "signed-in", signedIn, profile: secrets.profile ?? {} };
   }
 

@@ -4,7 +4,7 @@
 import { createHmac, hkdfSync } from "node:crypto";
 import { Buffer } from "node:buffer";
 import type { AppContext } from "../../lib/app.ts";
-import type { DocChange, DocWrite, EventInput, StoredDoc } from "../../lib/store/mod.ts";
+import type { DocChange, DocumentStore, DocWrite, EventInput, StoredDoc } from "../../lib/store/mod.ts";
 import { ChangeLog } from "./change_log.ts";
 import { type Attrs, collections, type MethodType, resourceEvent } from "./common.ts";
 import { type ManagedGroupDoc, MembershipIndex } from "./memberships.ts";
@@ -53,6 +53,14 @@ export interface AccountDoc {
   user_id: string;
   created_time: string;
   updated_time: string;
+}
+
+/**
+ * Whether account `accountId` still exists and belongs to user `userId`: a console OIDC sign-in stands only
+ * while it does, when the console collects the attempt and at each request of its two-factor code step.
+ */
+export function holdsAccount(store: Pick<DocumentStore, "get">, userId: string, accountId: string): boolean {
+  return store.get<AccountDoc>(collections.accounts, accountId)?.doc.user_id === userId;
 }
 
 export interface UserDoc {

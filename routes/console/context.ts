@@ -9,11 +9,14 @@ import type { Actor, Registry } from "../registry/core/registry.ts";
 import type { Uploads } from "../registry/services/uploads.ts";
 import type { UserDoc } from "../registry/core/model.ts";
 import { readCookie, type Session, SESSION_COOKIE, type Sessions } from "./session.ts";
+import type { CodeSteps } from "./code_steps.ts";
 
 export interface ConsoleEnv {
   reg: Registry;
   uploads: Uploads;
   sessions: Sessions;
+  /** The two-factor code steps waiting for their code (each used once). */
+  codeSteps: CodeSteps;
   /** Cookies get Secure (WHARF_PUBLIC_URL is https). */
   secureCookies: boolean;
 }

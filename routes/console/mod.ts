@@ -15,6 +15,7 @@ import { type ConsoleEnv, type ConsoleReq, consoleReq, sessionViewer } from "./c
 import { html } from "./html.ts";
 import { page, seeOther } from "./layout.ts";
 import { DEFAULT_MAX_SESSIONS_PER_USER, Sessions } from "./session.ts";
+import { CodeSteps } from "./code_steps.ts";
 import { serveAsset } from "./assets.ts";
 import { homePage, namespacePage, searchPage } from "./pages_public.ts";
 import { boxPage, versionPage } from "./pages_box.ts";
@@ -91,15 +92,20 @@ export function createConsoleApi(ctx: AppContext, registry: RegistryCore): Brows
     idleMs: envDurationMs(env, "WHARF_CONSOLE_SESSION_IDLE", 2 * 3_600_000),
     absoluteMs: envDurationMs(env, "WHARF_CONSOLE_SESSION_MAX", 12 * 3_600_000),
   }, envInt(env, "WHARF_CONSOLE_MAX_SESSIONS_PER_USER", DEFAULT_MAX_SESSIONS_PER_USER, 1));
+  const codeSteps = new CodeSteps(ctx.data.store, ctx.data.keys);
   const publicUrl = registry.reg.settings.publicUrl;
   const consoleEnv: ConsoleEnv = {
     reg: registry.reg,
     uploads: registry.uploads,
     sessions,
+    codeSteps,
     secureCookies: publicUrl.startsWith("https://"),
   };
   const sweep = setInterval(() => {
     sessions.sweep().catch((err) => ctx.logger.warn("console: session sweep failed", { error: String(err) }));
+    codeSteps.sweep().catch((err) =>
+      ctx.logger.warn("console: code step sweep failed", { error: String(err) })
+    );
   }, 5 * 60_000);
   Deno.unrefTimer(sweep);
 

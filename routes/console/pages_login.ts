@@ -172,7 +172,7 @@ export async function oidcCompleteGet(c: ConsoleReq): Promise<Response> {
     if (!match) throw new ApiError(401, "No sign-in with an identity provider was started in this browser.");
     const signedIn = await completeOidcSignIn(c.reg, c.ctx, match[1]!, match[2]!);
     // Two-factor on: the registry's code step before the session (docs/identity.md#oidc-sign-in).
-    if (signedIn.needsCode) return startCodeStep(c, signedIn.user, signedIn.via, [OIDC_COOKIE]);
+    if (signedIn.needsCode) return await startCodeStep(c, signedIn.user, signedIn.via, [OIDC_COOKIE]);
     return await startSession(c, signedIn.user, "/", [OIDC_COOKIE]);
   });
 }

@@ -1,7 +1,7 @@
 // The two-factor code step of an OIDC sign-in (docs/identity.md#oidc-sign-in): the first factor's outcome sealed
-// into a cookie bound to this browser's pre-login cookie (nothing stored, valid 5 minutes), an SMS code sent on
-// request (the password form's limit of requests), the registry's code check with the password form's throttle
-// of wrong codes, then the session.
+// into a cookie bound to this browser's pre-login cookie with the id of a stored step (valid 5 minutes, used up
+// by the sign-in it completes, on any node), an SMS code sent on request (the password form's limit of
+// requests), the registry's code check with the password form's throttle of wrong codes, then the session.
 
 import { ApiError } from "../../lib/errors.ts";
 import { randomSecret } from "../../lib/ids.ts";
@@ -9,7 +9,11 @@ import type { VerifiedIdentity } from "../../lib/identity.ts";
 import type { StoredDoc } from "../../lib/store/mod.ts";
 import { httpErrorOf } from "../../lib/store_http.ts";
 import type { UserDoc } from "../registry/core/model.ts";
-import { completeOidcSecondFactor, requestOidcSmsCode } from "../registry/services/oidc_sign_in.ts";
+import {
+  completeOidcSecondFactor,
+  pendingOidcUser,
+  requestOidcSmsCode,
+} from "../registry/services/oidc_sign_in.ts";
 import { type ConsoleReq, errorMessages } from "./context.ts";
 import { field, loginForm } from "./forms.ts";
 import { html } from "./html.ts";
@@ -25,15 +29,20 @@ export const CODE_STEP_PATH = "/ui/login/code";
 interface PendingCode {
   username: string;
   via: VerifiedIdentity;
+  /** The stored step's id (code_steps.ts): the step is over once it is used. */
+  step: string;
 }
 
-/** After the OIDC callback of a user with two-factor on: the sealed step, and the browser sent to the code form. */
-export function startCodeStep(
+/**
+ * After the OIDC callback of a user with two-factor on: a stored step (that user's oldest beyond 5 go), sealed
+ * with the first factor's outcome into a cookie, and the browser sent to the code form.
+ */
+export async function startCodeStep(
   c: ConsoleReq,
   user: StoredDoc<UserDoc>,
   via: VerifiedIdentity,
   clear: string[],
-): Response {
+): Promise<Response> {
   const secure = c.env.secureCookies;
   const headers = new Headers();
   let cookie = readCookie(c.ctx.request, LOGIN_COOKIE);
@@ -41,20 +50,30 @@ export function startCodeStep(
     cookie = randomSecret(32);
     headers.append("Set-Cookie", cookieHeader(LOGIN_COOKIE, cookie, secure, 3600));
   }
-  const pending: PendingCode = { username: user.id, via };
+  const pending: PendingCode = {
+    username: user.id,
+    via,
+    step: await c.env.codeSteps.open(user.id, CODE_STEP_MS),
+  };
   const sealed = c.env.sessions.sealPending(cookie, pending, CODE_STEP_MS);
   headers.append("Set-Cookie", cookieHeader(CODE_COOKIE, sealed, secure, CODE_STEP_MS / 1000));
   for (const name of clear) headers.append("Set-Cookie", cookieHeader(name, "", secure, 0));
   return seeOther(c, CODE_STEP_PATH, undefined, headers);
 }
 
+/** This browser's pending step: undefined when absent, another browser's, expired or used already. */
 function pendingOf(c: ConsoleReq): PendingCode | undefined {
   const cookie = readCookie(c.ctx.request, LOGIN_COOKIE);
   if (!cookie) return undefined;
-  return c.env.sessions.openPending<PendingCode>(cookie, readCookie(c.ctx.request, CODE_COOKIE));
+  const pending = c.env.sessions.openPending<PendingCode>(cookie, readCookie(c.ctx.request, CODE_COOKIE));
+  if (typeof pending?.step !== "string" || !c.env.codeSteps.waits(pending.username, pending.step)) {
+    return undefined;
+  }
+  return pending;
 }
 
-const noStep = "No sign-in waits for a two-factor code in this browser (or it expired); sign in again.";
+const noStep =
+  "No sign-in waits for a two-factor code in this browser (it expired or was used already); sign in again.";
 
 function codePage(
   c: ConsoleReq,
@@ -102,6 +121,14 @@ function smsOffered(c: ConsoleReq, pending: PendingCode): boolean {
 export function codeGet(c: ConsoleReq): Response {
   const pending = pendingOf(c);
   if (!pending) return codePage(c, { errors: [noStep], status: 401, form: false });
+  try {
+    // No form for a sign-in that no longer stands (the posts refuse it as well).
+    pendingOidcUser(c.reg, pending.username, pending.via);
+  } catch (thrown) {
+    if (!(thrown instanceof ApiError) || ![401, 503].includes(thrown.status)) throw thrown;
+    const retryAfter = new Headers(thrown.headers).get("Retry-After");
+    return codePage(c, { errors: errorMessages(thrown), status: thrown.status, retryAfter, form: false });
+  }
   return codePage(c, { form: true, sms: smsOffered(c, pending) });
 }
 
@@ -118,6 +145,10 @@ export async function codePost(c: ConsoleReq): Promise<Response> {
       pending.username,
       pending.via,
       code || undefined,
+      async () => {
+        if (await c.env.codeSteps.use(pending.username, pending.step)) return;
+        throw new ApiError(401, "This sign-in expired or was used already; start again.");
+      },
     );
     return await startSession(c, user, "/", [CODE_COOKIE]);
   } catch (thrown) {

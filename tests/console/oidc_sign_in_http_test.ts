@@ -4,42 +4,13 @@
 // (docs/identity.md#oidc-sign-in).
 
 import { assert, assertEquals } from "../helpers/assert.ts";
-import { startTestServer } from "../helpers/server.ts";
-import { type OidcTestUser, oidcUsers, startOidcProvider } from "../fixtures/oidc_provider.ts";
+import { oidcUsers } from "../fixtures/oidc_provider.ts";
 import { completeProviderLogin } from "../fixtures/oidc_browser.ts";
-import { fastEnv } from "../authmethods/helpers.ts";
-import { ADMIN_PASSWORD } from "../registry/helpers.ts";
-import { offerOidcSignIn } from "../registry/oidc_sign_in_setup.ts";
-import { type PageAnswer, WebClient } from "./helpers.ts";
-
-const callbackPath = "/v1/auth-methods/oidc:authenticate:callback";
+import { startConsoleOidc } from "./oidc_http_sign_in.ts";
 
 Deno.test("console OIDC sign-in: no auth token, the linked user by index, an SMS code step", async (t) => {
-  const srv = await startTestServer({ ...fastEnv, WHARF_REGISTRY_ADMIN_PASSWORD: ADMIN_PASSWORD });
-  const op = await startOidcProvider({ redirectUris: [`${srv.url}${callbackPath}`], idTokenClaims: true });
+  const { srv, api, admin, authAdmin, oidc, signIn, signedInAs, stop } = await startConsoleOidc();
   try {
-    const { api, admin, authAdmin, oidc } = await offerOidcSignIn(srv.url, op, ["email", "profile"]);
-
-    /**
-     * "Sign in with Corp SSO" as a browser follows it, through the provider, to the answer of the console's
-     * completion page (303 to / once signed in, to the code step with two-factor on, or a refusal).
-     */
-    const signIn = async (user: OidcTestUser): Promise<{ web: WebClient; answer: PageAnswer }> => {
-      const web = new WebClient(srv.url);
-      const start = await web.get(`/ui/login/oidc/${oidc}`);
-      assertEquals(start.status, 303, start.text);
-      const { callbackUrl } = await completeProviderLogin(start.headers.get("location")!, user);
-      let answer = await web.get(callbackUrl.pathname + callbackUrl.search);
-      for (let hop = 0; hop < 5 && answer.status === 302; hop++) {
-        const location = new URL(answer.headers.get("location")!, srv.url);
-        answer = await web.get(location.pathname + location.search);
-      }
-      return { web, answer };
-    };
-    const signedInAs = async (web: WebClient) => {
-      const home = await web.get("/");
-      return /Signed in as ([a-z0-9_-]+)\./.exec(home.text)?.[1];
-    };
     /** The stored events of `types` (in commit order) whose payload names `methodId`. */
     const eventsOf = async (types: string[], methodId: string) => {
       const seen: { type: string; payload: Record<string, unknown> }[] = [];
@@ -171,7 +142,6 @@ Deno.test("console OIDC sign-in: no auth token, the linked user by index, an SMS
       assertEquals(await eventsOf(tokenTypes, oidc).then((e) => e.length), 1);
     });
   } finally {
-    await op.stop();
-    await srv.stop();
+    await stop();
   }
 });

@@ -12,7 +12,7 @@ import type {
 import { collections } from "../common.ts";
 import { methodState } from "../methods/methods_model.ts";
 import type { AuthService } from "../service.ts";
-import type { AccountDoc, ManagedGroupDoc, UserDoc } from "../state.ts";
+import { type AccountDoc, holdsAccount, type ManagedGroupDoc, type UserDoc } from "../state.ts";
 import { beginAttempt } from "./authenticate_oidc.ts";
 import type { LoginAttempt } from "../throttle.ts";
 import { checkLdap } from "./ldap_login.ts";
@@ -94,6 +94,7 @@ export function registryIdentity(
       });
       return { id: userId, accountMethodIds: methods };
     },
+    holdsAccount: (userId, accountId) => holdsAccount(svc.state.store, userId, accountId),
     async startOidc(methodId, clientIp, completePath, bindingCookie) {
       const stored = svc.state.method(methodId);
       if (!stored || stored.doc.type !== "oidc") throw new ApiError(404, "Unknown sign-in method.");

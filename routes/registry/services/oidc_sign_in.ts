@@ -64,10 +64,7 @@ export async function completeOidcSignIn(
     throw new ApiError(401, `${name} has not completed this sign-in; start again.`);
   }
   if (outcome.status === "failed") throw new ApiError(401, `Unable to sign in with ${name}.`);
-  // Made inactive while the person was at the provider: no sign-in through it (its minted token is gone).
-  if (reg.identity!.method(methodId)?.state === "inactive") {
-    throw new ApiError(401, `${name} is not offered for sign-in now.`);
-  }
+  refuseWithdrawnSignIn(reg, outcome.identity);
   const user = await signInUserOf(reg, outcome.identity);
   if (reg.maintenanceEnabled() && !actsAsAdmin(reg, user.doc)) throw maintenanceError();
   // The registry's two-factor settings apply after any first factor (docs/identity.md#oidc-sign-in).
@@ -76,20 +73,42 @@ export async function completeOidcSignIn(
   return { user, via: outcome.identity, needsCode: false };
 }
 
-/** The registry user an OIDC sign-in's first factor passed for: 401 when gone or no longer linked to that person. */
-function pendingUser(reg: Registry, username: string, via: VerifiedIdentity): StoredDoc<UserDoc> {
+/**
+ * 401 unless the sign-in through `via` still stands: its method an active oidc sign-in method (made inactive or
+ * taken out of the sign-in methods, it signs nobody in) and its account still the person's (deleted or moved to
+ * another user: gone). Checked when the console collects the attempt and again at each request of the code step.
+ */
+function refuseWithdrawnSignIn(reg: Registry, via: VerifiedIdentity): void {
+  const method = reg.identity?.method(via.methodId);
+  const name = method?.name ?? "the identity provider";
+  const offered = method?.type === "oidc" && method.state !== "inactive" &&
+    signInMethods(reg).includes(via.methodId);
+  if (!offered) throw new ApiError(401, `${name} is not offered for sign-in now.`);
+  if (!reg.identity!.holdsAccount(via.userId, via.accountId)) {
+    throw new ApiError(401, `This sign-in with ${name} expired or was used already; start again.`);
+  }
+}
+
+/**
+ * The registry user an OIDC sign-in's first factor passed for, while its code step waits: 401 when the user is
+ * gone or no longer linked to that person, or the sign-in no longer stands (refuseWithdrawnSignIn); 503 for a
+ * non-admin during maintenance.
+ */
+export function pendingOidcUser(reg: Registry, username: string, via: VerifiedIdentity): StoredDoc<UserDoc> {
   const user = reg.user(username);
   if (!user || user.doc.identity?.user_id !== via.userId) {
     throw new ApiError(401, "This sign-in expired or was used already; start again.");
   }
+  refuseWithdrawnSignIn(reg, via);
   if (reg.maintenanceEnabled() && !actsAsAdmin(reg, user.doc)) throw maintenanceError();
   return user;
 }
 
 /**
  * The code step of an OIDC sign-in whose first factor passed for `username` through `via`: the registry's
- * two-factor check (the password form's throttle of wrong codes), then the sign-in event. 401 when the user is
- * gone or no longer linked to that person; 406, 429, 503 as the password form.
+ * two-factor check (the password form's throttle of wrong codes), then `claimStep` (the caller's step used up
+ * once, on any node: it throws 401 when it was used already), then the sign-in event. 401 as pendingOidcUser;
+ * 406, 429, 503 as the password form.
  */
 export async function completeOidcSecondFactor(
   reg: Registry,
@@ -97,9 +116,11 @@ export async function completeOidcSecondFactor(
   username: string,
   via: VerifiedIdentity,
   code: unknown,
+  claimStep: () => Promise<void>,
 ): Promise<StoredDoc<UserDoc>> {
-  const user = pendingUser(reg, username, via);
+  const user = pendingOidcUser(reg, username, via);
   await verifySecondFactor(reg, user, code);
+  await claimStep();
   await recordSignIn(reg, user, via, from.clientIp);
   return user;
 }
@@ -107,13 +128,13 @@ export async function completeOidcSecondFactor(
 /**
  * An SMS code for the code step of an OIDC sign-in (the first factor passed for `username` through `via`, so no
  * password is asked): the masked destination. Bounded as after the password form, by the per-user limit of code
- * requests (docs/security.md); 401 as completeOidcSecondFactor, 422 without SMS two-factor, 429, 500, 503.
+ * requests (docs/security.md); 401 as pendingOidcUser, 422 without SMS two-factor, 429, 500, 503.
  */
 export async function requestOidcSmsCode(
   reg: Registry,
   username: string,
   via: VerifiedIdentity,
 ): Promise<string> {
-  const user = pendingUser(reg, username, via);
+  const user = pendingOidcUser(reg, username, via);
   return await reg.twoFactor.requestSmsCode(user.id, user.doc);
 }
