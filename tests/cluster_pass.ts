@@ -45,6 +45,7 @@ const storageIndependent = [
   "tests/foundation/router_reference_test.ts",
   "tests/foundation/secret_paths_test.ts",
   "tests/foundation/import_layers_test.ts",
+  "tests/foundation/docs_config_test.ts",
   "tests/registry/architecture_rules_test.ts",
   "tests/registry/import_progress_test.ts",
   "tests/registry/rules_test.ts",
