@@ -44,6 +44,7 @@ const storageIndependent = [
   "tests/foundation/config_test.ts",
   "tests/foundation/router_reference_test.ts",
   "tests/foundation/secret_paths_test.ts",
+  "tests/foundation/shared_fetch_test.ts",
   "tests/foundation/import_layers_test.ts",
   "tests/foundation/docs_config_test.ts",
   "tests/registry/architecture_rules_test.ts",

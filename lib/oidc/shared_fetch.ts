@@ -7,17 +7,14 @@ export class SingleFlight<T> {
   readonly #flights = new Map<string, Promise<T>>();
 
   run(key: string, work: () => Promise<T>): Promise<T> {
-    let flight = this.#flights.get(key);
-    if (!flight) {
-      flight = (async () => {
-        try {
-          return await work();
-        } finally {
-          this.#flights.delete(key);
-        }
-      })();
-      this.#flights.set(key, flight);
-    }
+    const current = this.#flights.get(key);
+    if (current) return current;
+    // The flight is in the map before `work` starts (a microtask later), so even a `work` that throws at once
+    // settles it and the entry goes; only this flight's entry is removed.
+    const flight: Promise<T> = Promise.resolve().then(work).finally(() => {
+      if (this.#flights.get(key) === flight) this.#flights.delete(key);
+    });
+    this.#flights.set(key, flight);
     return flight;
   }
 }

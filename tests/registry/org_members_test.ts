@@ -225,6 +225,38 @@ Deno.test({
           "erin",
         ]);
       });
+
+      await t.step("a group or method without a name shows no id to a plain member", async () => {
+        // Ids are what the admin endpoints take; a plain member gets 403 from the bindings API that shows them.
+        for (const path of [`/v1/auth-methods/${method.body.id}`, `/v1/managed-groups/${publishers}`]) {
+          const current = await authAdmin.get(path);
+          const cleared = await authAdmin.patch(path, { version: current.body.version, name: null });
+          assertEquals(cleared.status, 200, JSON.stringify(cleared.body));
+          assertEquals(cleared.body.name, undefined);
+        }
+        const dave = await api.login("dave", "dave-password");
+        const listed = await api.get(MEMBERS, { token: dave });
+        assertEquals(listed.body.members[0].sources[1], {
+          type: "group",
+          role: "member",
+          group_name: "unnamed group",
+          auth_method_name: "unnamed auth method",
+        });
+        const web = new WebClient(srv.url);
+        assertEquals((await web.signIn("dave", "dave-password")).status, 303);
+        const page = await web.get("/ui/orgs/acme");
+        for (const id of [publishers, leads, method.body.id]) {
+          assert(!listed.text.includes(id) && !page.text.includes(id), `${id} shown to a plain member`);
+        }
+        assertEquals(memberRows(page.text)[0], [
+          "alice",
+          "owner",
+          "direct (owner); via group unnamed group of unnamed auth method (member)",
+        ]);
+        // An admin still sees which group it is.
+        const adminView = await api.get(MEMBERS, { token: admin });
+        assertEquals(adminView.body.members[0].sources[1].group_name, publishers);
+      });
     } finally {
       await srv.stop();
       await ldap.stop();

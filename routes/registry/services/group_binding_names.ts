@@ -16,17 +16,20 @@ export interface NamedGroup {
   methodName: string;
   /** The auth method's id (none when the group is gone). */
   methodId?: string;
+  /** `name` / `methodName` stand in for a missing name with an id (only for those who may see ids). */
+  unnamed: { group: boolean; method: boolean };
 }
 
 export function namedGroup(reg: Registry, id: string): NamedGroup {
   const group = reg.identity?.managedGroup(id);
-  if (!group) return { id, name: id, methodName: "unknown" };
+  if (!group) return { id, name: id, methodName: "unknown", unnamed: { group: true, method: false } };
   const method = reg.identity?.method(group.authMethodId);
   return {
     id,
-    name: group.name ?? id,
-    methodName: method?.name ?? group.authMethodId,
+    name: group.name || id,
+    methodName: method?.name || group.authMethodId,
     methodId: group.authMethodId,
+    unnamed: { group: !group.name, method: !method?.name },
   };
 }
 

@@ -87,8 +87,9 @@ function memberOf(
     sources.push({
       type: "group",
       role: b.role,
-      group_name: named.name,
-      auth_method_name: named.methodName,
+      // A missing name stands in as an id only for those who may see ids (the bindings API refuses the others).
+      group_name: withIds || !named.unnamed.group ? named.name : "unnamed group",
+      auth_method_name: withIds || !named.unnamed.method ? named.methodName : "unnamed auth method",
       ...(withIds ? { managed_group_id: b.managed_group_id, auth_method_id: named.methodId } : {}),
     });
   }
