@@ -10,6 +10,7 @@ import type { Uploads } from "../registry/services/uploads.ts";
 import type { UserDoc } from "../registry/core/model.ts";
 import { readCookie, type Session, SESSION_COOKIE, type Sessions } from "./session.ts";
 import type { CodeSteps } from "./code_steps.ts";
+import { seg } from "./html.ts";
 
 export interface ConsoleEnv {
   reg: Registry;
@@ -84,4 +85,15 @@ export function maintenance(): ApiError {
 export function errorMessages(err: ApiError): string[] {
   const list = err.details?.errors;
   return Array.isArray(list) ? list.map(String) : [err.message];
+}
+
+/** The admin pages' gate: 401 without a session, 403 for a user who is not an administrator. */
+export function requireAdminViewer(c: ConsoleReq): void {
+  if (!c.user) throw new ApiError(401, "Sign in first.");
+  if (!c.user.admin) throw new ApiError(403, "Admin privileges required!");
+}
+
+/** The organization page of the request's `:org`. */
+export function orgHref(c: ConsoleReq): string {
+  return `/ui/orgs/${seg(c.ctx.params.org ?? "")}`;
 }

@@ -13,16 +13,11 @@ import {
 import { createOrg, listOrgs, updateOrg } from "../registry/services/orgs.ts";
 import { removeTotp } from "../registry/services/twofactor.ts";
 import { createUser, listUsers, updateUser } from "../registry/services/users_admin.ts";
-import { actor, type ConsoleReq, errorMessages } from "./context.ts";
+import { actor, type ConsoleReq, errorMessages, requireAdminViewer } from "./context.ts";
 import { checked, field, signedInForm } from "./forms.ts";
 import { dataTable, html, seg } from "./html.ts";
 import { csrfField, page, seeOther } from "./layout.ts";
 import { adminGroupsSection } from "./pages_admin_identity.ts";
-
-function requireAdminViewer(c: ConsoleReq): void {
-  if (!c.user) throw new ApiError(401, "Sign in first.");
-  if (!c.user.admin) throw new ApiError(403, "Admin privileges required!");
-}
 
 export function adminPage(c: ConsoleReq): Response {
   requireAdminViewer(c);

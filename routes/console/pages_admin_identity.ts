@@ -2,20 +2,14 @@
 // (link, unlink: unlinking revokes the user's API tokens) and the administrator groups, through the registry's
 // services as the admin API calls them.
 
-import { ApiError } from "../../lib/errors.ts";
 import { groupChoices, namedAdminGroups, namedIdentity } from "../registry/services/group_binding_names.ts";
 import { putAdminGroups } from "../registry/services/group_bindings.ts";
 import { linkIdentity, unlinkIdentity } from "../registry/services/identities.ts";
-import { actor, type ConsoleReq } from "./context.ts";
+import { actor, type ConsoleReq, requireAdminViewer } from "./context.ts";
 import { field, signedInForm } from "./forms.ts";
 import { type Html, html, seg } from "./html.ts";
 import { csrfField, page } from "./layout.ts";
 import { writeBack } from "./write_back.ts";
-
-function requireAdminViewer(c: ConsoleReq): void {
-  if (!c.user) throw new ApiError(401, "Sign in first.");
-  if (!c.user.admin) throw new ApiError(403, "Admin privileges required!");
-}
 
 function userHref(c: ConsoleReq): string {
   return `/ui/admin/users/${seg(c.ctx.params.name ?? "")}`;

@@ -3,15 +3,11 @@
 
 import { groupChoices, namedOrgBindings } from "../registry/services/group_binding_names.ts";
 import { bindOrgGroup, unbindOrgGroup } from "../registry/services/group_bindings.ts";
-import { actor, type ConsoleReq } from "./context.ts";
+import { actor, type ConsoleReq, orgHref } from "./context.ts";
 import { field, signedInForm } from "./forms.ts";
 import { dataTable, type Html, html, seg } from "./html.ts";
 import { buttonForm, csrfField } from "./layout.ts";
 import { writeBack } from "./write_back.ts";
-
-function orgHref(c: ConsoleReq): string {
-  return `/ui/orgs/${seg(c.ctx.params.org ?? "")}`;
-}
 
 /** The section (only for those who manage the organization: members cannot read bindings, as in the API). */
 export function groupBindingsSection(c: ConsoleReq, orgName: string): Html {

@@ -2,13 +2,9 @@
 // group grants a role, each with how they got it, a page at a time, through the registry's members service.
 
 import { type EffectiveMember, listOrgMembers, type MemberSource } from "../registry/services/org_members.ts";
-import { actor, type ConsoleReq } from "./context.ts";
+import { actor, type ConsoleReq, orgHref } from "./context.ts";
 import { dataTable, type Html, html, seg } from "./html.ts";
 import { csrfField } from "./layout.ts";
-
-function orgHref(c: ConsoleReq): string {
-  return `/ui/orgs/${seg(c.ctx.params.org ?? "")}`;
-}
 
 function sourceText(s: MemberSource): string {
   return s.type === "direct"

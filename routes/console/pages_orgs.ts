@@ -6,7 +6,7 @@ import { ApiError } from "../../lib/errors.ts";
 import { orgRole } from "../registry/core/caller.ts";
 import { deleteMember, putMember } from "../registry/services/orgs.ts";
 import { createPrincipal, deletePrincipal, listPrincipals } from "../registry/services/principals.ts";
-import { actor, type ConsoleReq, errorMessages } from "./context.ts";
+import { actor, type ConsoleReq, errorMessages, orgHref } from "./context.ts";
 import { field, signedInForm } from "./forms.ts";
 import { groupBindingsSection } from "./pages_org_groups.ts";
 import { membersSection, roleSelect } from "./pages_org_members.ts";
@@ -21,10 +21,6 @@ function orgOf(c: ConsoleReq) {
   const role = orgRole(org.doc, c.caller.userKey, c.caller.groups);
   if (!role && !c.user.admin) throw new ApiError(404, "Resource not found!");
   return { org, manager: c.user.admin || role === "owner" };
-}
-
-function orgHref(c: ConsoleReq): string {
-  return `/ui/orgs/${seg(c.ctx.params.org ?? "")}`;
 }
 
 export function orgPage(c: ConsoleReq): Response {

@@ -7,7 +7,7 @@ import { type BoundRole, groupsOfUser } from "../core/group_bindings.ts";
 import type { StoredDoc } from "../../../lib/store/mod.ts";
 import type { OrgDoc, UserDoc } from "../core/model.ts";
 import type { Actor, Registry } from "../core/registry.ts";
-import { namedGroup } from "./group_binding_names.ts";
+import { type NamedGroup, namedGroup } from "./group_binding_names.ts";
 import { positiveInt } from "./search.ts";
 
 /** Members per page at most (and by default). */
@@ -74,6 +74,7 @@ function memberOf(
   key: string,
   user: StoredDoc<UserDoc> | undefined,
   withIds: boolean,
+  named: Map<string, NamedGroup>,
 ): EffectiveMember | undefined {
   const groups = user ? groupsOfUser(reg, user.doc) : [];
   const role = orgRole(org, key, groups);
@@ -83,14 +84,14 @@ function memberOf(
   if (direct) sources.push({ type: "direct", role: direct.role });
   for (const b of org.group_bindings ?? []) {
     if (!groups.includes(b.managed_group_id)) continue;
-    const named = namedGroup(reg, b.managed_group_id);
+    const group = named.get(b.managed_group_id)!;
     sources.push({
       type: "group",
       role: b.role,
       // A missing name stands in as an id only for those who may see ids (the bindings API refuses the others).
-      group_name: withIds || !named.unnamed.group ? named.name : "unnamed group",
-      auth_method_name: withIds || !named.unnamed.method ? named.methodName : "unnamed auth method",
-      ...(withIds ? { managed_group_id: b.managed_group_id, auth_method_id: named.methodId } : {}),
+      group_name: withIds || !group.unnamed.group ? group.name : "unnamed group",
+      auth_method_name: withIds || !group.unnamed.method ? group.methodName : "unnamed auth method",
+      ...(withIds ? { managed_group_id: b.managed_group_id, auth_method_id: group.methodId } : {}),
     });
   }
   return { username: user?.doc.username ?? direct?.username ?? key, role, sources };
@@ -117,9 +118,13 @@ export function listOrgMembers(who: Actor, orgName: string, input: MemberPageInp
   const found = candidates(who.reg, org.doc);
   const keys = [...found.keys()].sort();
   const withIds = user.admin || callerRole === "owner";
+  // Each bound group named once for the page, not once per row.
+  const named = new Map(
+    (org.doc.group_bindings ?? []).map((b) => [b.managed_group_id, namedGroup(who.reg, b.managed_group_id)]),
+  );
   const members: EffectiveMember[] = [];
   for (const key of keys.slice((page - 1) * limit, page * limit)) {
-    const member = memberOf(who.reg, org.doc, key, found.get(key), withIds);
+    const member = memberOf(who.reg, org.doc, key, found.get(key), withIds, named);
     if (member) members.push(member);
   }
   return { members, page, limit, total: keys.length };
