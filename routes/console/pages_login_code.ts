@@ -125,9 +125,7 @@ export function codeGet(c: ConsoleReq): Response {
     // No form for a sign-in that no longer stands (the posts refuse it as well).
     pendingOidcUser(c.reg, pending.username, pending.via);
   } catch (thrown) {
-    if (!(thrown instanceof ApiError) || ![401, 503].includes(thrown.status)) throw thrown;
-    const retryAfter = new Headers(thrown.headers).get("Retry-After");
-    return codePage(c, { errors: errorMessages(thrown), status: thrown.status, retryAfter, form: false });
+    return refusedCodePage(c, thrown, [401, 503]);
   }
   return codePage(c, { form: true, sms: smsOffered(c, pending) });
 }
@@ -152,18 +150,16 @@ export async function codePost(c: ConsoleReq): Promise<Response> {
     );
     return await startSession(c, user, "/", [CODE_COOKIE]);
   } catch (thrown) {
-    const err = httpErrorOf(thrown);
-    if (!(err instanceof ApiError) || ![401, 406, 429, 503].includes(err.status)) throw err;
-    const errors = err.status === 406 && !code
-      ? ["Enter the code from your authenticator app (or the SMS) to sign in."]
-      : errorMessages(err);
-    return codePage(c, {
-      errors,
-      status: err.status === 406 ? 401 : err.status,
-      retryAfter: new Headers(err.headers).get("Retry-After"),
-      form: err.status !== 401,
-      sms: smsOffered(c, pending),
-    });
+    return refusedCodePage(
+      c,
+      thrown,
+      [401, 406, 429, 503],
+      pending,
+      (err) =>
+        err.status === 406 && !code
+          ? ["Enter the code from your authenticator app (or the SMS) to sign in."]
+          : errorMessages(err),
+    );
   }
 }
 
@@ -180,14 +176,29 @@ async function sendSmsCode(c: ConsoleReq, pending: PendingCode): Promise<Respons
       notice: `A code was sent to the ${sent}. Enter it to sign in.`,
     });
   } catch (thrown) {
-    const err = httpErrorOf(thrown);
-    if (!(err instanceof ApiError) || ![401, 422, 429, 500, 503].includes(err.status)) throw err;
-    return codePage(c, {
-      errors: errorMessages(err),
-      status: err.status,
-      retryAfter: new Headers(err.headers).get("Retry-After"),
-      form: err.status !== 401,
-      sms: smsOffered(c, pending),
-    });
+    return refusedCodePage(c, thrown, [401, 422, 429, 500, 503], pending);
   }
+}
+
+/**
+ * The code page for a refusal whose status is in `shown` (anything else is thrown on): its messages, status
+ * (a missing code's 406 shows as 401) and Retry-After. With `pending`, the form stays unless the sign-in is gone
+ * (401); without, the page has no form.
+ */
+function refusedCodePage(
+  c: ConsoleReq,
+  thrown: unknown,
+  shown: number[],
+  pending?: PendingCode,
+  messages: (err: ApiError) => string[] = errorMessages,
+): Response {
+  const err = httpErrorOf(thrown);
+  if (!(err instanceof ApiError) || !shown.includes(err.status)) throw err;
+  return codePage(c, {
+    errors: messages(err),
+    status: err.status === 406 ? 401 : err.status,
+    retryAfter: new Headers(err.headers).get("Retry-After"),
+    form: pending !== undefined && err.status !== 401,
+    ...(pending ? { sms: smsOffered(c, pending) } : {}),
+  });
 }
