@@ -42,20 +42,25 @@ export async function readBody(request: Request, limit: number): Promise<Uint8Ar
     return bytes;
   }
   if (!request.body) return new Uint8Array(0);
-  return await readChunkedBody(request.body, limit);
+  return await readChunkedBody(request.body, limit, () => tooLarge(limit));
 }
 
 /**
- * Reads a body of unknown length into one buffer that grows up to `limit` (413 past it). Deno's default reader
+ * Reads a body of unknown length into one buffer that grows up to `limit` (`tooLargeError()` past it, the rest
+ * never read). Deno's default reader
  * allocates a ~64 KiB buffer for each chunk it delivers, so a body of 1-byte chunks held ~50,000x its size
  * until collected (GiBs for a few requests); a BYOB reader fills our buffer in place instead.
  */
-async function readChunkedBody(body: ReadableStream<Uint8Array>, limit: number): Promise<Uint8Array> {
+export async function readChunkedBody(
+  body: ReadableStream<Uint8Array>,
+  limit: number,
+  tooLargeError: () => Error,
+): Promise<Uint8Array> {
   let reader: ReadableStreamBYOBReader;
   try {
     reader = body.getReader({ mode: "byob" });
   } catch {
-    return await readStreamCopying(body, limit); // not a byte stream (a Request built in process)
+    return await readStreamCopying(body, limit, tooLargeError); // not a byte stream (a Request built in process)
   }
   // Every read offers at least minByobRead bytes of room: the buffer may hold up to that much past the limit,
   // and a body that fills any of it is too large (no separate one-byte read to find out).
@@ -75,7 +80,7 @@ async function readChunkedBody(body: ReadableStream<Uint8Array>, limit: number):
     size += value!.length;
     if (size > limit) {
       await reader.cancel().catch(() => {});
-      throw tooLarge(limit);
+      throw tooLargeError();
     }
   }
   return buffer.subarray(0, size);
@@ -91,11 +96,15 @@ async function readChunkedBody(body: ReadableStream<Uint8Array>, limit: number):
 const minByobRead = 1024;
 
 /** The same for a stream without BYOB support: each chunk is copied out at once, so no chunk view is kept. */
-async function readStreamCopying(body: ReadableStream<Uint8Array>, limit: number): Promise<Uint8Array> {
+async function readStreamCopying(
+  body: ReadableStream<Uint8Array>,
+  limit: number,
+  tooLargeError: () => Error,
+): Promise<Uint8Array> {
   let buffer = new Uint8Array(0);
   let size = 0;
   for await (const chunk of body) {
-    if (size + chunk.length > limit) throw tooLarge(limit);
+    if (size + chunk.length > limit) throw tooLargeError();
     if (size + chunk.length > buffer.length) {
       const grown = new Uint8Array(Math.min(limit, Math.max(buffer.length * 2, size + chunk.length)));
       grown.set(buffer.subarray(0, size));

@@ -1,6 +1,7 @@
 // Reads a provider's JSON answer (discovery, JWKS, token, userinfo) holding at most maxProviderAnswerBytes: the
 // body is read chunk by chunk and cancelled past the cap, so an endless or huge answer costs no more than that.
 
+import { readChunkedBody } from "../http.ts";
 import { describeProviderFailure, OidcProviderError } from "./provider_http.ts";
 
 /** Largest answer read from a provider (docs/security.md#openid-providers). */
@@ -19,31 +20,18 @@ export async function readBoundedText(
     await res.body.cancel().catch(() => {});
     throw new OidcProviderError(`${what} answered more than ${maxBytes} bytes`);
   }
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
+  // lib/http.ts's reader: a BYOB read into one growing buffer, so a provider trickling tiny chunks holds no
+  // per-chunk buffers, and the body is cancelled once it passes the cap.
+  const tooLarge = () => new OidcProviderError(`${what} answered more than ${maxBytes} bytes`);
   try {
-    while (true) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      size += value.length;
-      if (size > maxBytes) throw new OidcProviderError(`${what} answered more than ${maxBytes} bytes`);
-      chunks.push(value);
-    }
+    return new TextDecoder().decode(await readChunkedBody(res.body, maxBytes, tooLarge));
   } catch (err) {
-    await reader.cancel().catch(() => {});
+    await res.body.cancel().catch(() => {});
     if (err instanceof OidcProviderError) throw err;
     throw new OidcProviderError(
       `${what}: reading the answer failed: ${describeProviderFailure(err, timeoutMs)}`,
     );
   }
-  const joined = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    joined.set(c, at);
-    at += c.length;
-  }
-  return new TextDecoder().decode(joined);
 }
 
 function parseObject(text: string): Record<string, unknown> | undefined {
