@@ -55,6 +55,7 @@ export function registerProcessMetrics(registry: MetricsRegistry): ProcessMetric
   );
   registry.onScrape(() => readProc());
 
+  let limitRead = false;
   async function readProc(): Promise<void> {
     if (Deno.build.os !== "linux") return;
     const stat = await Deno.readTextFile("/proc/self/stat");
@@ -65,8 +66,9 @@ export function registerProcessMetrics(registry: MetricsRegistry): ProcessMetric
     let open = 0;
     for await (const _ of Deno.readDir("/proc/self/fd")) open++;
     fds.labels().set(open);
-    if (maxFds.labels().value === 0) {
-      // The file limit is the process's own and set at start: read once.
+    if (!limitRead) {
+      // The file limit is the process's own and set at start: read once (even when it cannot be parsed).
+      limitRead = true;
       const limits = /^Max open files\s+(\d+)/m.exec(await Deno.readTextFile("/proc/self/limits"));
       if (limits) maxFds.labels().set(Number(limits[1]));
     }

@@ -23,7 +23,7 @@ type EndpointField =
   | "jwks_uri"
   | "userinfo_endpoint";
 
-export function discoveryUrl(issuer: string): string {
+function discoveryUrl(issuer: string): string {
   return `${issuer.replace(/\/+$/, "")}/.well-known/openid-configuration`;
 }
 

@@ -5,10 +5,10 @@ import { readChunkedBody } from "../http.ts";
 import { describeProviderFailure, OidcProviderError } from "./provider_http.ts";
 
 /** Largest answer read from a provider (docs/security.md#openid-providers). */
-export const maxProviderAnswerBytes = 256 * 1024;
+const maxProviderAnswerBytes = 256 * 1024;
 
 /** The body as text, or OidcProviderError once it passes `maxBytes` (the rest is never read). */
-export async function readBoundedText(
+async function readBoundedText(
   res: Response,
   what: string,
   timeoutMs: number,

@@ -138,7 +138,7 @@ Deno.test("metrics: refused without credentials (401) and with a wrong or non-ma
   assertEquals(ok.type, "text/plain; version=0.0.4; charset=utf-8");
 });
 
-Deno.test("metrics: an ACL token is judged as at every management-only endpoint (unknown, expired, deleted role or policy)", async () => {
+Deno.test("metrics: an ACL token is judged as at every management-only endpoint (unknown, expired, client tokens)", async () => {
   const { srv } = await server();
   /** The answer to `secret` at /v1/metrics and at another management-only endpoint (a policy delete). */
   const both = async (secret: string) => {
@@ -163,7 +163,8 @@ Deno.test("metrics: an ACL token is judged as at every management-only endpoint 
     ExpirationTTL: "1s",
   })).body;
   assertEquals((await both(expiring.SecretID as string)).map((a) => a.status), [200, 200]);
-  // Client tokens whose role, or whose policy, was deleted after they were made.
+  // Client tokens are refused whatever their roles or policies grant (metrics need management); after their role
+  // or policy is deleted the answer still matches the other management-only endpoint's.
   await nomad(srv.url, "PUT", "/v1/acl/policy/metrics-readers", {
     Name: "metrics-readers",
     Rules: 'node { policy = "read" }',

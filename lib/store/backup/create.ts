@@ -6,7 +6,13 @@
 import type { StoredDoc } from "../doc_types.ts";
 import type { S3Settings } from "../s3/settings.ts";
 import { blobName } from "../blobs.ts";
-import { ArchiveReader, ArchiveWriter, manifestEntry, type SnapshotCounts } from "./archive.ts";
+import {
+  ArchiveReader,
+  ArchiveWriter,
+  blobEntryPrefix,
+  manifestEntry,
+  type SnapshotCounts,
+} from "./archive.ts";
 import { type BlobEndpoint, bucketBlobs, folderBlobs } from "../blob_endpoints.ts";
 import { type LogLine, RetrySnapshot, type SourceSnapshot } from "./source.ts";
 import { readDataDirSnapshot } from "./source_file.ts";
@@ -268,7 +274,11 @@ async function readBase(path: string): Promise<Base> {
       manifestSha256: manifestAt.sha256,
       snapshotIndex: Number(scan.manifest.snapshot_index),
       // Only the blobs this file holds itself: an incremental's base is one file, never a chain.
-      blobs: new Set(scan.entries.filter((e) => e.name.startsWith("blobs/")).map((e) => e.name.slice(6))),
+      blobs: new Set(
+        scan.entries.filter((e) => e.name.startsWith(blobEntryPrefix)).map((e) =>
+          e.name.slice(blobEntryPrefix.length)
+        ),
+      ),
     };
   } finally {
     reader.close();

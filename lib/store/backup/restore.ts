@@ -11,7 +11,7 @@ import type { SnapshotEntry } from "../snapshots.ts";
 import { FileSnapshots } from "../file/snapshots.ts";
 import { atomicWrite, ensureDir, syncDir } from "../file/fsutil.ts";
 import { segmentFileName } from "../file/log_lines.ts";
-import { type ArchiveEntry, ArchiveReader, type SnapshotCounts } from "./archive.ts";
+import { type ArchiveEntry, ArchiveReader, blobEntryPrefix, type SnapshotCounts } from "./archive.ts";
 import { type BlobEndpoint, bucketBlobs, folderBlobs } from "../blob_endpoints.ts";
 import { verifyBackup } from "./verify.ts";
 
@@ -70,7 +70,7 @@ export async function restoreBackup(options: RestoreOptions): Promise<RestoreSum
     throw new ConfigError("the blobs need a place: WHARF_BLOB_STORE or --data-dir");
   })();
   try {
-    const blobSources: Source[] = verified.scan.entries.filter((e) => e.name.startsWith("blobs/"))
+    const blobSources: Source[] = verified.scan.entries.filter((e) => e.name.startsWith(blobEntryPrefix))
       .map((entry) => ({ reader, entry }));
     if (baseReader) {
       const wanted = new Set((manifest.base as { blobs: string[] }).blobs.map((s) => `blobs/${s}`));
@@ -153,7 +153,7 @@ async function copyBlobs(plan: Plan, dataDir: string): Promise<void> {
   let done = 0;
   try {
     for (const { reader, entry } of plan.blobSources) {
-      const name = entry.name.slice("blobs/".length);
+      const name = entry.name.slice(blobEntryPrefix.length);
       if (await target.size(name) !== entry.size) {
         await target.write(name, ReadableStream.from(reader.chunks(entry))).catch((err) => {
           if (!(err instanceof DigestMismatchError)) throw err;
@@ -177,7 +177,7 @@ async function writeSecret(path: string, text: string): Promise<void> {
 
 /** Refuses a blob store holding a blob the archive does not name (those it names a failed restore left). */
 async function refuseBlobs(plan: Plan, blobs: BlobEndpoint, where: string): Promise<void> {
-  const expected = new Set(plan.blobSources.map(({ entry }) => entry.name.slice("blobs/".length)));
+  const expected = new Set(plan.blobSources.map(({ entry }) => entry.name.slice(blobEntryPrefix.length)));
   const stranger = await blobs.strangerTo(expected);
   if (stranger !== undefined) {
     throw new TargetNotEmptyError(
