@@ -13,9 +13,9 @@ import {
   pinServer,
   rssMiB,
   runWrk,
-  startChild,
   type WrkResult,
 } from "../lib.ts";
+import { captureAnswers, type ReplayServers, startReplayServers } from "../registry_answers.ts";
 import { boxName, seedBoxes } from "../registry_seed.ts";
 import { startBenchRegistry } from "../registry_server.ts";
 
@@ -28,9 +28,7 @@ const withSearch = Deno.env.get("BENCH_REGISTRY_SEARCH") !== "0";
 export default async function run(): Promise<{ title: string; figures: Figure[]; notes: string[] }> {
   if (!hasCommand("wrk")) throw new Error("wrk is not installed");
   const registry = await startBenchRegistry();
-  let baseline: Awaited<ReturnType<typeof startChild>> | undefined;
-  let reference: Awaited<ReturnType<typeof startChild>> | undefined;
-  let floor: Awaited<ReturnType<typeof startChild>> | undefined;
+  let replay: ReplayServers | undefined;
   try {
     const { api, token, server } = registry;
     const seedStarted = performance.now();
@@ -56,46 +54,22 @@ export default async function run(): Promise<{ title: string; figures: Figure[];
         target: "≥ 0.5×, p99 < 10 ms",
       });
     }
-    const canned: Record<string, { contentType: string; bodyBase64: string }> = {};
-    const answers: Record<string, { headers: [string, string][]; bodyBase64: string }> = {};
-    const sentHeaders: Record<string, string[]> = {};
-    for (const t of targets) {
-      const response = await fetch(`${server.url}${t.path}`);
-      const bytes = new Uint8Array(await response.arrayBuffer());
-      if (response.status !== 200) throw new Error(`${t.path} → ${response.status}`);
-      const bodyBase64 = btoa(Array.from(bytes, (b) => String.fromCharCode(b)).join(""));
-      canned[t.path] = {
-        contentType: response.headers.get("content-type") ?? "application/json",
-        bodyBase64,
-      };
-      // Everything wharf sent but the transport's own headers, for the same-headers reference and the notes.
-      const headers = [...response.headers].filter(([k]) => !transportHeaders.has(k));
-      sentHeaders[t.name] = headers.map(([k]) => k);
-      answers[t.path] = { headers: headers.filter(([k]) => k !== "x-request-id"), bodyBase64 };
-    }
-    const bodiesFile = `${registry.dir}/bodies.json`;
-    await Deno.writeTextFile(bodiesFile, JSON.stringify(canned));
-    const answersFile = `${registry.dir}/answers.json`;
-    await Deno.writeTextFile(answersFile, JSON.stringify(answers));
+    const { sentHeaders, ...captured } = await captureAnswers(server.url, targets, registry.dir);
     // As in foundation_http.ts: with taskset and ≥ 2 CPUs, both servers run pinned to the last CPU (every thread)
     // and wrk to the others, so each measures a server on one whole core rather than a share it fights wrk for.
     const { pin, serverCpus, clientCpus } = await pinServer(server.process.pid);
     const threads = pin ? Math.max(1, cpuCount() - 1) : 2;
     const wrkOptions = (secs: number) => ({ seconds: secs, connections: 50, threads, cpus: clientCpus });
-    const script = new URL("../registry_baseline_server.ts", import.meta.url).pathname;
-    baseline = await startChild(script, [bodiesFile], /baseline listening on (\S+)/, {}, {
-      cpus: serverCpus,
-    });
-    const baselineUrl = baseline.match[1]!;
-    const referenceScript = new URL("../registry_same_headers_server.ts", import.meta.url).pathname;
-    reference = await startChild(referenceScript, [answersFile], /reference listening on (\S+)/, {}, {
-      cpus: serverCpus,
-    });
-    const referenceUrl = reference.match[1]!;
-    floor = await startChild(referenceScript, ["--protected", answersFile], /floor listening on (\S+)/, {}, {
-      cpus: serverCpus,
-    });
-    const floorUrl = floor.match[1]!;
+    replay = await startReplayServers({ sentHeaders, ...captured }, serverCpus);
+    const [baselineUrl, referenceUrl, floorUrl, promisedUrl] = [
+      replay.baseline,
+      replay.reference,
+      replay.floor,
+      replay.promised,
+    ].map((c) => c.match[1]!);
+    const [baselinePid, floorPid, promisedPid] = [replay.baseline, replay.floor, replay.promised].map((c) =>
+      c.child.pid
+    );
 
     const figures: Figure[] = [{
       name: `seeding ${boxCount} boxes via the API (4 writes each, 64 in flight)`,
@@ -115,26 +89,35 @@ export default async function run(): Promise<{ title: string; figures: Figure[];
       const baseRuns: MeasuredRun[] = [];
       const refRuns: WrkResult[] = [];
       const floorRuns: MeasuredRun[] = [];
+      const promisedRuns: MeasuredRun[] = [];
       // A short unmeasured run each first: the servers' JIT warm-up stays out of the figures.
       await runWrk(`${server.url}${t.path}`, wrkOptions(1));
       await runWrk(`${baselineUrl}${t.path}`, wrkOptions(1));
       if (t.reference) await runWrk(`${referenceUrl}${t.path}`, wrkOptions(1));
       if (t.floor) await runWrk(`${floorUrl}${t.path}`, wrkOptions(1));
+      if (t.floor) await runWrk(`${promisedUrl}${t.path}`, wrkOptions(1));
       for (let round = 0; round < rounds; round++) {
         const runWharf = async () =>
           wharfRuns.push(await measured(server.process.pid, `${server.url}${t.path}`, wrkOptions(seconds)));
         const runBase = async () =>
-          baseRuns.push(await measured(baseline!.child.pid, `${baselineUrl}${t.path}`, wrkOptions(seconds)));
+          baseRuns.push(await measured(baselinePid!, `${baselineUrl}${t.path}`, wrkOptions(seconds)));
         const runRef = async () => {
           if (t.reference) refRuns.push(await runWrk(`${referenceUrl}${t.path}`, wrkOptions(seconds)));
         };
         const runFloor = async () => {
           if (t.floor) {
-            floorRuns.push(await measured(floor!.child.pid, `${floorUrl}${t.path}`, wrkOptions(seconds)));
+            floorRuns.push(await measured(floorPid!, `${floorUrl}${t.path}`, wrkOptions(seconds)));
           }
         };
-        if (round % 2 === 0) await runWharf().then(runBase).then(runRef).then(runFloor);
-        else await runFloor().then(runRef).then(runBase).then(runWharf);
+        const runPromised = async () => {
+          if (t.floor) {
+            promisedRuns.push(
+              await measured(promisedPid!, `${promisedUrl}${t.path}`, wrkOptions(seconds)),
+            );
+          }
+        };
+        if (round % 2 === 0) await runWharf().then(runBase).then(runRef).then(runFloor).then(runPromised);
+        else await runPromised().then(runFloor).then(runRef).then(runBase).then(runWharf);
       }
       const ratios = wharfRuns.map((w, i) => w.requestsPerSec / baseRuns[i]!.requestsPerSec);
       figures.push({
@@ -225,11 +208,44 @@ export default async function run(): Promise<{ title: string; figures: Figure[];
           } ms`,
         );
       }
+      if (promisedRuns.length) {
+        const promisedVsBase = promisedRuns.map((r, i) => r.requestsPerSec / baseRuns[i]!.requestsPerSec);
+        const wharfVsPromised = wharfRuns.map((w, i) => w.requestsPerSec / promisedRuns[i]!.requestsPerSec);
+        const promisedName =
+          "the promised-work floor (protected floor + the API's per-request work, by hand)";
+        figures.push({
+          name: `${t.name} req/s, promised-work floor against the baseline`,
+          value: median(promisedRuns.map((r) => r.requestsPerSec)),
+          unit: "req/s",
+          baseline: { name: "Deno.serve, same bytes", value: median(baseRuns.map((r) => r.requestsPerSec)) },
+        });
+        figures.push({
+          name: `${t.name} req/s against the promised-work floor`,
+          value: median(wharfRuns.map((r) => r.requestsPerSec)),
+          unit: "req/s",
+          baseline: { name: promisedName, value: median(promisedRuns.map((r) => r.requestsPerSec)) },
+        });
+        figures.push({
+          name: `${t.name} server CPU per request against the promised-work floor`,
+          value: median(wharfRuns.map(cpuMicros)),
+          unit: "µs",
+          baseline: { name: promisedName, value: median(promisedRuns.map(cpuMicros)) },
+        });
+        notes.push(
+          `${t.name}: promised-work floor / baseline per round ${
+            promisedVsBase.map((r) => r.toFixed(2)).join(", ")
+          } (median ${median(promisedVsBase).toFixed(2)}); wharf / promised-work floor per round ${
+            wharfVsPromised.map((r) => r.toFixed(2)).join(", ")
+          } (median ${median(wharfVsPromised).toFixed(2)})`,
+        );
+      }
     }
     notes.push(
       "protected floor: bench/registry_same_headers_server.ts --protected, the same bytes and headers as the " +
         "same-headers reference, served by lib/serve.ts serve() (header 10 s, body 60 s, idle 75 s, connection " +
-        "cap: app.ts's defaults) with no router, store or access log",
+        "cap: app.ts's defaults) with no router, store or access log; the promised-work floor: the same with " +
+        "--promised, adding by hand what the API promises on each anonymous read (metrics, token sources, Host, " +
+        "X-Request-Id echo, for metadata Accept, the session cookie and Vary, the response-header check)",
     );
     notes.push(
       (pin ? `servers pinned to CPU ${serverCpus}, wrk to CPU ${clientCpus}: ` : "unpinned: ") +
@@ -247,9 +263,7 @@ export default async function run(): Promise<{ title: string; figures: Figure[];
     );
     return { title: `Registry reads with ${boxCount} boxes (wrk, 50 connections)`, figures, notes };
   } finally {
-    await baseline?.stop();
-    await reference?.stop();
-    await floor?.stop();
+    await replay?.stop();
     await registry.close();
   }
 }
@@ -277,9 +291,6 @@ async function measured(
 function cpuMicros(run: MeasuredRun): number {
   return (run.serverCpuSeconds * 1e6) / (run.requestsPerSec * run.seconds);
 }
-
-/** Response headers every Deno.serve answer carries: left out of the header comparison. */
-const transportHeaders = new Set(["date", "content-length", "vary"]);
 
 /**
  * Waits until the store's checkpoint has caught up with the log (GET /health), so the reads are measured at
