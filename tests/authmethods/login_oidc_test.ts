@@ -271,6 +271,48 @@ Deno.test("OIDC change-state reports discovery validation failures from a real p
     });
 
     await t.step(
+      "a discovery answering 302 is not followed: change-state 400, start 500, target never asked",
+      async () => {
+        const targetHits: string[] = [];
+        const target = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, (req) => {
+          targetHits.push(new URL(req.url).pathname);
+          return Response.json({});
+        });
+        const redirecting = Deno.serve(
+          { port: 0, hostname: "127.0.0.1", onListen: () => {} },
+          (req) => Response.redirect(`http://127.0.0.1:${target.addr.port}${new URL(req.url).pathname}`, 302),
+        );
+        try {
+          const id = await createOidcMethod(api, op, "redirected", {
+            issuer: `http://127.0.0.1:${redirecting.addr.port}`,
+          });
+          const notFollowed = "answered a redirect (HTTP 302), which is not followed";
+          const r = await changeState(api, id, { state: "active-public" });
+          assertEquals(r.status, 400, JSON.stringify(r.body));
+          assertMatch(String(r.body.message), /^Unable to change auth method state: discovery failed: /);
+          assertStringIncludes(String(r.body.message), notFollowed);
+          // Activated without validation, `start` asks discovery itself: 500 naming the redirect.
+          const forced = await changeState(api, id, {
+            state: "active-public",
+            disable_discovered_config_validation: true,
+          });
+          assertEquals(forced.status, 200, JSON.stringify(forced.body));
+          const startR = await authenticate(api, id, { command: "start" });
+          assertEquals(startR.status, 500, JSON.stringify(startR.body));
+          assertMatch(
+            String(startR.body.message),
+            /^Error generating parameters for starting the OIDC flow: /,
+          );
+          assertStringIncludes(String(startR.body.message), notFollowed);
+          assertEquals(targetHits, []);
+        } finally {
+          await redirecting.shutdown();
+          await target.shutdown();
+        }
+      },
+    );
+
+    await t.step(
       "a Content-Length past 256 KiB (discovery, JWKS) is refused unread: 400 within seconds",
       async () => {
         // Each oversized answer declares one byte past the cap, sends its start and never the rest: only a refusal
