@@ -1,7 +1,8 @@
 // Nomad SSO logins against a misbehaving OpenID provider (a local HTTP server): a discovery URL or JWKS URL
 // answering a redirect is refused without following it, an endless discovery or JWKS answer is refused once
 // it passes 256 KiB, and one declaring a Content-Length past 256 KiB is refused before its body is read, each
-// within seconds, while wharf goes on serving (docs/security.md#openid-providers).
+// within seconds, while wharf goes on serving; a deleted auth method's cached provider answers go with it
+// (docs/security.md#openid-providers).
 
 import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
 import { startStalledProvider } from "../fixtures/stalled_provider.ts";
@@ -212,5 +213,67 @@ Deno.test("Nomad SSO: provider redirects are not followed and endless or oversiz
     await declaring.close();
     await provider.shutdown();
     await target.shutdown();
+  }
+});
+
+Deno.test("Nomad SSO: a deleted auth method's cached discovery goes with it; one re-created by its name asks again", async () => {
+  // The provider's discovery names authorization endpoint /authorize-<generation>.
+  let generation = 1;
+  const discoveries: string[] = [];
+  const provider = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, (req) => {
+    const url = new URL(req.url);
+    if (url.pathname !== "/op/.well-known/openid-configuration") {
+      return new Response("not found", { status: 404 });
+    }
+    discoveries.push(url.pathname);
+    return Response.json({
+      issuer: `${url.origin}/op`,
+      authorization_endpoint: `${url.origin}/authorize-${generation}`,
+      token_endpoint: `${url.origin}/token`,
+      jwks_uri: `${url.origin}/jwks`,
+    });
+  });
+  const srv = await startTestServer({ WHARF_ACL_BOOTSTRAP_SECRET: rootSecret });
+  try {
+    const method = {
+      Name: "recreated",
+      Type: "OIDC",
+      TokenLocality: "local",
+      MaxTokenTTL: "1h",
+      Config: {
+        OIDCDiscoveryURL: `http://127.0.0.1:${provider.addr.port}/op`,
+        OIDCClientID: "wharf",
+        OIDCClientSecret: "secret",
+        AllowedRedirectURIs: [redirectUri],
+      },
+    };
+    const create = async () => {
+      const r = await call(srv.url, "PUT", "/v1/acl/auth-method", { body: method, token: rootSecret });
+      assertEquals(r.status, 200, r.text);
+    };
+    /** The path of the authorization URL auth-url answers. */
+    const authorizePath = async (nonce: string) => {
+      const r = await call(srv.url, "PUT", "/v1/acl/oidc/auth-url", {
+        body: { AuthMethodName: "recreated", RedirectURI: redirectUri, ClientNonce: nonce },
+      });
+      assertEquals(r.status, 200, r.text);
+      return new URL(String((r.json as Record<string, unknown>).AuthURL)).pathname;
+    };
+    await create();
+    assertEquals(await authorizePath("nonce-1"), "/authorize-1");
+    // Kept for later logins of the same method (10 minutes): no second discovery.
+    assertEquals(await authorizePath("nonce-2"), "/authorize-1");
+    assertEquals(discoveries.length, 1);
+
+    const deleted = await call(srv.url, "DELETE", "/v1/acl/auth-method/recreated", { token: rootSecret });
+    assertEquals(deleted.status, 200, deleted.text);
+    generation = 2;
+    // The same name and the same configuration (so the same Hash): a new method, which asks the provider.
+    await create();
+    assertEquals(await authorizePath("nonce-3"), "/authorize-2");
+    assertEquals(discoveries.length, 2);
+  } finally {
+    await srv.stop();
+    await provider.shutdown();
   }
 });
