@@ -57,6 +57,7 @@ const storageIndependent = [
   "tests/authmethods/throttle_test.ts",
   "tests/authmethods/tokens_test.ts",
   "tests/console/code_steps_test.ts",
+  "tests/events/acl_sso_provider_cache_test.ts",
   "tests/events/module_close_test.ts",
   "tests/events/stream_unit_test.ts",
   "tests/foundation/failure_throttle_test.ts",

@@ -1,6 +1,7 @@
 // Where an auth method's signing keys and OIDC endpoints come from: its PEM keys, a JWKS URL or the OIDC
 // discovery document, fetched through lib/oidc (bounded, no redirects, a timeout, one fetch at a time shared by
-// every concurrent login) and cached per method (docs/events.md#sso-login, docs/security.md#sso-login).
+// every concurrent login) and cached per method until it changes or is deleted (docs/events.md#sso-login,
+// docs/security.md#sso-login).
 
 import { createPublicKey } from "node:crypto";
 import { compactVerify, type JWK } from "jose";
@@ -10,6 +11,7 @@ import { createProviderHttp, type ProviderHttp } from "../../lib/oidc/provider_h
 import { SharedFetch } from "../../lib/oidc/shared_fetch.ts";
 import type { Logger } from "../../lib/log.ts";
 import type { StoredAuthMethod } from "./acl_sso_model.ts";
+import type { SsoState } from "./acl_sso_state.ts";
 
 /** How long a provider may take to answer one request, its body included. */
 const providerTimeoutMs = 10_000;
@@ -28,6 +30,8 @@ type Verify = (token: string) => Promise<Verified>;
 
 interface MethodEntry {
   hash: string;
+  /** The method's CreateIndex: a method deleted and created again by its name is another method. */
+  createIndex: number;
   http: ProviderHttp;
   /** One fetch in flight for every concurrent login, its failure answered again for providerRetryMs. */
   discovery: SharedFetch<Discovery>;
@@ -40,14 +44,21 @@ function describe(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-/** Per-method fetchers and key sets; an entry is rebuilt when the method's Hash changes. */
+/**
+ * Per-method fetchers and key sets, one entry per existing method: rebuilt when the method's Hash changes or it
+ * was created again, dropped when it is deleted (forget).
+ */
 export class ProviderCache {
   readonly #entries = new Map<string, MethodEntry>();
   readonly #logger: Logger | undefined;
 
-  /** `logger` hears why a discovery failed (auth-url answers that 502 without its reason). */
-  constructor(logger?: Logger) {
+  /**
+   * `logger` hears why a discovery failed (auth-url answers that 502 without its reason); a method `sso` says
+   * was deleted (on any node) loses its entry, its provider answers and TLS client.
+   */
+  constructor(logger?: Logger, sso?: Pick<SsoState, "onAuthMethodDeleted">) {
     this.#logger = logger;
+    sso?.onAuthMethodDeleted((name) => this.forget(name));
   }
 
   close(): void {
@@ -55,9 +66,20 @@ export class ProviderCache {
     this.#entries.clear();
   }
 
+  /** Drops what was cached for method `name`: its provider answers and its TLS client. */
+  forget(name: string): void {
+    this.#entries.get(name)?.http.close();
+    this.#entries.delete(name);
+  }
+
+  /** How many methods have an entry (a test checks that deleted ones have none). */
+  get size(): number {
+    return this.#entries.size;
+  }
+
   #entry(method: StoredAuthMethod): MethodEntry {
     let e = this.#entries.get(method.Name);
-    if (e && e.hash === method.Hash) return e;
+    if (e && e.hash === method.Hash && e.createIndex === method.CreateIndex) return e;
     e?.http.close();
     const c = method.Config;
     const caCerts = [...(c.DiscoveryCaPem ?? []), ...(c.JWKSCACert ? [c.JWKSCACert] : [])];
@@ -69,7 +91,7 @@ export class ProviderCache {
       onFailure: (err) =>
         this.#logger?.warn("OIDC discovery failed", { auth_method: method.Name, error: describe(err) }),
     });
-    e = { hash: method.Hash, http, discovery };
+    e = { hash: method.Hash, createIndex: method.CreateIndex, http, discovery };
     this.#entries.set(method.Name, e);
     return e;
   }

@@ -20,6 +20,7 @@ export class SsoState {
   readonly #ctx: AppContext;
   readonly #tables = new TableIndexes();
   readonly #unwatch: Array<() => void> = [];
+  readonly #onAuthMethodDeleted = new Set<(name: string) => void>();
   /** The binding rules' parsed selectors, each dropped when its rule changes. */
   readonly selectors = new SelectorCache();
 
@@ -33,12 +34,21 @@ export class SsoState {
       this.#unwatch.push(store.watch(collection, (c) => {
         this.#tables.bump(collection, c.index);
         if (collection === bindingRuleCollection) this.selectors.forget(c.id);
+        if (collection === authMethodCollection && !c.current) {
+          for (const listener of this.#onAuthMethodDeleted) listener(c.id);
+        }
       }));
     }
   }
 
   close(): void {
     for (const u of this.#unwatch) u();
+    this.#onAuthMethodDeleted.clear();
+  }
+
+  /** Calls `listener` with the name of each auth method deleted (on this node or, replicated, on another). */
+  onAuthMethodDeleted(listener: (name: string) => void): void {
+    this.#onAuthMethodDeleted.add(listener);
   }
 
   /** Highest commit Index seen for auth methods or binding rules (X-Nomad-Index of reads). */

@@ -38,7 +38,7 @@ export async function createEventsApi(ctx: AppContext): Promise<ApiModule> {
     await bootstrapAclAtStart(ctx, settings.bootstrapSecret);
   }
   const sso = new SsoState(ctx);
-  const providers = new ProviderCache(ctx.logger);
+  const providers = new ProviderCache(ctx.logger, sso);
   const oidc = createAclOidcRoutes(ctx, acl, sso, providers, settings.oidcStartsPerMinute);
   const ttlBounds = { minTtlMs: settings.tokenMinTtlMs, maxTtlMs: settings.tokenMaxTtlMs };
   const stream = createEventStream(ctx, acl, settings);

@@ -9,6 +9,7 @@ import {
   startOidcProvider,
 } from "../fixtures/oidc_provider.ts";
 import { completeProviderLogin } from "../fixtures/oidc_browser.ts";
+import { startStalledProvider } from "../fixtures/stalled_provider.ts";
 import { opensslAvailable } from "../fixtures/tls_certs.ts";
 import { type AuthServer, callApi, startAuthServer } from "../fixtures/wharf_auth.ts";
 
@@ -268,6 +269,99 @@ Deno.test("OIDC change-state reports discovery validation failures from a real p
         await endless.shutdown();
       }
     });
+
+    await t.step(
+      "a discovery answering 302 is not followed: change-state 400, start 500, target never asked",
+      async () => {
+        const targetHits: string[] = [];
+        const target = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, (req) => {
+          targetHits.push(new URL(req.url).pathname);
+          return Response.json({});
+        });
+        const redirecting = Deno.serve(
+          { port: 0, hostname: "127.0.0.1", onListen: () => {} },
+          (req) => Response.redirect(`http://127.0.0.1:${target.addr.port}${new URL(req.url).pathname}`, 302),
+        );
+        try {
+          const id = await createOidcMethod(api, op, "redirected", {
+            issuer: `http://127.0.0.1:${redirecting.addr.port}`,
+          });
+          const notFollowed = "answered a redirect (HTTP 302), which is not followed";
+          const r = await changeState(api, id, { state: "active-public" });
+          assertEquals(r.status, 400, JSON.stringify(r.body));
+          assertMatch(String(r.body.message), /^Unable to change auth method state: discovery failed: /);
+          assertStringIncludes(String(r.body.message), notFollowed);
+          // Activated without validation, `start` asks discovery itself: 500 naming the redirect.
+          const forced = await changeState(api, id, {
+            state: "active-public",
+            disable_discovered_config_validation: true,
+          });
+          assertEquals(forced.status, 200, JSON.stringify(forced.body));
+          const startR = await authenticate(api, id, { command: "start" });
+          assertEquals(startR.status, 500, JSON.stringify(startR.body));
+          assertMatch(
+            String(startR.body.message),
+            /^Error generating parameters for starting the OIDC flow: /,
+          );
+          assertStringIncludes(String(startR.body.message), notFollowed);
+          assertEquals(targetHits, []);
+        } finally {
+          await redirecting.shutdown();
+          await target.shutdown();
+        }
+      },
+    );
+
+    await t.step(
+      "a Content-Length past 256 KiB (discovery, JWKS) is refused unread: 400 within seconds",
+      async () => {
+        // Each oversized answer declares one byte past the cap, sends its start and never the rest: only a refusal
+        // on the declared length is done before the 10 s provider timeout.
+        const pastCap = 256 * 1024 + 1;
+        const declaring = startStalledProvider((path, origin) => {
+          if (path === "/declared/.well-known/openid-configuration") {
+            return { delayMs: 0, json: { issuer: `${origin}/declared` }, declaredBytes: pastCap };
+          }
+          if (path === "/keys/.well-known/openid-configuration") {
+            const doc = {
+              issuer: `${origin}/keys`,
+              authorization_endpoint: `${origin}/authorize`,
+              token_endpoint: `${origin}/token`,
+              jwks_uri: `${origin}/jwks-declared`,
+              id_token_signing_alg_values_supported: [op.signingAlg],
+            };
+            return { delayMs: 0, json: doc };
+          }
+          if (path === "/jwks-declared") return { delayMs: 0, json: { keys: [] }, declaredBytes: pastCap };
+          return path === "/authorize" || path === "/token" ? { delayMs: 0, json: {} } : undefined;
+        });
+        try {
+          for (
+            const [name, issuer, reason] of [
+              [
+                "discovery-declared",
+                "declared",
+                `discovery failed: ${declaring.origin}/declared/.well-known/openid-configuration `,
+              ],
+              ["jwks-declared", "keys", `jwks_uri ${declaring.origin}/jwks-declared `],
+            ] as const
+          ) {
+            const id = await createOidcMethod(api, op, name, { issuer: `${declaring.origin}/${issuer}` });
+            const started = performance.now();
+            const r = await changeState(api, id, { state: "active-public" });
+            const ms = performance.now() - started;
+            assertEquals(r.status, 400, JSON.stringify(r.body));
+            assertEquals(r.body.kind, "InvalidArgument");
+            assertStringIncludes(String(r.body.message), `${reason}answered more than 262144 bytes`);
+            assert(ms < 4_000, `${name}: change-state took ${Math.round(ms)} ms`);
+          }
+          assertEquals(declaring.count("/declared/.well-known/openid-configuration"), 1);
+          assertEquals(declaring.count("/jwks-declared"), 1);
+        } finally {
+          await declaring.close();
+        }
+      },
+    );
 
     await t.step("an issuer where nothing answers is 400", async () => {
       const id = await createOidcMethod(api, op, "no-provider", { issuer: "http://127.0.0.1:9" });
