@@ -20,7 +20,7 @@ export class SsoState {
   readonly #ctx: AppContext;
   readonly #tables = new TableIndexes();
   readonly #unwatch: Array<() => void> = [];
-  /** The binding rules' parsed selectors, each dropped when its rule changes. */
+  /** The binding rules' parsed selectors, each dropped by the watch below when its rule changes or goes. */
   readonly selectors = new SelectorCache();
 
   constructor(ctx: AppContext) {
