@@ -121,7 +121,10 @@ Deno.test("console OIDC sign-in: no auth token, the linked user by index, an SMS
       assertEquals(sms.status, 200, sms.text);
       const { web, answer } = await signIn(oidcUsers.alice);
       assertEquals([answer.status, answer.headers.get("location")], [303, "/ui/login/code"], answer.text);
-      assertEquals((await web.get("/ui/login/code")).status, 200);
+      // The code form offers "Text me a code": the user has a mobile number.
+      const form = await web.get("/ui/login/code");
+      assertEquals(form.status, 200);
+      assert(form.text.includes('name="send_sms"'), form.text);
       // "Text me a code" on the code step: no password asked, the first factor passed at the provider.
       const sent = await web.postForm("/ui/login/code", { send_sms: "1" });
       assertEquals(sent.status, 200, sent.text);
