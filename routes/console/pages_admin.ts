@@ -3,6 +3,7 @@
 // API calls.
 
 import { ApiError } from "../../lib/errors.ts";
+import type { IdentityMethod } from "../../lib/identity.ts";
 import { renderAdminUser, renderOrg } from "../registry/services/accounts.ts";
 import { getMaintenance, putMaintenance } from "../registry/services/maintenance.ts";
 import {
@@ -26,6 +27,8 @@ export function adminPage(c: ConsoleReq): Response {
   const orgs = listOrgs(who).map(renderOrg);
   const maintenance = getMaintenance(who);
   const signIn = getSignInMethods(who).methods;
+  // Each listed auth method read once for the whole list.
+  const named = new Map(signInAuthMethods(c.reg).map((m) => [m.id, m]));
   users.sort((a, b) => a.username.localeCompare(b.username));
   orgs.sort((a, b) => a.name.localeCompare(b.name));
   const toggle = (action: string, label: string, on: boolean, what: string) =>
@@ -47,7 +50,7 @@ export function adminPage(c: ConsoleReq): Response {
       <h2>Sign-in methods</h2>
       <p>People sign in through these, in order: <code>registry</code> is the registry's own passwords, the others
       are auth methods (password, ldap, oidc).</p>
-      <ol>${signIn.map((id) => html`<li><code>${id}</code>${signInLabel(c, id)}</li>`)}</ol>
+      <ol>${signIn.map((id) => html`<li><code>${id}</code>${signInLabel(named.get(id))}</li>`)}</ol>
       <form class="stack" method="post" action="/ui/admin/sign-in-methods">${csrfField(c)}
       <div><label for="sign-in-methods">Sign-in methods <span class="hint">(ids in order, separated by commas)</span></label>
       <input type="text" id="sign-in-methods" name="methods" value="${signIn.join(", ")}" required></div>
@@ -185,9 +188,8 @@ export async function orgDelinquentPost(c: ConsoleReq): Promise<Response> {
   return await adminWrite(c, () => updateOrg(actor(c), name, input), `Billing state of ${name} saved.`);
 }
 
-/** " (NAME, TYPE)" of an auth method in the sign-in list. */
-function signInLabel(c: ConsoleReq, id: string): string {
-  const m = signInAuthMethods(c.reg).find((m) => m.id === id);
+/** " (NAME, TYPE)" of an auth method in the sign-in list ("" for `registry` and a method that is gone). */
+function signInLabel(m: IdentityMethod | undefined): string {
   return m ? ` (${m.name ?? "unnamed"}, ${m.type})` : "";
 }
 

@@ -2,7 +2,6 @@
 // the viewer may see (visibility as GET /api/v2/box: the registry's visibleBox), providers per architecture with
 // size, checksum and download link; for writers, links to the publishing actions.
 
-import { isInsider } from "../registry/core/caller.ts";
 import { type VersionDoc } from "../registry/core/model.ts";
 import { currentVersion, markdownHtml, sortedVersions } from "../registry/core/render.ts";
 import { notFound } from "../registry/core/errors.ts";
@@ -92,7 +91,7 @@ export function versionPage(c: ConsoleReq): Response {
   const s = shownBox(c);
   const v = s.box.doc.versions.find((x) => x.version === c.ctx.params.version);
   if (!v || (!s.insider && v.status !== "active")) throw notFound();
-  const writer = s.insider && c.user !== undefined && isInsider(c.reg, c.caller, s.box.doc.owner);
+  const writer = s.insider && c.user !== undefined;
   const body = html`<p><a href="${s.base}">← ${s.owner}/${s.box.doc.name}</a></p>
   <h1>${s.owner}/${s.box.doc.name} v${v.version} ${statusTag(v)}</h1>
   <div class="cols"><div>${versionBlock(s, v, 0)}</div>${usage(c, s)}</div>

@@ -121,13 +121,14 @@ function smsOffered(c: ConsoleReq, pending: PendingCode): boolean {
 export function codeGet(c: ConsoleReq): Response {
   const pending = pendingOf(c);
   if (!pending) return codePage(c, { errors: [noStep], status: 401, form: false });
+  let user: StoredDoc<UserDoc>;
   try {
     // No form for a sign-in that no longer stands (the posts refuse it as well).
-    pendingOidcUser(c.reg, pending.username, pending.via);
+    user = pendingOidcUser(c.reg, pending.username, pending.via);
   } catch (thrown) {
     return refusedCodePage(c, thrown, [401, 503]);
   }
-  return codePage(c, { form: true, sms: smsOffered(c, pending) });
+  return codePage(c, { form: true, sms: Boolean(user.doc.mobile) });
 }
 
 export async function codePost(c: ConsoleReq): Promise<Response> {

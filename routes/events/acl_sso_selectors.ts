@@ -1,5 +1,5 @@
-// Binding rule selectors parsed once per rule version (ID + ModifyIndex), not at every SSO login
-// (docs/events.md#sso-login).
+// Binding rule selectors parsed once per rule version, not at every SSO login (docs/events.md#sso-login):
+// SsoState drops a rule's entry whenever its document changes or goes, so the next login parses it anew.
 
 import { type Expr, parseFilter } from "../../lib/bexpr/parse.ts";
 import type { StoredBindingRule } from "./acl_sso_model.ts";
@@ -8,12 +8,15 @@ import type { StoredBindingRule } from "./acl_sso_model.ts";
 export type ParsedSelector = "all" | "none" | Expr;
 
 export class SelectorCache {
-  readonly #parsed = new Map<string, { modifyIndex: number; source: string; selector: ParsedSelector }>();
+  readonly #parsed = new Map<string, ParsedSelector>();
 
-  /** The rule's parsed selector, parsed now only if this version of the rule was not parsed before. */
+  /**
+   * The parsed selector of `rule` (the stored document, read in the same synchronous step), parsed now only if
+   * it was not parsed since the rule last changed.
+   */
   of(rule: StoredBindingRule): ParsedSelector {
     const hit = this.#parsed.get(rule.ID);
-    if (hit && hit.modifyIndex === rule.ModifyIndex && hit.source === rule.Selector) return hit.selector;
+    if (hit !== undefined) return hit;
     let selector: ParsedSelector = "all";
     if (rule.Selector !== "") {
       try {
@@ -22,11 +25,11 @@ export class SelectorCache {
         selector = "none";
       }
     }
-    this.#parsed.set(rule.ID, { modifyIndex: rule.ModifyIndex, source: rule.Selector, selector });
+    this.#parsed.set(rule.ID, selector);
     return selector;
   }
 
-  /** Drops a changed or deleted rule's entry. */
+  /** Drops a changed or deleted rule's entry (SsoState's watch of the rules, on every node, at each commit). */
   forget(id: string): void {
     this.#parsed.delete(id);
   }

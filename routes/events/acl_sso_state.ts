@@ -21,7 +21,7 @@ export class SsoState {
   readonly #tables = new TableIndexes();
   readonly #unwatch: Array<() => void> = [];
   readonly #onAuthMethodDeleted = new Set<(name: string) => void>();
-  /** The binding rules' parsed selectors, each dropped when its rule changes. */
+  /** The binding rules' parsed selectors, each dropped by the watch below when its rule changes or goes. */
   readonly selectors = new SelectorCache();
 
   constructor(ctx: AppContext) {

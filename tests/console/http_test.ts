@@ -91,8 +91,16 @@ Deno.test("web console over HTTP", async (t) => {
       const owner = new WebClient(f.srv.url);
       assertEquals((await owner.signIn("alice", "alice-password")).status, 303);
       assertEquals((await owner.get("/alice/boxes/secret-box")).status, 200);
-      assertEquals((await owner.get("/alice/boxes/public-box/versions/2.0.0")).status, 200);
+      const unreleased = await owner.get("/alice/boxes/public-box/versions/2.0.0");
+      assertEquals(unreleased.status, 200);
       assert((await owner.get("/boxes/search?q=box")).text.includes("alice/secret-box"));
+      // A version page offers its management to the box's insiders only.
+      assert(unreleased.text.includes('<h2 id="manage">Manage this version</h2>'), unreleased.text);
+      const outsider = new WebClient(f.srv.url);
+      assertEquals((await outsider.signIn("bob", "bob-password")).status, 303);
+      const released = await outsider.get("/alice/boxes/public-box/versions/1.0.0");
+      assertEquals(released.status, 200);
+      assert(!released.text.includes("Manage this version"), released.text);
     });
 
     await t.step(

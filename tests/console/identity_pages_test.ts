@@ -202,6 +202,13 @@ Deno.test("console identity pages", async (t) => {
           (await api.put(SIGN_IN, { methods: ["registry", primary] }, { token: admin })).status,
           200,
         );
+        // The list on /ui/admin names each auth method with its type; `registry` is no auth method.
+        const primaryName = (await authAdmin.get(`/v1/auth-methods/${primary}`)).body.name;
+        assert(
+          (await web.get("/ui/admin")).text.includes(
+            `<ol><li><code>registry</code></li><li><code>${primary}</code> (${primaryName}, password)</li></ol>`,
+          ),
+        );
         // Not for non-admins.
         const owner = new WebClient(srv.url);
         await owner.signIn("olive", "olive-password-1");

@@ -17,9 +17,13 @@ export interface ConsoleOidc extends OidcSignInSetup {
   op: OidcProviderFixture;
   /**
    * "Sign in with Corp SSO" in a new browser, through the provider, to the answer of the console's completion
-   * page (303 to / once signed in, to the code step with two-factor on, or a refusal).
+   * page (303 to / once signed in, to the code step with two-factor on, or a refusal). `beforeCompletion` runs
+   * after the provider's callback, before the browser reaches the completion page.
    */
-  signIn(user: OidcTestUser): Promise<{ web: WebClient; answer: PageAnswer }>;
+  signIn(
+    user: OidcTestUser,
+    beforeCompletion?: () => Promise<void>,
+  ): Promise<{ web: WebClient; answer: PageAnswer }>;
   /** The username the browser's start page says it is signed in as, if any. */
   signedInAs(web: WebClient): Promise<string | undefined>;
   stop(): Promise<void>;
@@ -40,12 +44,13 @@ export async function startConsoleOidc(): Promise<ConsoleOidc> {
     await stop();
     throw err;
   }
-  const signIn = async (user: OidcTestUser) => {
+  const signIn = async (user: OidcTestUser, beforeCompletion?: () => Promise<void>) => {
     const web = new WebClient(srv.url);
     const start = await web.get(`/ui/login/oidc/${setup.oidc}`);
     assertEquals(start.status, 303, start.text);
     const { callbackUrl } = await completeProviderLogin(start.headers.get("location")!, user);
     let answer = await web.get(callbackUrl.pathname + callbackUrl.search);
+    await beforeCompletion?.();
     for (let hop = 0; hop < 5 && answer.status === 302; hop++) {
       const location = new URL(answer.headers.get("location")!, srv.url);
       answer = await web.get(location.pathname + location.search);

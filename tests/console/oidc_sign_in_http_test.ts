@@ -1,7 +1,7 @@
 // The console's OIDC sign-in driven over HTTP against a real OpenID provider (oidc-provider), one server for the
 // file: the attempt's login mints no auth token (Boundary's own flow still does), the registry user found through
-// the index of links after link, unlink, delete and provisioning, and an SMS-only user finishing the code step
-// (docs/identity.md#oidc-sign-in).
+// the index of links after link, unlink, delete and provisioning, an SMS-only user finishing the code step, and
+// an account deleted before the console collects its sign-in (docs/identity.md#oidc-sign-in).
 
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { oidcUsers } from "../fixtures/oidc_provider.ts";
@@ -121,7 +121,10 @@ Deno.test("console OIDC sign-in: no auth token, the linked user by index, an SMS
       assertEquals(sms.status, 200, sms.text);
       const { web, answer } = await signIn(oidcUsers.alice);
       assertEquals([answer.status, answer.headers.get("location")], [303, "/ui/login/code"], answer.text);
-      assertEquals((await web.get("/ui/login/code")).status, 200);
+      // The code form offers "Text me a code": the user has a mobile number.
+      const form = await web.get("/ui/login/code");
+      assertEquals(form.status, 200);
+      assert(form.text.includes('name="send_sms"'), form.text);
       // "Text me a code" on the code step: no password asked, the first factor passed at the provider.
       const sent = await web.postForm("/ui/login/code", { send_sms: "1" });
       assertEquals(sent.status, 200, sent.text);
@@ -141,6 +144,25 @@ Deno.test("console OIDC sign-in: no auth token, the linked user by index, an SMS
       assertEquals((await eventsOf(["RegistrySignIn"], oidc)).length, before + 1);
       assertEquals(await eventsOf(tokenTypes, oidc).then((e) => e.length), 1);
     });
+
+    await t.step(
+      "the person's account deleted before the console collects the sign-in: nobody signed in",
+      async () => {
+        const { web, answer } = await signIn(oidcUsers.carol, async () => {
+          const accounts = await authAdmin.get(`/v1/accounts?auth_method_id=${oidc}`);
+          const account = (accounts.body.items as { id: string; attributes: { email?: string } }[])
+            .find((a) => a.attributes.email === oidcUsers.carol.email)!;
+          assertEquals((await authAdmin.delete(`/v1/accounts/${account.id}`)).status, 200);
+        });
+        assertEquals(answer.status, 401, answer.text);
+        assert(
+          answer.text.includes("This sign-in with Corp SSO expired or was used already; start again."),
+          answer.text,
+        );
+        assertEquals(await signedInAs(web), undefined);
+        assertEquals((await api.get("/api/v1/user/carol", { token: admin })).status, 404);
+      },
+    );
   } finally {
     await stop();
   }

@@ -1,6 +1,7 @@
 // Group bindings with the names people recognise (docs/web.md#directory-groups): each bound managed group's
 // name and its auth method's name, and the managed groups a binding form may offer, read through lib/identity.ts.
 
+import type { IdentityMethod, ManagedGroupInfo } from "../../../lib/identity.ts";
 import type { GroupBinding } from "../core/group_bindings.ts";
 import type { Actor, Registry } from "../core/registry.ts";
 import { getAdminGroups, listOrgBindings } from "./group_bindings.ts";
@@ -23,10 +24,14 @@ export interface NamedGroup {
 export function namedGroup(reg: Registry, id: string): NamedGroup {
   const group = reg.identity?.managedGroup(id);
   if (!group) return { id, name: id, methodName: "unknown", unnamed: { group: true, method: false } };
-  const method = reg.identity?.method(group.authMethodId);
+  return namedFrom(group, reg.identity?.method(group.authMethodId));
+}
+
+/** A managed group read already, named with its auth method (when that exists). */
+function namedFrom(group: ManagedGroupInfo, method: IdentityMethod | undefined): NamedGroup {
   return {
-    id,
-    name: group.name || id,
+    id: group.id,
+    name: group.name || group.id,
     methodName: method?.name || group.authMethodId,
     methodId: group.authMethodId,
     unnamed: { group: !group.name, method: !method?.name },
@@ -43,9 +48,16 @@ export function namedAdminGroups(who: Actor): NamedGroup[] {
   return getAdminGroups(who).admin_groups.map((id) => namedGroup(who.reg, id));
 }
 
-/** The managed groups there are (at most MAX_GROUP_CHOICES), named. */
+/** The managed groups there are (at most MAX_GROUP_CHOICES), named: each group and each auth method read once. */
 export function groupChoices(reg: Registry): NamedGroup[] {
-  return (reg.identity?.managedGroups(MAX_GROUP_CHOICES) ?? []).map((g) => namedGroup(reg, g.id));
+  const methods = new Map<string, IdentityMethod | undefined>();
+  const methodOf = (id: string) => {
+    if (!methods.has(id)) methods.set(id, reg.identity?.method(id));
+    return methods.get(id);
+  };
+  return (reg.identity?.managedGroups(MAX_GROUP_CHOICES) ?? []).map((g) =>
+    namedFrom(g, methodOf(g.authMethodId))
+  );
 }
 
 /** A registry user's person (admins): the link and the auth methods the person's accounts belong to, named. */

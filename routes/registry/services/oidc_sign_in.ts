@@ -64,7 +64,9 @@ export async function completeOidcSignIn(
     throw new ApiError(401, `${name} has not completed this sign-in; start again.`);
   }
   if (outcome.status === "failed") throw new ApiError(401, `Unable to sign in with ${name}.`);
-  refuseWithdrawnSignIn(reg, outcome.identity);
+  // The collection answered a gone account (deleted or moved to another user) as used up: only the method is
+  // checked again here.
+  refuseUnofferedMethod(reg, outcome.identity);
   const user = await signInUserOf(reg, outcome.identity);
   if (reg.maintenanceEnabled() && !actsAsAdmin(reg, user.doc)) throw maintenanceError();
   // The registry's two-factor settings apply after any first factor (docs/identity.md#oidc-sign-in).
@@ -74,32 +76,35 @@ export async function completeOidcSignIn(
 }
 
 /**
- * 401 unless the sign-in through `via` still stands: its method an active oidc sign-in method (made inactive or
- * taken out of the sign-in methods, it signs nobody in) and its account still the person's (deleted or moved to
- * another user: gone). Checked when the console collects the attempt and again at each request of the code step.
+ * 401 unless the method of `via` is an active oidc sign-in method (made inactive or taken out of the sign-in
+ * methods, it signs nobody in); its name for messages. Checked when the console collects the attempt and again
+ * at each request of the code step.
  */
-function refuseWithdrawnSignIn(reg: Registry, via: VerifiedIdentity): void {
+function refuseUnofferedMethod(reg: Registry, via: VerifiedIdentity): string {
   const method = reg.identity?.method(via.methodId);
   const name = method?.name ?? "the identity provider";
   const offered = method?.type === "oidc" && method.state !== "inactive" &&
     signInMethods(reg).includes(via.methodId);
   if (!offered) throw new ApiError(401, `${name} is not offered for sign-in now.`);
-  if (!reg.identity!.holdsAccount(via.userId, via.accountId)) {
-    throw new ApiError(401, `This sign-in with ${name} expired or was used already; start again.`);
-  }
+  return name;
 }
 
 /**
  * The registry user an OIDC sign-in's first factor passed for, while its code step waits: 401 when the user is
- * gone or no longer linked to that person, or the sign-in no longer stands (refuseWithdrawnSignIn); 503 for a
- * non-admin during maintenance.
+ * gone or no longer linked to that person, its method no longer offered (refuseUnofferedMethod) or its account
+ * no longer the person's; 503 for a non-admin during maintenance.
  */
 export function pendingOidcUser(reg: Registry, username: string, via: VerifiedIdentity): StoredDoc<UserDoc> {
   const user = reg.user(username);
   if (!user || user.doc.identity?.user_id !== via.userId) {
     throw new ApiError(401, "This sign-in expired or was used already; start again.");
   }
-  refuseWithdrawnSignIn(reg, via);
+  const name = refuseUnofferedMethod(reg, via);
+  // The account the sign-in came through is still the person's (the collection's check, repeated: it may have
+  // been deleted or moved to another user while the code step waits).
+  if (!reg.identity!.holdsAccount(via.userId, via.accountId)) {
+    throw new ApiError(401, `This sign-in with ${name} expired or was used already; start again.`);
+  }
   if (reg.maintenanceEnabled() && !actsAsAdmin(reg, user.doc)) throw maintenanceError();
   return user;
 }
