@@ -141,15 +141,13 @@ async function copyBlobs(
   let copied = 0;
   try {
     for (const name of source.names()) {
-      const size = await source.size(name);
-      if (size === undefined) throw new Error(`blob ${name} went missing while it was copied`);
-      if (await target.size(name) !== size) {
-        const blob = await source.read(name);
-        if (!blob) throw new Error(`blob ${name} went missing while it was copied`);
-        await target.write(name, blob.body);
-      }
+      // One stat per blob: read() opens the file and takes its size from the open file.
+      const blob = await source.read(name);
+      if (!blob) throw new Error(`blob ${name} went missing while it was copied`);
+      if (await target.size(name) !== blob.size) await target.write(name, blob.body);
+      else await blob.body.cancel();
       copied++;
-      progress(`blobs: ${copied} copied (${name}, ${size} bytes)`);
+      progress(`blobs: ${copied} copied (${name}, ${blob.size} bytes)`);
     }
   } finally {
     target.close();
