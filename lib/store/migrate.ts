@@ -15,7 +15,7 @@ import type { StoredDoc } from "./doc_types.ts";
 import { collectionFolders, readCheckpointIndex, readCollectionFolder } from "./file/collection_folder.ts";
 import { connect, ensureSchema, type Sql } from "./postgres/schema.ts";
 import { importSnapshot, refuseNonEmpty } from "./postgres/import.ts";
-import { bucketBlobs, folderBlobs } from "./blob_endpoints.ts";
+import { bucketBlobs, folderBlobs, heldOf } from "./blob_endpoints.ts";
 
 export interface MigrateOptions {
   dataDir: string;
@@ -129,7 +129,8 @@ async function* counterFiles(dir: string) {
 /**
  * Streams every blob of the data directory into the bucket, through the ingest that checks each one's name. A
  * blob the bucket already holds at its size (left by an earlier, failed migrate: content-addressed, so the same
- * bytes) is not copied again. Returns how many blobs the bucket now holds of the data directory's.
+ * bytes; the bucket is listed once, not asked for each blob) is not copied again. Returns how many blobs the
+ * bucket now holds of the data directory's.
  */
 async function copyBlobs(
   dataDir: string,
@@ -140,11 +141,13 @@ async function copyBlobs(
   const target = await bucketBlobs(settings);
   let copied = 0;
   try {
-    for (const name of source.names()) {
+    const names = new Set(source.names());
+    const { sizes } = await heldOf(target, names);
+    for (const name of names) {
       // One stat per blob: read() opens the file and takes its size from the open file.
       const blob = await source.read(name);
       if (!blob) throw new Error(`blob ${name} went missing while it was copied`);
-      if (await target.size(name) !== blob.size) await target.write(name, blob.body);
+      if (sizes.get(name) !== blob.size) await target.write(name, blob.body);
       else await blob.body.cancel();
       copied++;
       progress(`blobs: ${copied} copied (${name}, ${blob.size} bytes)`);
