@@ -3,6 +3,7 @@
 // own ingest, which refuses bytes that do not hash to their name. Blobs are named by their sha256 and never
 // change, so a copy taken at any moment after a snapshot is the snapshot's blob.
 
+import { ConfigError } from "../errors.ts";
 import type { S3Settings } from "./s3/settings.ts";
 import { blobName, type Blobs } from "./blobs.ts";
 import { BlobNotFoundError } from "./errors.ts";
@@ -19,26 +20,43 @@ export interface BlobEndpoint {
   close(): void;
 }
 
-/** What a copy's target already holds: the blobs it copies, with their sizes, or a blob it does not copy. */
-export interface Held {
-  /** Each blob of `expected` the store holds, with its size (a copy skips those it holds at their size). */
-  sizes: Map<string, number>;
-  /** The first blob listed that `expected` does not name, if any (the listing stops there). */
-  stranger: string | undefined;
+/** The target blob store holds a blob the copy does not name: nothing was copied (a ConfigError). */
+export class BlobStoreNotEmptyError extends ConfigError {
+  constructor(message: string) {
+    super(message);
+    this.name = "BlobStoreNotEmptyError";
+  }
+}
+
+/** A copy into a blob store, as its refusal names it: `where` it writes, the `copy` and its `source`. */
+export interface BlobCopy {
+  where: string;
+  copy: string;
+  source: string;
 }
 
 /**
- * One listing of `target` against the blobs a copy writes: what it holds of them (left by an earlier, failed run
- * of the same copy: content-addressed, so the same bytes) and the first blob it holds that the copy does not
- * name. Holds no more names than `expected` does.
+ * One listing of `target` against the blobs a copy writes (`expected`): returns the size of each of them it holds
+ * (left by an earlier, failed run of the same copy: content-addressed, so the same bytes; the copy skips those it
+ * holds at their size), and refuses (BlobStoreNotEmptyError) a store holding any other blob, naming the first
+ * one listed. Holds no more names than `expected` does.
  */
-export async function heldOf(target: BlobEndpoint, expected: ReadonlySet<string>): Promise<Held> {
+export async function heldForCopy(
+  target: BlobEndpoint,
+  expected: ReadonlySet<string>,
+  { where, copy, source }: BlobCopy,
+): Promise<Map<string, number>> {
   const sizes = new Map<string, number>();
   for await (const { name, size } of target.list()) {
-    if (!expected.has(name)) return { sizes, stranger: name };
+    if (!expected.has(name)) {
+      throw new BlobStoreNotEmptyError(
+        `${where} already holds blobs (${name}): ${copy} writes only into an empty store ` +
+          `(or one holding only ${source}'s blobs, left by a failed ${copy} of it)`,
+      );
+    }
     sizes.set(name, size);
   }
-  return { sizes, stranger: undefined };
+  return sizes;
 }
 
 /** A data directory's blobs/ folder, which can also list its blobs. */

@@ -12,7 +12,13 @@ import { FileSnapshots } from "../file/snapshots.ts";
 import { atomicWrite, ensureDir, syncDir } from "../file/fsutil.ts";
 import { segmentFileName } from "../file/log_lines.ts";
 import { type ArchiveEntry, ArchiveReader, blobEntryPrefix, type SnapshotCounts } from "./archive.ts";
-import { type BlobEndpoint, bucketBlobs, folderBlobs, heldOf } from "../blob_endpoints.ts";
+import {
+  type BlobEndpoint,
+  BlobStoreNotEmptyError,
+  bucketBlobs,
+  folderBlobs,
+  heldForCopy,
+} from "../blob_endpoints.ts";
 import { verifyBackup } from "./verify.ts";
 
 export interface RestoreOptions {
@@ -181,14 +187,10 @@ async function writeSecret(path: string, text: string): Promise<void> {
  * the size of each of the archive's blobs it holds, from the same single listing.
  */
 async function refuseBlobs(plan: Plan, blobs: BlobEndpoint, where: string): Promise<Map<string, number>> {
-  const { sizes, stranger } = await heldOf(blobs, plan.blobNames);
-  if (stranger !== undefined) {
-    throw new TargetNotEmptyError(
-      `${where} already holds blobs (${stranger}): restore writes only into an empty store ` +
-        `(or one holding only this archive's blobs, left by a failed restore of it)`,
-    );
-  }
-  return sizes;
+  const copy = { where, copy: "restore", source: "this archive" };
+  return await heldForCopy(blobs, plan.blobNames, copy).catch((err) => {
+    throw err instanceof BlobStoreNotEmptyError ? new TargetNotEmptyError(err.message) : err;
+  });
 }
 
 async function isEmptyDir(path: string): Promise<boolean> {
