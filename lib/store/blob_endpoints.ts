@@ -3,6 +3,7 @@
 // own ingest, which refuses bytes that do not hash to their name. Blobs are named by their sha256 and never
 // change, so a copy taken at any moment after a snapshot is the snapshot's blob.
 
+import { ConfigError } from "../errors.ts";
 import type { S3Settings } from "./s3/settings.ts";
 import { blobName, type Blobs } from "./blobs.ts";
 import { BlobNotFoundError } from "./errors.ts";
@@ -14,14 +15,48 @@ export interface BlobEndpoint {
   read(sha256: string): Promise<{ size: number; body: ReadableStream<Uint8Array> } | undefined>;
   /** Stores `body`, which must hash to `sha256`: other bytes are refused (DigestMismatchError) and not kept. */
   write(sha256: string, body: ReadableStream<Uint8Array>): Promise<void>;
-  /** The blob's size, or undefined when the store does not hold it. */
-  size(sha256: string): Promise<number | undefined>;
-  /**
-   * A blob the store holds that `expected` does not name, or undefined when there is none (a restore refuses a
-   * store holding blobs other than its archive's, and keeps those a failed restore of it left).
-   */
-  strangerTo(expected: ReadonlySet<string>): Promise<string | undefined>;
+  /** Every blob the store holds, with its size (a bucket: one paged listing, never a request per blob). */
+  list(): AsyncGenerator<{ name: string; size: number }>;
   close(): void;
+}
+
+/** The target blob store holds a blob the copy does not name: nothing was copied (a ConfigError). */
+export class BlobStoreNotEmptyError extends ConfigError {
+  constructor(message: string) {
+    super(message);
+    this.name = "BlobStoreNotEmptyError";
+  }
+}
+
+/** A copy into a blob store, as its refusal names it: `where` it writes, the `copy` and its `source`. */
+export interface BlobCopy {
+  where: string;
+  copy: string;
+  source: string;
+}
+
+/**
+ * One listing of `target` against the blobs a copy writes (`expected`): returns the size of each of them it holds
+ * (left by an earlier, failed run of the same copy: content-addressed, so the same bytes; the copy skips those it
+ * holds at their size), and refuses (BlobStoreNotEmptyError) a store holding any other blob, naming the first
+ * one listed. Holds no more names than `expected` does.
+ */
+export async function heldForCopy(
+  target: BlobEndpoint,
+  expected: ReadonlySet<string>,
+  { where, copy, source }: BlobCopy,
+): Promise<Map<string, number>> {
+  const sizes = new Map<string, number>();
+  for await (const { name, size } of target.list()) {
+    if (!expected.has(name)) {
+      throw new BlobStoreNotEmptyError(
+        `${where} already holds blobs (${name}): ${copy} writes only into an empty store ` +
+          `(or one holding only ${source}'s blobs, left by a failed ${copy} of it)`,
+      );
+    }
+    sizes.set(name, size);
+  }
+  return sizes;
 }
 
 /** A data directory's blobs/ folder, which can also list its blobs. */
@@ -61,21 +96,16 @@ export function folderBlobs(dataDir: string): BlobFolder {
       await ingestAs(await (opened ??= BlobStore.open(dir)), sha256, body);
     },
     names,
-    async size(sha256) {
-      try {
-        return (await Deno.stat(`${dir}/${sha256.slice(0, 2)}/${sha256}`)).size;
-      } catch (err) {
-        if (err instanceof Deno.errors.NotFound) return undefined;
-        throw err;
-      }
-    },
-    strangerTo(expected) {
+    async *list() {
       for (const shard of shards()) {
         for (const entry of readDirOrEmpty(shard)) {
-          if (!expected.has(entry.name)) return Promise.resolve(entry.name);
+          try {
+            yield { name: entry.name, size: (await Deno.stat(`${shard}/${entry.name}`)).size };
+          } catch (err) {
+            if (!(err instanceof Deno.errors.NotFound)) throw err;
+          }
         }
       }
-      return Promise.resolve(undefined);
     },
     close() {
       opened?.then((store) => store.close(), () => {});
@@ -100,8 +130,7 @@ export async function bucketBlobs(settings: S3Settings): Promise<BlobEndpoint> {
       return { size: Number(response.headers.get("Content-Length")), body: response.body! };
     },
     write: (sha256, body) => ingestAs(store, sha256, body),
-    size: (sha256) => store.size(sha256),
-    async strangerTo(expected) {
+    async *list() {
       const prefix = `${location.prefix}blobs/`;
       let token: string | undefined;
       do {
@@ -109,12 +138,10 @@ export async function bucketBlobs(settings: S3Settings): Promise<BlobEndpoint> {
           new ListObjectsV2Command({ Bucket: location.bucket, Prefix: prefix, ContinuationToken: token }),
         );
         for (const object of page.Contents ?? []) {
-          const name = (object.Key ?? "").slice(prefix.length);
-          if (!expected.has(name)) return name;
+          yield { name: (object.Key ?? "").slice(prefix.length), size: object.Size ?? 0 };
         }
         token = page.IsTruncated ? page.NextContinuationToken : undefined;
       } while (token);
-      return undefined;
     },
     close() {
       store.close();

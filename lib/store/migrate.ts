@@ -1,6 +1,7 @@
 // `storage migrate`: copies an embedded data directory (the retained log with its indexes, documents, usage
 // counters, blobs) into the PostgreSQL database and blob store a node would use, verifies the copy (counts and
-// checksums) and refuses a database that already holds wharf data. The blobs go first; then the log, the
+// checksums) and refuses a database that already holds wharf data, or a bucket holding blobs the data directory
+// does not (as `backup restore` refuses one, blob_endpoints.ts heldForCopy). The blobs go first; then the log, the
 // documents, the counters, the head and the checkpoint are written in ONE transaction (postgres/import.ts
 // importSnapshot, as `backup restore` writes an archive), so a failed or killed migrate leaves the database as
 // empty as it found it and running it again finishes the job. Documents are read from the checkpoint one
@@ -15,7 +16,7 @@ import type { StoredDoc } from "./doc_types.ts";
 import { collectionFolders, readCheckpointIndex, readCollectionFolder } from "./file/collection_folder.ts";
 import { connect, ensureSchema, type Sql } from "./postgres/schema.ts";
 import { importSnapshot, refuseNonEmpty } from "./postgres/import.ts";
-import { bucketBlobs, folderBlobs } from "./blob_endpoints.ts";
+import { bucketBlobs, folderBlobs, heldForCopy } from "./blob_endpoints.ts";
 
 export interface MigrateOptions {
   dataDir: string;
@@ -129,7 +130,8 @@ async function* counterFiles(dir: string) {
 /**
  * Streams every blob of the data directory into the bucket, through the ingest that checks each one's name. A
  * blob the bucket already holds at its size (left by an earlier, failed migrate: content-addressed, so the same
- * bytes) is not copied again. Returns how many blobs the bucket now holds of the data directory's.
+ * bytes; the bucket is listed once, not asked for each blob) is not copied again; a bucket holding any other blob
+ * is refused before anything is copied. Returns how many blobs the bucket now holds of the data directory's.
  */
 async function copyBlobs(
   dataDir: string,
@@ -140,16 +142,17 @@ async function copyBlobs(
   const target = await bucketBlobs(settings);
   let copied = 0;
   try {
-    for (const name of source.names()) {
-      const size = await source.size(name);
-      if (size === undefined) throw new Error(`blob ${name} went missing while it was copied`);
-      if (await target.size(name) !== size) {
-        const blob = await source.read(name);
-        if (!blob) throw new Error(`blob ${name} went missing while it was copied`);
-        await target.write(name, blob.body);
-      }
+    const names = new Set(source.names());
+    const copy = { where: settings.url, copy: "migrate", source: "this data directory" };
+    const sizes = await heldForCopy(target, names, copy);
+    for (const name of names) {
+      // One stat per blob: read() opens the file and takes its size from the open file.
+      const blob = await source.read(name);
+      if (!blob) throw new Error(`blob ${name} went missing while it was copied`);
+      if (sizes.get(name) !== blob.size) await target.write(name, blob.body);
+      else await blob.body.cancel();
       copied++;
-      progress(`blobs: ${copied} copied (${name}, ${size} bytes)`);
+      progress(`blobs: ${copied} copied (${name}, ${blob.size} bytes)`);
     }
   } finally {
     target.close();

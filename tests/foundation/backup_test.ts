@@ -3,7 +3,8 @@
 // the backup started and nothing half-written, blobs byte-identical, the same events at the same indexes; a
 // kill -9 mid-backup leaves the server unharmed and no file by the final name; restore refuses a non-empty
 // target; a flipped byte fails verify and restore naming the entry; a blob entry rewritten together with its
-// checksums fails verify and restore, naming it; an incremental holds only new blobs.
+// checksums fails verify and restore, naming it; an incremental holds only new blobs; a log line a backup only
+// copies (not parsed) is still checked: a sealed segment's cut line fails it, the last segment's torn tail is left out.
 
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../helpers/assert.ts";
 import { type ChildServer, spawnServer } from "../helpers/server.ts";
@@ -351,3 +352,34 @@ async function waitFor(condition: () => boolean, ms = 5_000): Promise<void> {
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+Deno.test("a log line a backup only copies is still checked: a sealed segment's cut line fails the backup, the last segment's torn tail is left out", async () => {
+  // Three segments of three batches; the checkpoint covers every whole line, so no line is replayed.
+  const dir = await Deno.makeTempDir({ prefix: "wharf-backup-lines-" });
+  try {
+    const line = (index: number) => `{"Index":${index},"Events":[{"Topic":"Node","Key":"n${index}"}]}\n`;
+    const segment = (first: number, lines: string) =>
+      Deno.writeTextFile(`${dir}/events/${String(first).padStart(20, "0")}.ndjson`, lines);
+    await Deno.mkdir(`${dir}/events`, { recursive: true });
+    await Deno.writeTextFile(`${dir}/manifest.json`, JSON.stringify({ checkpointIndex: 8 }));
+    await segment(4, line(4) + line(5) + line(6));
+    // The last segment: its third line is torn (a crash mid-write), as the log's recovery would find it.
+    await segment(7, line(7) + line(8) + line(9).slice(0, 20) + "\n");
+
+    // A sealed segment's line cut short (its index whole, its record not): the backup names it and fails.
+    await segment(1, line(1) + line(2).slice(0, 25) + "\n" + line(3));
+    const damaged = await runBackup(["create", "--data-dir", dir, "--output", `${dir}/damaged.wbak`]);
+    assertEquals(damaged.code, 1, damaged.stderr);
+    assertStringIncludes(damaged.stderr, "log segment 00000000000000000001.ndjson is damaged at index 2");
+    assert(!await exists(`${dir}/damaged.wbak`));
+
+    // Whole again: the backup holds batches 1-8, without the torn line.
+    await segment(1, line(1) + line(2) + line(3));
+    const made = await runBackup(["create", "--data-dir", dir, "--output", `${dir}/whole.wbak`]);
+    assertEquals(made.code, 0, made.stderr);
+    assertEquals(snapshotIndex(made.stdout), 8);
+    assertStringIncludes(made.stdout, "(events 1-8, 8 batches)");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -1,7 +1,8 @@
 // `storage migrate`: a data directory with all three families' data, copied into PostgreSQL + S3, answers the
 // same reads byte for byte on a node started on the copy, and its stream replays the same events and indexes. A
 // migrate killed (-9) or cut off from its database mid-run leaves no wharf row, and running it again is not
-// refused and copies everything.
+// refused and copies everything. A bucket holding a blob the data directory does not have is refused, as
+// `backup restore` refuses one, and nothing is written.
 
 import postgres from "postgres";
 import { assert, assertEquals } from "../helpers/assert.ts";
@@ -13,6 +14,11 @@ import { adminPassword, Client as AuthClient, fastEnv, login } from "../authmeth
 import { nodeEvent, publish, rootSecret } from "../events/stream_helpers.ts";
 import { runStorageCli } from "../../cli/storage/mod.ts";
 import { holdCheckpointRow, noWharfRows, wharfRows } from "./held_checkpoint.ts";
+import { ListObjectsV2Command } from "@aws-sdk/client-s3";
+import { bucketBlobs } from "../../lib/store/blob_endpoints.ts";
+import { sha256Hex } from "../../lib/store/backup/archive.ts";
+import { createS3Client } from "../../lib/store/s3/client.ts";
+import { s3Settings } from "../../lib/store/s3/settings.ts";
 
 const skip = postgresSkipReason ?? swiftSkipReason;
 if (skip) console.warn(`storage migrate tests skipped: ${skip}`);
@@ -222,6 +228,33 @@ Deno.test({
         }
         await checkNode(failed, name);
       }
+
+      // A bucket holding a blob the data directory does not have: refused before anything is copied into it or
+      // written to the database (exit 2, as a database holding wharf data), in `backup restore`'s words.
+      const other = await newTarget("wharf-migrate-other");
+      const stranger = new Uint8Array(1000).fill(3);
+      const settings = s3Settings(other).s3!;
+      const bucket = await bucketBlobs(settings);
+      await bucket.write(sha256Hex(stranger), ReadableStream.from([stranger])).finally(() => bucket.close());
+      const refused = await migrate(dataDir, other);
+      assertEquals(refused.code, 2, refused.output);
+      assert(
+        refused.output.includes(
+          `s3://wharf-migrate-other already holds blobs (${
+            sha256Hex(stranger)
+          }): migrate writes only into an ` +
+            "empty store (or one holding only this data directory's blobs, left by a failed migrate of it)",
+        ),
+        refused.output,
+      );
+      const client = createS3Client(settings.env);
+      const listed = await client.send(
+        new ListObjectsV2Command({ Bucket: "wharf-migrate-other", Prefix: "blobs/" }),
+      )
+        .finally(() => client.destroy());
+      assertEquals(listed.Contents?.map((o) => o.Key), [`blobs/${sha256Hex(stranger)}`]);
+      const otherDb = postgres(other.WHARF_DATABASE_URL, { max: 1, onnotice: () => {} });
+      assertEquals(await wharfRows(otherDb).finally(() => otherDb.end({ timeout: 1 })), noWharfRows);
     } finally {
       await Deno.remove(dataDir, { recursive: true });
       await Deno.remove(nodeDir, { recursive: true });

@@ -12,7 +12,13 @@ import { FileSnapshots } from "../file/snapshots.ts";
 import { atomicWrite, ensureDir, syncDir } from "../file/fsutil.ts";
 import { segmentFileName } from "../file/log_lines.ts";
 import { type ArchiveEntry, ArchiveReader, blobEntryPrefix, type SnapshotCounts } from "./archive.ts";
-import { type BlobEndpoint, bucketBlobs, folderBlobs } from "../blob_endpoints.ts";
+import {
+  type BlobEndpoint,
+  BlobStoreNotEmptyError,
+  bucketBlobs,
+  folderBlobs,
+  heldForCopy,
+} from "../blob_endpoints.ts";
 import { verifyBackup } from "./verify.ts";
 
 export interface RestoreOptions {
@@ -87,6 +93,7 @@ export async function restoreBackup(options: RestoreOptions): Promise<RestoreSum
       index,
       bucket: blobs,
       blobSources,
+      blobNames: new Set(blobSources.map(({ entry }) => entry.name.slice(blobEntryPrefix.length))),
       rootKey,
     };
     const summary: RestoreSummary = {
@@ -145,16 +152,16 @@ async function* archivedCounters(reader: ArchiveReader, all: ArchiveEntry[]) {
 
 /**
  * Writes each blob into the bucket, else into `dataDir`'s blobs/ folder, through the store's ingest, which refuses
- * bytes that do not hash to the entry's name. A blob the store already holds at the entry's size (left by an
- * earlier, failed restore: content-addressed, so the same bytes) is skipped.
+ * bytes that do not hash to the entry's name. A blob the store already holds at the entry's size (`held`, listed
+ * once by refuseBlobs: left by an earlier, failed restore, content-addressed, so the same bytes) is skipped.
  */
-async function copyBlobs(plan: Plan, dataDir: string): Promise<void> {
+async function copyBlobs(plan: Plan, dataDir: string, held: ReadonlyMap<string, number>): Promise<void> {
   const target = plan.bucket ?? folderBlobs(dataDir);
   let done = 0;
   try {
     for (const { reader, entry } of plan.blobSources) {
       const name = entry.name.slice(blobEntryPrefix.length);
-      if (await target.size(name) !== entry.size) {
+      if (held.get(name) !== entry.size) {
         await target.write(name, ReadableStream.from(reader.chunks(entry))).catch((err) => {
           if (!(err instanceof DigestMismatchError)) throw err;
           throw new Error(
@@ -175,16 +182,15 @@ async function writeSecret(path: string, text: string): Promise<void> {
   await atomicWrite(path, new TextEncoder().encode(text + "\n"));
 }
 
-/** Refuses a blob store holding a blob the archive does not name (those it names a failed restore left). */
-async function refuseBlobs(plan: Plan, blobs: BlobEndpoint, where: string): Promise<void> {
-  const expected = new Set(plan.blobSources.map(({ entry }) => entry.name.slice(blobEntryPrefix.length)));
-  const stranger = await blobs.strangerTo(expected);
-  if (stranger !== undefined) {
-    throw new TargetNotEmptyError(
-      `${where} already holds blobs (${stranger}): restore writes only into an empty store ` +
-        `(or one holding only this archive's blobs, left by a failed restore of it)`,
-    );
-  }
+/**
+ * Refuses a blob store holding a blob the archive does not name (those it names a failed restore left); returns
+ * the size of each of the archive's blobs it holds, from the same single listing.
+ */
+async function refuseBlobs(plan: Plan, blobs: BlobEndpoint, where: string): Promise<Map<string, number>> {
+  const copy = { where, copy: "restore", source: "this archive" };
+  return await heldForCopy(blobs, plan.blobNames, copy).catch((err) => {
+    throw err instanceof BlobStoreNotEmptyError ? new TargetNotEmptyError(err.message) : err;
+  });
 }
 
 async function isEmptyDir(path: string): Promise<boolean> {
@@ -207,6 +213,8 @@ interface Plan {
   /** The bucket the blobs go to (WHARF_BLOB_STORE), else the data directory's folder. */
   bucket: BlobEndpoint | undefined;
   blobSources: Source[];
+  /** The names of the blobs it writes. */
+  blobNames: ReadonlySet<string>;
   rootKey: string | undefined;
 }
 
@@ -219,14 +227,15 @@ async function restoreIntoDataDir(plan: Plan): Promise<number> {
       `${target} is not empty: restore writes only into an empty or new directory`,
     );
   }
-  if (bucket) await refuseBlobs(plan, bucket, options.s3!.url);
+  // The staging folder is created empty below: only a bucket can already hold blobs.
+  const held = bucket ? await refuseBlobs(plan, bucket, options.s3!.url) : new Map<string, number>();
   // Built beside the target and renamed onto it once complete (a rename replaces an empty directory).
   const staging = `${target}.restoring`;
   await Deno.remove(staging, { recursive: true }).catch(() => {});
   await ensureDir(staging);
   let documents: number;
   try {
-    documents = await fillDataDir(plan, staging);
+    documents = await fillDataDir(plan, staging, held);
   } catch (err) {
     // Nothing half-restored stays behind: a refused blob (or any failure) removes what was built.
     await Deno.remove(staging, { recursive: true }).catch(() => {});
@@ -239,7 +248,11 @@ async function restoreIntoDataDir(plan: Plan): Promise<number> {
 }
 
 /** Writes the snapshot into `staging` as a server would have left its data directory; returns the documents. */
-async function fillDataDir(plan: Plan, staging: string): Promise<number> {
+async function fillDataDir(
+  plan: Plan,
+  staging: string,
+  held: ReadonlyMap<string, number>,
+): Promise<number> {
   const { options, reader, all, index, rootKey } = plan;
   // The checkpoint writer takes every document at once (as a server holds them all).
   const byCollection = new Map<string, StoredDoc[]>();
@@ -269,7 +282,7 @@ async function fillDataDir(plan: Plan, staging: string): Promise<number> {
     await ensureDir(`${staging}/usage`);
     await atomicWrite(`${staging}/usage/${entry.name.slice(9)}`, await reader.bytes(entry));
   }
-  await copyBlobs(plan, staging);
+  await copyBlobs(plan, staging, held);
   if (rootKey !== undefined) {
     await writeSecret(`${staging}/root.key`, rootKey);
   }
@@ -293,13 +306,13 @@ async function restoreIntoDatabase(plan: Plan): Promise<number> {
   try {
     await ensureSchema(sql);
     await refuseNonEmpty(sql).catch(notEmpty);
-    await refuseBlobs(
+    const held = await refuseBlobs(
       plan,
       bucket ?? folderBlobs(options.dataDir!),
       options.s3?.url ?? `${options.dataDir}/blobs`,
     );
     // Blobs first: nothing in the database names one before it is in place.
-    await copyBlobs(plan, options.dataDir!);
+    await copyBlobs(plan, options.dataDir!, held);
     const { progress } = options;
     const written = await importSnapshot(sql, {
       index,
