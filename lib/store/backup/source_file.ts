@@ -11,8 +11,6 @@ import { lineIndex, parseRecord, segmentName } from "../file/log_lines.ts";
 import { type LogLine, RetrySnapshot, type SourceSnapshot } from "./source.ts";
 
 const decoder = new TextDecoder();
-/** The byte a whole batch record ends with ("}"). */
-const closingBrace = 0x7d;
 
 /**
  * Snapshot of `dir`: `onLine` gets every retained log line in order (the caller writes them out), the result the
@@ -101,18 +99,14 @@ async function readSegments(
       // The server is writing this line now (or a crash left it torn): not committed, not in the snapshot.
       if (nl < 0) break;
       // A committed line as the event log itself recognises one (log_lines.ts): its index, then a batch record.
-      // The record is parsed only where it is needed: after the checkpoint (its documents are replayed) and in
-      // the last segment (the one the server writes, whose tail its own recovery parses: a torn line ends it).
-      // A sealed segment's line up to the checkpoint is only copied: it is checked by its index and by its end
-      // (a whole record ends in "}"), as the event log opens its sealed segments without parsing them.
-      const parse = last || index > snapshot.checkpointIndex;
-      const indexed = lineIndex(bytes, offset, nl) === index;
-      const record = indexed && parse ? parseRecord(bytes.subarray(offset, nl)) : undefined;
-      if (!indexed || (parse ? !record : bytes[nl - 1] !== closingBrace)) {
+      const record = lineIndex(bytes, offset, nl) === index
+        ? parseRecord(bytes.subarray(offset, nl))
+        : undefined;
+      if (!record) {
         if (last) break;
         throw new Error(`log segment ${segment.name} is damaged at index ${index}`);
       }
-      if (record && index > snapshot.checkpointIndex) {
+      if (index > snapshot.checkpointIndex) {
         applyDocs(snapshot.docs, index, (record.Docs ?? []) as WrittenDoc[]);
       }
       const line = decoder.decode(bytes.subarray(offset, nl));
