@@ -4,7 +4,7 @@
 // kill -9 mid-backup leaves the server unharmed and no file by the final name; restore refuses a non-empty
 // target; a flipped byte fails verify and restore naming the entry; a blob entry rewritten together with its
 // checksums fails verify and restore, naming it; an incremental holds only new blobs; a log line a backup only
-// copies (not parsed) is still checked: a sealed segment's cut line fails it, the last segment's torn tail is left out.
+// keeps is checked: a sealed segment's cut or garbled line fails it, the last segment's torn tail is left out.
 
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../helpers/assert.ts";
 import { type ChildServer, spawnServer } from "../helpers/server.ts";
@@ -353,7 +353,7 @@ async function waitFor(condition: () => boolean, ms = 5_000): Promise<void> {
   }
 }
 
-Deno.test("a log line a backup only copies is still checked: a sealed segment's cut line fails the backup, the last segment's torn tail is left out", async () => {
+Deno.test("every log line a backup keeps is checked: a sealed segment's cut or garbled line fails the backup, the last segment's torn tail is left out", async () => {
   // Three segments of three batches; the checkpoint covers every whole line, so no line is replayed.
   const dir = await Deno.makeTempDir({ prefix: "wharf-backup-lines-" });
   try {
@@ -372,6 +372,13 @@ Deno.test("a log line a backup only copies is still checked: a sealed segment's 
     assertEquals(damaged.code, 1, damaged.stderr);
     assertStringIncludes(damaged.stderr, "log segment 00000000000000000001.ndjson is damaged at index 2");
     assert(!await exists(`${dir}/damaged.wbak`));
+    // A sealed line whose index and closing brace are whole but whose record is not JSON fails it too: a backup
+    // parses every line it keeps (the stream endpoint parses old lines when it replays them).
+    await segment(1, line(1) + line(2).replace('"Topic"', '"Topic" "') + line(3));
+    const garbled = await runBackup(["create", "--data-dir", dir, "--output", `${dir}/garbled.wbak`]);
+    assertEquals(garbled.code, 1, garbled.stderr);
+    assertStringIncludes(garbled.stderr, "log segment 00000000000000000001.ndjson is damaged at index 2");
+    assert(!await exists(`${dir}/garbled.wbak`));
 
     // Whole again: the backup holds batches 1-8, without the torn line.
     await segment(1, line(1) + line(2) + line(3));
