@@ -4,18 +4,8 @@
 
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { parsePolicy, PolicyError, renderRulesJson } from "../../routes/events/policy.ts";
+import { readCaps } from "./policy_expected.ts";
 
-const readCaps = [
-  "list-jobs",
-  "parse-job",
-  "read-job",
-  "csi-list-volume",
-  "csi-read-volume",
-  "read-job-scaling",
-  "list-scaling-policies",
-  "read-scaling-policy",
-  "host-volume-read",
-];
 const writeCaps = [
   ...readCaps,
   "scale-job",

@@ -2,18 +2,7 @@
 
 import { assert, assertEquals, assertMatch, assertThrows } from "../helpers/assert.ts";
 import { parsePolicy, PolicyError, renderRulesJson } from "../../routes/events/policy.ts";
-
-const readCaps = [
-  "list-jobs",
-  "parse-job",
-  "read-job",
-  "csi-list-volume",
-  "csi-read-volume",
-  "read-job-scaling",
-  "list-scaling-policies",
-  "read-scaling-policy",
-  "host-volume-read",
-];
+import { readCaps } from "./policy_expected.ts";
 
 function reason(rules: string): string {
   const err = assertThrows(() => parsePolicy(rules));
