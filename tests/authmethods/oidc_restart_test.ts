@@ -4,7 +4,12 @@
 import { createHash } from "node:crypto";
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import { type ChildServer, spawnServer } from "../helpers/server.ts";
-import { type OidcProviderFixture, oidcUsers, startOidcProvider } from "../fixtures/oidc_provider.ts";
+import {
+  type OidcProviderFixture,
+  oidcUsers,
+  startOidcProvider,
+  wharfMethodAttributes,
+} from "../fixtures/oidc_provider.ts";
 import { completeProviderLogin } from "../fixtures/oidc_browser.ts";
 import { adminPassword, callApi, passwordLogin } from "../fixtures/wharf_auth.ts";
 import { packedCollections } from "../../app.ts";
@@ -104,14 +109,7 @@ async function setUp(d: Deployment, op: OidcProviderFixture): Promise<{ methodId
     scope_id: "global",
     type: "oidc",
     name: "restart-sso",
-    attributes: {
-      issuer: op.issuer,
-      client_id: op.clientId,
-      client_secret: op.clientSecret,
-      signing_algorithms: [op.signingAlg],
-      api_url_prefix: d.url,
-      claims_scopes: ["email", "profile"],
-    },
+    attributes: { ...wharfMethodAttributes(op, d.url), claims_scopes: ["email", "profile"] },
   }, admin);
   assertEquals(created.status, 200, JSON.stringify(created.body));
   const methodId = String(created.body.id);
