@@ -3,6 +3,7 @@
 // what real clients did.
 
 import { startTestServer, type TestServer } from "../helpers/server.ts";
+import { jsonOrUndefined } from "../helpers/values.ts";
 
 export const ADMIN_PASSWORD = "admin-password-for-tests";
 
@@ -30,13 +31,7 @@ export class RegistryApi {
       body: options.body === undefined ? undefined : JSON.stringify(options.body),
     });
     const text = await response.text();
-    let body: unknown = undefined;
-    try {
-      body = text ? JSON.parse(text) : undefined;
-    } catch {
-      body = undefined;
-    }
-    return { status: response.status, body, text, headers: response.headers };
+    return { status: response.status, body: jsonOrUndefined(text), text, headers: response.headers };
   }
 
   /** Like call, but throws with the server's answer unless the status is 2xx. */
