@@ -3,7 +3,7 @@
 
 import { createHash } from "node:crypto";
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
-import { type ChildServer, spawnServer } from "../helpers/server.ts";
+import { SuccessiveServers } from "../helpers/successive_servers.ts";
 import {
   type OidcProviderFixture,
   oidcUsers,
@@ -23,21 +23,10 @@ const baseEnv: Record<string, string> = {
   WHARF_ARGON2_TIME: "1",
 };
 
-/** One wharf after another on the same data dir; `restart` ends the current one by `signal`. */
-class Deployment {
-  server!: ChildServer;
-  /** Everything every server printed, checked for secrets at the end. */
-  output = "";
-  constructor(readonly dir: string) {}
-
-  async start(env: Record<string, string> = {}): Promise<void> {
-    this.server = await spawnServer(this.dir, { ...baseEnv, ...env });
-  }
-
-  async stop(signal: Deno.Signal = "SIGTERM"): Promise<void> {
-    this.server.kill(signal);
-    await this.server.status;
-    this.output += this.server.stdout() + this.server.stderr();
+/** The OIDC method's servers, one after another; `restart` ends the current one by `signal`. */
+class Deployment extends SuccessiveServers {
+  constructor(dir: string) {
+    super(dir, baseEnv);
   }
 
   async restart(signal: Deno.Signal, env: Record<string, string> = {}): Promise<void> {
