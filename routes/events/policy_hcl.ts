@@ -175,6 +175,26 @@ export class RuneReader {
     }
     return ch;
   }
+
+  /**
+   * After a number's digits, with `ch` the rune read after them: an exponent, or a fraction and its exponent, are
+   * scanned and make the number a float (true); with neither nothing more is read (false).
+   */
+  scanFloatTail(ch: string): boolean {
+    if (ch === "e" || ch === "E") {
+      this.scanExponent(ch);
+      return true;
+    }
+    if (ch === ".") {
+      ch = this.scanFraction(ch);
+      if (ch === "e" || ch === "E") {
+        ch = this.next();
+        this.scanExponent(ch);
+      }
+      return true;
+    }
+    return false;
+  }
 }
 
 export { digitVal, EOF_RUNE, isDecimal, isDigit, isLetter };
@@ -311,36 +331,14 @@ class HclScanner {
         ch = r.next();
         if (ch === "8" || ch === "9") illegalOctal = true;
       }
-      if (ch === "e" || ch === "E") {
-        r.scanExponent(ch);
-        return "FLOAT";
-      }
-      if (ch === ".") {
-        ch = r.scanFraction(ch);
-        if (ch === "e" || ch === "E") {
-          ch = r.next();
-          r.scanExponent(ch);
-        }
-        return "FLOAT";
-      }
+      if (r.scanFloatTail(ch)) return "FLOAT";
       if (illegalOctal) r.err("illegal octal number");
       if (ch !== EOF_RUNE) r.unread();
       return "NUMBER";
     }
     r.scanMantissa(ch);
     ch = r.next();
-    if (ch === "e" || ch === "E") {
-      r.scanExponent(ch);
-      return "FLOAT";
-    }
-    if (ch === ".") {
-      ch = r.scanFraction(ch);
-      if (ch === "e" || ch === "E") {
-        ch = r.next();
-        r.scanExponent(ch);
-      }
-      return "FLOAT";
-    }
+    if (r.scanFloatTail(ch)) return "FLOAT";
     if (ch !== EOF_RUNE) r.unread();
     return "NUMBER";
   }

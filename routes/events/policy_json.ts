@@ -102,18 +102,7 @@ class JsonScanner {
     const before = r.offset;
     r.scanMantissa(ch);
     ch = r.next();
-    if (ch === "e" || ch === "E") {
-      r.scanExponent(ch);
-      return "FLOAT";
-    }
-    if (ch === ".") {
-      ch = r.scanFraction(ch);
-      if (ch === "e" || ch === "E") {
-        ch = r.next();
-        r.scanExponent(ch);
-      }
-      return "FLOAT";
-    }
+    if (r.scanFloatTail(ch)) return "FLOAT";
     if (ch !== EOF_RUNE) r.unread();
     if (zero && before !== r.offset) r.err("numbers cannot start with 0");
     return "NUMBER";
