@@ -61,7 +61,6 @@ export function providerTable(s: ShownBox, v: VersionDoc, actions?: (p: Provider
     }</td>${actions ? html`<td>${actions(p)}</td>` : ""}</tr>`;
   });
   return dataTable(
-    "Scrollable table",
     ["Provider", "Architecture", "Size", "Checksum", "File", actions !== undefined && "Manage"],
     rows,
   );

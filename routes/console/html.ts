@@ -35,10 +35,14 @@ export function html(strings: TemplateStringsArray, ...values: unknown[]): Html 
 }
 
 /**
- * A table in a region that scrolls sideways on narrow screens (keyboard-focusable, labelled): `columns` are the
- * header cells (empty ones are left out), `rows` the body's `<tr>`s.
+ * A table in a region that scrolls sideways on narrow screens (keyboard-focusable, labelled `label`): `columns`
+ * are the header cells (empty ones are left out), `rows` the body's `<tr>`s.
  */
-export function dataTable(label: string, columns: readonly (string | false)[], rows: unknown): Html {
+export function dataTable(
+  columns: readonly (string | false)[],
+  rows: unknown,
+  label = "Scrollable table",
+): Html {
   const heads = columns.filter((c): c is string => c !== false);
   return html`
     <div class="table-wrap" tabindex="0" role="region" aria-label="${label}">

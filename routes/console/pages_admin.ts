@@ -17,7 +17,7 @@ import { createUser, listUsers, updateUser } from "../registry/services/users_ad
 import { actor, type ConsoleReq, errorMessages, requireAdminViewer } from "./context.ts";
 import { checked, field, signedInForm } from "./forms.ts";
 import { dataTable, html, seg } from "./html.ts";
-import { csrfField, page, seeOther } from "./layout.ts";
+import { buttonForm, csrfField, page, seeOther } from "./layout.ts";
 import { adminGroupsSection } from "./pages_admin_identity.ts";
 
 export function adminPage(c: ConsoleReq): Response {
@@ -58,7 +58,6 @@ export function adminPage(c: ConsoleReq): Response {
       ${adminGroupsSection(c)}
       <h2>Users</h2>
       ${dataTable(
-        "Scrollable table",
         ["User", "E-mail", "Admin", "Two-factor", "Billing", "Manage"],
         users.map((u) =>
           html`
@@ -74,10 +73,12 @@ export function adminPage(c: ConsoleReq): Response {
                 u.delinquent,
                 u.username,
               )}${u.two_factor_enabled || u.two_factor.delivery_methods.length
-                ? html`<form class="inline" method="post" action="/ui/admin/users/${
-                  seg(u.username)
-                }/reset-2fa">${csrfField(c)}
-        <button type="submit" class="danger">Reset two-factor<span class="skip"> of ${u.username}</span></button></form>`
+                ? buttonForm(
+                  c,
+                  `/ui/admin/users/${seg(u.username)}/reset-2fa`,
+                  "Reset two-factor",
+                  `of ${u.username}`,
+                )
                 : ""}</td>
             </tr>
           `
@@ -93,7 +94,6 @@ export function adminPage(c: ConsoleReq): Response {
       <div><button type="submit">Create user</button></div></form>
       <h2>Organizations</h2>
       ${dataTable(
-        "Scrollable table",
         ["Organization", "Members", "Billing", "Manage"],
         orgs.map((o) =>
           html`

@@ -14,7 +14,6 @@ export function groupBindingsSection(c: ConsoleReq, orgName: string): Html {
   const bindings = namedOrgBindings(actor(c), orgName);
   const choices = groupChoices(c.reg);
   const list = bindings.length === 0 ? html`<p class="muted">No directory groups are bound.</p>` : dataTable(
-    `Directory groups of ${orgName}`,
     ["Managed group", "Auth method", "Role", "Remove"],
     bindings.map((b) =>
       html`
@@ -33,6 +32,7 @@ export function groupBindingsSection(c: ConsoleReq, orgName: string): Html {
         </tr>
       `
     ),
+    `Directory groups of ${orgName}`,
   );
   const form = choices.length === 0
     ? html`<p class="muted">There are no managed groups to bind (an auth-method administrator creates them).</p>`

@@ -4,7 +4,7 @@
 import { type EffectiveMember, listOrgMembers, type MemberSource } from "../registry/services/org_members.ts";
 import { actor, type ConsoleReq, orgHref } from "./context.ts";
 import { dataTable, type Html, html, seg } from "./html.ts";
-import { csrfField } from "./layout.ts";
+import { buttonForm, csrfField } from "./layout.ts";
 
 function sourceText(s: MemberSource): string {
   return s.type === "direct"
@@ -33,8 +33,7 @@ function manageCell(c: ConsoleReq, m: EffectiveMember, i: number): Html {
         )}
         <button type="submit" class="secondary">Save<span class="skip"> role of ${m
           .username}</span></button></form>
-      <form class="inline" method="post" action="${action}/delete">${csrfField(c)}
-        <button type="submit" class="danger">Remove<span class="skip"> ${m.username}</span></button></form>
+      ${buttonForm(c, `${action}/delete`, "Remove", m.username)}
     </td>
   `;
 }
@@ -55,7 +54,6 @@ export function membersSection(c: ConsoleReq, orgName: string, manager: boolean)
     <p class="muted">A member of a bound directory group is listed once they have signed in since they joined it
     (wharf learns a person's groups at each sign-in); until then they hold no role here.</p>
     ${dataTable(
-      "Scrollable table",
       ["User", "Role", "How", manager && "Direct membership"],
       listed.members.map((m, i) =>
         html`<tr><td><a href="/${seg(m.username)}">${m.username}</a></td><td>${m.role}</td>

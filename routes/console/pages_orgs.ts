@@ -59,7 +59,6 @@ export function orgPage(c: ConsoleReq): Response {
     ${
           principals.length === 0 ? html`<p class="muted">No service principals.</p>` : html`
             ${dataTable(
-              "Scrollable table",
               ["Name", "Client id", "Created", "Last used", "Delete"],
               principals.map((p) =>
                 html`

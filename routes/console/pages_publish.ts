@@ -13,6 +13,7 @@ import {
   type VersionPath,
 } from "../registry/services/versions.ts";
 import type { ProviderPath } from "../registry/services/providers.ts";
+import type { Actor } from "../registry/core/registry.ts";
 import { actor, type ConsoleReq, errorMessages } from "./context.ts";
 import { checked, field, type Form, signedInForm } from "./forms.ts";
 import { html, seg } from "./html.ts";
@@ -242,59 +243,44 @@ export async function editVersionPost(c: ConsoleReq): Promise<Response> {
   );
 }
 
-export async function releasePost(c: ConsoleReq): Promise<Response> {
+/** The confirmation page before `verb` ("Revoke", "Delete") acts on the version the path names. */
+function versionConfirm(c: ConsoleReq, verb: string, text: string): Response {
+  requireSignedIn(c);
+  const button = `${verb} v${c.ctx.params.version}`;
+  return confirmPage(c, `${button}?`, text, c.ctx.url.pathname, button, versionHref(c));
+}
+
+/** A form post running `step` on the version the path names; 303 to `done` with `notice`, or back to the version. */
+async function versionStep(
+  c: ConsoleReq,
+  step: (who: Actor, at: VersionPath) => Promise<unknown>,
+  notice: string,
+  done = () => versionHref(c),
+): Promise<Response> {
   await signedInForm(c);
-  return await write(
-    c,
-    () => releaseVersion(actor(c), versionPath(c)),
-    () => versionHref(c),
-    "Version released.",
-    versionHref(c),
-  );
+  return await write(c, () => step(actor(c), versionPath(c)), done, notice, versionHref(c));
+}
+
+export function releasePost(c: ConsoleReq): Promise<Response> {
+  return versionStep(c, releaseVersion, "Version released.");
 }
 
 export function revokeConfirm(c: ConsoleReq): Response {
-  requireSignedIn(c);
-  return confirmPage(
+  return versionConfirm(
     c,
-    `Revoke v${c.ctx.params.version}?`,
+    "Revoke",
     "A revoked version is no longer offered to Vagrant or shown to others; it cannot be released again.",
-    c.ctx.url.pathname,
-    `Revoke v${c.ctx.params.version}`,
-    versionHref(c),
   );
 }
 
-export async function revokePost(c: ConsoleReq): Promise<Response> {
-  await signedInForm(c);
-  return await write(
-    c,
-    () => revokeVersion(actor(c), versionPath(c)),
-    () => versionHref(c),
-    "Version revoked.",
-    versionHref(c),
-  );
+export function revokePost(c: ConsoleReq): Promise<Response> {
+  return versionStep(c, revokeVersion, "Version revoked.");
 }
 
 export function deleteVersionConfirm(c: ConsoleReq): Response {
-  requireSignedIn(c);
-  return confirmPage(
-    c,
-    `Delete v${c.ctx.params.version}?`,
-    "The version, its providers and their files are deleted.",
-    c.ctx.url.pathname,
-    `Delete v${c.ctx.params.version}`,
-    versionHref(c),
-  );
+  return versionConfirm(c, "Delete", "The version, its providers and their files are deleted.");
 }
 
-export async function deleteVersionPost(c: ConsoleReq): Promise<Response> {
-  await signedInForm(c);
-  return await write(
-    c,
-    () => deleteVersion(actor(c), versionPath(c)),
-    () => boxHref(c),
-    "Version deleted.",
-    versionHref(c),
-  );
+export function deleteVersionPost(c: ConsoleReq): Promise<Response> {
+  return versionStep(c, deleteVersion, "Version deleted.", () => boxHref(c));
 }

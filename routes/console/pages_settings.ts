@@ -11,7 +11,7 @@ import { issueToken } from "../registry/services/tokens.ts";
 import { type ConsoleReq, errorMessages, maintenance } from "./context.ts";
 import { field, signedInForm } from "./forms.ts";
 import { dataTable, html, timeTag, trusted } from "./html.ts";
-import { csrfField, page, seeOther } from "./layout.ts";
+import { buttonForm, csrfField, page, seeOther } from "./layout.ts";
 
 function signedIn(c: ConsoleReq) {
   if (!c.user || !c.session) throw new ApiError(401, "Sign in first.");
@@ -46,7 +46,6 @@ export function tokensPage(c: ConsoleReq): Response {
   ${
     tokens.length === 0 ? html`<p class="muted">No tokens.</p>` : html`
       ${dataTable(
-        "Scrollable table",
         ["Description", "Created", "Last used", "Expires", "Revoke"],
         tokens.map((t) =>
           html`
@@ -56,10 +55,7 @@ export function tokensPage(c: ConsoleReq): Response {
               <td>${timeTag(t.last_used_at)}</td>
               <td>${t.expires_at ? timeTag(t.expires_at) : "never"}</td>
               <td>
-                <form class="inline" method="post" action="/ui/settings/tokens/${t
-                  .token_hash}/delete">${csrfField(c)}
-                  <button type="submit" class="danger">Revoke<span class="skip"> ${t
-                    .description}</span></button></form>
+                ${buttonForm(c, `/ui/settings/tokens/${t.token_hash}/delete`, "Revoke", t.description)}
               </td>
             </tr>
           `

@@ -22,6 +22,15 @@ import {
 /** Deeper nesting than this is refused (HCL itself has no limit; a JavaScript stack does). */
 export const maxNesting = 200;
 
+/** The one-rune tokens HCL and JSON share. */
+export const punctuation: ReadonlyMap<string, TokenType> = new Map([
+  ["[", "LBRACK"],
+  ["]", "RBRACK"],
+  ["{", "LBRACE"],
+  ["}", "RBRACE"],
+  [",", "COMMA"],
+]);
+
 const EOF_RUNE = "";
 
 function isLetter(ch: string): boolean {
@@ -175,6 +184,41 @@ export class RuneReader {
     }
     return ch;
   }
+
+  /** The next rune that is not white space (space, tab, newline, carriage return). */
+  nextNonSpace(): string {
+    let ch = this.next();
+    while (ch === " " || ch === "\t" || ch === "\n" || ch === "\r") ch = this.next();
+    return ch;
+  }
+
+  /** After a ".": a FLOAT when digits follow (read with their exponent), else a PERIOD. */
+  scanPeriod(): TokenType {
+    const ch = this.peek();
+    if (!isDecimal(ch)) return "PERIOD";
+    this.scanExponent(this.scanMantissa(ch));
+    return "FLOAT";
+  }
+
+  /**
+   * After a number's digits, with `ch` the rune read after them: an exponent, or a fraction and its exponent, are
+   * scanned and make the number a float (true); with neither nothing more is read (false).
+   */
+  scanFloatTail(ch: string): boolean {
+    if (ch === "e" || ch === "E") {
+      this.scanExponent(ch);
+      return true;
+    }
+    if (ch === ".") {
+      ch = this.scanFraction(ch);
+      if (ch === "e" || ch === "E") {
+        ch = this.next();
+        this.scanExponent(ch);
+      }
+      return true;
+    }
+    return false;
+  }
 }
 
 export { digitVal, EOF_RUNE, isDecimal, isDigit, isLetter };
@@ -188,8 +232,7 @@ class HclScanner {
 
   scan(): Token {
     const r = this.r;
-    let ch = r.next();
-    while (ch === " " || ch === "\t" || ch === "\n" || ch === "\r") ch = r.next();
+    const ch = r.nextNonSpace();
     const { start, pos } = r.tokenStart();
     let type: TokenType = "ILLEGAL";
     if (isLetter(ch)) {
@@ -213,32 +256,11 @@ class HclScanner {
           this.scanComment(ch);
           break;
         case ".":
-          type = "PERIOD";
-          ch = r.peek();
-          if (isDecimal(ch)) {
-            type = "FLOAT";
-            ch = r.scanMantissa(ch);
-            ch = r.scanExponent(ch);
-          }
+          type = r.scanPeriod();
           break;
         case "<":
           type = "HEREDOC";
           this.scanHeredoc();
-          break;
-        case "[":
-          type = "LBRACK";
-          break;
-        case "]":
-          type = "RBRACK";
-          break;
-        case "{":
-          type = "LBRACE";
-          break;
-        case "}":
-          type = "RBRACE";
-          break;
-        case ",":
-          type = "COMMA";
           break;
         case "=":
           type = "ASSIGN";
@@ -251,8 +273,11 @@ class HclScanner {
             type = this.scanNumber(r.next());
           } else type = "SUB";
           break;
-        default:
-          r.err("illegal char");
+        default: {
+          const single = punctuation.get(ch);
+          if (single) type = single;
+          else r.err("illegal char");
+        }
       }
     }
     return { type, pos, text: r.text(start) };
@@ -311,36 +336,14 @@ class HclScanner {
         ch = r.next();
         if (ch === "8" || ch === "9") illegalOctal = true;
       }
-      if (ch === "e" || ch === "E") {
-        r.scanExponent(ch);
-        return "FLOAT";
-      }
-      if (ch === ".") {
-        ch = r.scanFraction(ch);
-        if (ch === "e" || ch === "E") {
-          ch = r.next();
-          r.scanExponent(ch);
-        }
-        return "FLOAT";
-      }
+      if (r.scanFloatTail(ch)) return "FLOAT";
       if (illegalOctal) r.err("illegal octal number");
       if (ch !== EOF_RUNE) r.unread();
       return "NUMBER";
     }
     r.scanMantissa(ch);
     ch = r.next();
-    if (ch === "e" || ch === "E") {
-      r.scanExponent(ch);
-      return "FLOAT";
-    }
-    if (ch === ".") {
-      ch = r.scanFraction(ch);
-      if (ch === "e" || ch === "E") {
-        ch = r.next();
-        r.scanExponent(ch);
-      }
-      return "FLOAT";
-    }
+    if (r.scanFloatTail(ch)) return "FLOAT";
     if (ch !== EOF_RUNE) r.unread();
     return "NUMBER";
   }

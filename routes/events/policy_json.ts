@@ -16,7 +16,16 @@ import {
   type Token,
   type TokenType,
 } from "./policy_ast.ts";
-import { digitVal, EOF_RUNE, isDecimal, isDigit, isLetter, maxNesting, RuneReader } from "./policy_hcl.ts";
+import {
+  digitVal,
+  EOF_RUNE,
+  isDecimal,
+  isDigit,
+  isLetter,
+  maxNesting,
+  punctuation,
+  RuneReader,
+} from "./policy_hcl.ts";
 
 /** A JSON syntax error; HCL's JSON parser prints these without the `At` prefix. */
 export class JsonSyntaxError extends Error {
@@ -35,8 +44,7 @@ class JsonScanner {
 
   scan(): Token {
     const r = this.r;
-    let ch = r.next();
-    while (ch === " " || ch === "\t" || ch === "\n" || ch === "\r") ch = r.next();
+    const ch = r.nextNonSpace();
     const { start, pos } = r.tokenStart();
     let type: TokenType = "ILLEGAL";
     if (isLetter(ch)) {
@@ -59,28 +67,7 @@ class JsonScanner {
           this.scanString();
           break;
         case ".":
-          type = "PERIOD";
-          ch = r.peek();
-          if (isDecimal(ch)) {
-            type = "FLOAT";
-            ch = r.scanMantissa(ch);
-            ch = r.scanExponent(ch);
-          }
-          break;
-        case "[":
-          type = "LBRACK";
-          break;
-        case "]":
-          type = "RBRACK";
-          break;
-        case "{":
-          type = "LBRACE";
-          break;
-        case "}":
-          type = "RBRACE";
-          break;
-        case ",":
-          type = "COMMA";
+          type = r.scanPeriod();
           break;
         case ":":
           type = "COLON";
@@ -89,8 +76,11 @@ class JsonScanner {
           if (isDecimal(r.peek())) type = this.scanNumber(r.next());
           else r.err("illegal char");
           break;
-        default:
-          r.err(`illegal char: ${ch}`);
+        default: {
+          const single = punctuation.get(ch);
+          if (single) type = single;
+          else r.err(`illegal char: ${ch}`);
+        }
       }
     }
     return { type, pos, text: r.text(start) };
@@ -102,18 +92,7 @@ class JsonScanner {
     const before = r.offset;
     r.scanMantissa(ch);
     ch = r.next();
-    if (ch === "e" || ch === "E") {
-      r.scanExponent(ch);
-      return "FLOAT";
-    }
-    if (ch === ".") {
-      ch = r.scanFraction(ch);
-      if (ch === "e" || ch === "E") {
-        ch = r.next();
-        r.scanExponent(ch);
-      }
-      return "FLOAT";
-    }
+    if (r.scanFloatTail(ch)) return "FLOAT";
     if (ch !== EOF_RUNE) r.unread();
     if (zero && before !== r.offset) r.err("numbers cannot start with 0");
     return "NUMBER";

@@ -4,6 +4,7 @@
 
 import type { CommitLog } from "../../lib/store/mod.ts";
 import type { LogCursor } from "../../lib/store/commit_log.ts";
+import { concatBytes } from "../../lib/bytes.ts";
 import type { EventMatcher } from "./stream_filter.ts";
 import { frameFor, type PreparedBatch, splitBytes, streamChunkBytes, type StreamHub } from "./stream_hub.ts";
 
@@ -359,13 +360,5 @@ function joinParts(parts: Array<string | Uint8Array>): Uint8Array | undefined {
   }
   if (text.length) bytes.push(encoder.encode(text.join("")));
   if (bytes.length === 1) return bytes[0];
-  let total = 0;
-  for (const b of bytes) total += b.length;
-  const out = new Uint8Array(total);
-  let offset = 0;
-  for (const b of bytes) {
-    out.set(b, offset);
-    offset += b.length;
-  }
-  return out;
+  return concatBytes(bytes);
 }

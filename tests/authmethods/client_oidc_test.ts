@@ -8,7 +8,12 @@ import {
   pkceChallenge,
   validateDiscoveredConfig,
 } from "../../routes/authmethods/login/oidc_client.ts";
-import { type OidcProviderFixture, oidcUsers, startOidcProvider } from "../fixtures/oidc_provider.ts";
+import {
+  type OidcProviderFixture,
+  oidcUsers,
+  startOidcProvider,
+  wharfMethodAttributes,
+} from "../fixtures/oidc_provider.ts";
 import { completeProviderLogin } from "../fixtures/oidc_browser.ts";
 import { opensslAvailable } from "../fixtures/tls_certs.ts";
 
@@ -17,11 +22,7 @@ const redirectUri = `${apiUrlPrefix}/v1/auth-methods/oidc:authenticate:callback`
 
 function methodFor(op: OidcProviderFixture, extra: Partial<OidcMethodAttributes> = {}): OidcMethodAttributes {
   return {
-    issuer: op.issuer,
-    client_id: op.clientId,
-    client_secret: op.clientSecret,
-    signing_algorithms: [op.signingAlg],
-    api_url_prefix: apiUrlPrefix,
+    ...wharfMethodAttributes(op, apiUrlPrefix),
     claims_scopes: ["email", "profile", "groups"],
     ...(op.pki ? { idp_ca_certs: [op.pki.caPem] } : {}),
     ...extra,

@@ -1,7 +1,7 @@
 // Shared helpers for the auth-method integration tests: a server with cheap argon2 settings and a
 // known admin password, a small JSON client, and login.
 
-import type { OidcProviderFixture } from "../fixtures/oidc_provider.ts";
+import { type OidcProviderFixture, wharfMethodAttributes } from "../fixtures/oidc_provider.ts";
 import { assertEquals } from "../helpers/assert.ts";
 import { withStarted } from "../helpers/fixture.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
@@ -154,14 +154,7 @@ export async function createOidcMethod(
     scope_id: "global",
     type: "oidc",
     ...(more.name === undefined ? {} : { name: more.name }),
-    attributes: {
-      issuer: op.issuer,
-      client_id: op.clientId,
-      client_secret: op.clientSecret,
-      signing_algorithms: [op.signingAlg],
-      api_url_prefix: apiUrlPrefix,
-      ...more.attributes,
-    },
+    attributes: { ...wharfMethodAttributes(op, apiUrlPrefix), ...more.attributes },
   });
   assertEquals(created.status, 200, JSON.stringify(created.body));
   return { id: created.body.id as string, version: created.body.version as number };

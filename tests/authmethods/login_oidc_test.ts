@@ -7,6 +7,7 @@ import {
   type OidcTestUser,
   oidcUsers,
   startOidcProvider,
+  wharfMethodAttributes,
 } from "../fixtures/oidc_provider.ts";
 import { completeProviderLogin } from "../fixtures/oidc_browser.ts";
 import { startStalledProvider } from "../fixtures/stalled_provider.ts";
@@ -25,15 +26,7 @@ async function createOidcMethod(
     scope_id: "global",
     type: "oidc",
     name,
-    attributes: {
-      issuer: op.issuer,
-      client_id: op.clientId,
-      client_secret: op.clientSecret,
-      signing_algorithms: [op.signingAlg],
-      api_url_prefix: api.url,
-      claims_scopes: ["email", "profile"],
-      ...extra,
-    },
+    attributes: { ...wharfMethodAttributes(op, api.url), claims_scopes: ["email", "profile"], ...extra },
   });
   assertEquals(r.status, 200, JSON.stringify(r.body));
   assertEquals((r.body.attributes as Record<string, unknown>).state, "inactive");

@@ -12,7 +12,7 @@ import {
   startSlapd,
   users,
 } from "../fixtures/slapd.ts";
-import { oidcUsers, startOidcProvider } from "../fixtures/oidc_provider.ts";
+import { oidcUsers, startOidcProvider, wharfMethodAttributes } from "../fixtures/oidc_provider.ts";
 import { completeProviderLogin } from "../fixtures/oidc_browser.ts";
 import { type AuthServer, callApi, startAuthServer } from "../fixtures/wharf_auth.ts";
 import { rootSecret, subscribe } from "../events/stream_helpers.ts";
@@ -102,11 +102,7 @@ Deno.test("managed groups through the HTTP API, with memberships from real LDAP 
       group_dn: groupsDn,
     });
     const oidcId = await createMethod(api, "oidc", {
-      issuer: op.issuer,
-      client_id: op.clientId,
-      client_secret: op.clientSecret,
-      signing_algorithms: [op.signingAlg],
-      api_url_prefix: api.url,
+      ...wharfMethodAttributes(op, api.url),
       claims_scopes: ["email", "profile", "groups"],
     });
     await ok(api.call("POST", `/v1/auth-methods/${oidcId}:change-state`, {

@@ -3,8 +3,13 @@
 
 import { createHash } from "node:crypto";
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
-import { type ChildServer, spawnServer } from "../helpers/server.ts";
-import { type OidcProviderFixture, oidcUsers, startOidcProvider } from "../fixtures/oidc_provider.ts";
+import { SuccessiveServers } from "../helpers/successive_servers.ts";
+import {
+  type OidcProviderFixture,
+  oidcUsers,
+  startOidcProvider,
+  wharfMethodAttributes,
+} from "../fixtures/oidc_provider.ts";
 import { completeProviderLogin } from "../fixtures/oidc_browser.ts";
 import { adminPassword, callApi, passwordLogin } from "../fixtures/wharf_auth.ts";
 import { packedCollections } from "../../app.ts";
@@ -18,21 +23,10 @@ const baseEnv: Record<string, string> = {
   WHARF_ARGON2_TIME: "1",
 };
 
-/** One wharf after another on the same data dir; `restart` ends the current one by `signal`. */
-class Deployment {
-  server!: ChildServer;
-  /** Everything every server printed, checked for secrets at the end. */
-  output = "";
-  constructor(readonly dir: string) {}
-
-  async start(env: Record<string, string> = {}): Promise<void> {
-    this.server = await spawnServer(this.dir, { ...baseEnv, ...env });
-  }
-
-  async stop(signal: Deno.Signal = "SIGTERM"): Promise<void> {
-    this.server.kill(signal);
-    await this.server.status;
-    this.output += this.server.stdout() + this.server.stderr();
+/** The OIDC method's servers, one after another; `restart` ends the current one by `signal`. */
+class Deployment extends SuccessiveServers {
+  constructor(dir: string) {
+    super(dir, baseEnv);
   }
 
   async restart(signal: Deno.Signal, env: Record<string, string> = {}): Promise<void> {
@@ -104,14 +98,7 @@ async function setUp(d: Deployment, op: OidcProviderFixture): Promise<{ methodId
     scope_id: "global",
     type: "oidc",
     name: "restart-sso",
-    attributes: {
-      issuer: op.issuer,
-      client_id: op.clientId,
-      client_secret: op.clientSecret,
-      signing_algorithms: [op.signingAlg],
-      api_url_prefix: d.url,
-      claims_scopes: ["email", "profile"],
-    },
+    attributes: { ...wharfMethodAttributes(op, d.url), claims_scopes: ["email", "profile"] },
   }, admin);
   assertEquals(created.status, 200, JSON.stringify(created.body));
   const methodId = String(created.body.id);

@@ -6,6 +6,7 @@
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { startStalledProvider } from "../fixtures/stalled_provider.ts";
 import { startAuthServer } from "../fixtures/wharf_auth.ts";
+import { tally } from "../helpers/statuses.ts";
 
 const burst = 200;
 
@@ -48,11 +49,6 @@ Deno.test("OIDC auth method: 400 starts at once against a hanging provider make 
       Promise.all(Array.from({ length: burst }, (_, i) => start(`10.5.${i >> 8}.${i & 255}`))),
       Promise.all(Array.from({ length: burst }, () => start("10.6.0.1"))),
     ]);
-    const tally = (answers: Array<{ status: number }>) => {
-      const out: Record<string, number> = {};
-      for (const a of answers) out[a.status] = (out[a.status] ?? 0) + 1;
-      return out;
-    };
     // Every admitted start gets the provider's failure in the family's shape; the one address past its 30.
     assertEquals(tally(spread), { 500: burst });
     assertEquals(tally(oneAddress), { 429: burst - 30, 500: 30 });

@@ -5,17 +5,12 @@ import { assert, assertEquals } from "../helpers/assert.ts";
 import { type ApiResponse, type AuthFixture, makeUser, withAuthServer } from "./helpers.ts";
 import { slapdSkipReason, users } from "../fixtures/slapd.ts";
 import { directBindAttrs, withLdapMethod } from "./ldap_helpers.ts";
+import { tally } from "../helpers/statuses.ts";
 
 const auth = (f: AuthFixture, loginName: string, password: string) =>
   f.anon.post(`/v1/auth-methods/${f.primaryMethodId}:authenticate`, {
     attributes: { login_name: loginName, password },
   });
-
-function tally(answers: { status: number }[]): Record<number, number> {
-  const out: Record<number, number> = {};
-  for (const a of answers) out[a.status] = (out[a.status] ?? 0) + 1;
-  return out;
-}
 
 function assertThrottled(answers: ApiResponse[]): void {
   for (const a of answers.filter((a) => a.status === 429)) {

@@ -8,6 +8,7 @@ import { startStalledProvider } from "../fixtures/stalled_provider.ts";
 import { startTestServer } from "../helpers/server.ts";
 import { call, rootSecret } from "./stream_helpers.ts";
 import { ssoRedirectUri as redirectUri, unverifiableToken } from "./sso_oidc_helpers.ts";
+import { tally } from "../helpers/statuses.ts";
 
 const burst = 200;
 /** The provider timeout is 10 s: an answer within this was not kept waiting for the provider. */
@@ -22,13 +23,6 @@ function flood(url: string, path: string, address: string, body: (i: number) => 
     const r = await call(url, "PUT", path, { headers: { "X-Forwarded-For": address }, body: body(i) });
     return { ...r, ms: performance.now() - started };
   }));
-}
-
-/** How many answers had each status, e.g. {"429": 180, "502": 20}. */
-function tally(answers: Answer[]): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const a of answers) out[a.status] = (out[a.status] ?? 0) + 1;
-  return out;
 }
 
 Deno.test("Nomad SSO: 200 logins at once against a hanging provider make one provider fetch per method", async () => {

@@ -4,18 +4,8 @@
 
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { parsePolicy, PolicyError, renderRulesJson } from "../../routes/events/policy.ts";
+import { readCaps, scaleCaps } from "./policy_expected.ts";
 
-const readCaps = [
-  "list-jobs",
-  "parse-job",
-  "read-job",
-  "csi-list-volume",
-  "csi-read-volume",
-  "read-job-scaling",
-  "list-scaling-policies",
-  "read-scaling-policy",
-  "host-volume-read",
-];
 const writeCaps = [
   ...readCaps,
   "scale-job",
@@ -91,15 +81,7 @@ Deno.test("Nomad: operator policies expand into capabilities, explicit ones are 
 Deno.test("Nomad: RulesJSON keeps duplicate capabilities and an empty list as []", () => {
   check([
     [`namespace "d" { policy = "scale" capabilities = ["read-job"] }`, {
-      Namespaces: [ns("d", "scale", [
-        "read-job",
-        "list-scaling-policies",
-        "read-scaling-policy",
-        "read-job-scaling",
-        "scale-job",
-        "read-job",
-        "submit-recommendation",
-      ])],
+      Namespaces: [ns("d", "scale", ["read-job", ...scaleCaps])],
     }],
     [`namespace "d" { capabilities = [] }`, { Namespaces: [ns("d", "", [])] }],
     [`namespace "d" { policy = "write" }`, { Namespaces: [ns("d", "write", writeCaps)] }],

@@ -2,18 +2,7 @@
 
 import { assert, assertEquals, assertMatch, assertThrows } from "../helpers/assert.ts";
 import { parsePolicy, PolicyError, renderRulesJson } from "../../routes/events/policy.ts";
-
-const readCaps = [
-  "list-jobs",
-  "parse-job",
-  "read-job",
-  "csi-list-volume",
-  "csi-read-volume",
-  "read-job-scaling",
-  "list-scaling-policies",
-  "read-scaling-policy",
-  "host-volume-read",
-];
+import { readCaps, scaleCaps } from "./policy_expected.ts";
 
 function reason(rules: string): string {
   const err = assertThrows(() => parsePolicy(rules));
@@ -86,16 +75,7 @@ Deno.test("parsePolicy matches keys case-insensitively and accepts blocks writte
 
 Deno.test("parsePolicy puts explicit capabilities first, then the policy's expansion, duplicates kept", () => {
   const p = parsePolicy(`namespace "ops" {\n policy = "scale"\n capabilities = ["read-logs", "read-job"]\n}`);
-  assertEquals(p.Namespaces![0]!.Capabilities, [
-    "read-logs",
-    "read-job",
-    "list-scaling-policies",
-    "read-scaling-policy",
-    "read-job-scaling",
-    "scale-job",
-    "read-job",
-    "submit-recommendation",
-  ]);
+  assertEquals(p.Namespaces![0]!.Capabilities, ["read-logs", "read-job", ...scaleCaps]);
   const deny = parsePolicy(`namespace "x" { policy = "deny" }`);
   assertEquals(deny.Namespaces![0]!.Capabilities, ["deny"]);
   const write = parsePolicy(`namespace "x" { policy = "write" }`).Namespaces![0]!.Capabilities!;

@@ -9,6 +9,7 @@ import {
   type TestServer,
   withTimeout,
 } from "../helpers/server.ts";
+import { jsonOrUndefined } from "../helpers/values.ts";
 
 export const rootSecret = "a3c2e9b4-5f6d-4e7a-8b9c-0d1e2f3a4b5c";
 
@@ -66,13 +67,7 @@ export async function call(
       : JSON.stringify(options.body),
   });
   const text = await res.text();
-  let json: unknown = undefined;
-  try {
-    json = text ? JSON.parse(text) : undefined;
-  } catch {
-    // not JSON: tests look at text
-  }
-  return { status: res.status, headers: res.headers, text, json };
+  return { status: res.status, headers: res.headers, text, json: jsonOrUndefined(text) };
 }
 
 export async function putPolicy(url: string, name: string, rules: string): Promise<void> {

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { assert, assertEquals, assertRejects } from "../helpers/assert.ts";
+import { withTempDir } from "../helpers/files.ts";
 import { BlobStore } from "../../lib/store/file/blobs.ts";
 import { parseRange } from "../../lib/store/blob_http.ts";
 import { BlobTooLargeError, DigestMismatchError } from "../../lib/store/errors.ts";
@@ -20,9 +21,8 @@ function filesUnder(dir: string): string[] {
 
 const data = new TextEncoder().encode("wharf blob ".repeat(1000));
 
-Deno.test("blobs: ingest computes every digest incrementally and stores by sha256", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
+Deno.test("blobs: ingest computes every digest incrementally and stores by sha256", () =>
+  withTempDir(async (dir) => {
     const blobs = await BlobStore.open(dir);
     const stored = await blobs.ingest(streamOf(data), { maxBytes: 1 << 20 });
     for (const algo of ["md5", "sha1", "sha256", "sha384", "sha512"] as const) {
@@ -31,14 +31,10 @@ Deno.test("blobs: ingest computes every digest incrementally and stores by sha25
     assertEquals(stored.size, data.length);
     assert(await blobs.has(stored.sha256));
     assertEquals(filesUnder(`${dir}/tmp`), []);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));
 
-Deno.test("blobs: an upload over the cap or with a wrong checksum leaves nothing behind", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
+Deno.test("blobs: an upload over the cap or with a wrong checksum leaves nothing behind", () =>
+  withTempDir(async (dir) => {
     const blobs = await BlobStore.open(dir);
     await assertRejects(
       () => blobs.ingest(streamOf(data), { maxBytes: 100 }),
@@ -60,14 +56,10 @@ Deno.test("blobs: an upload over the cap or with a wrong checksum leaves nothing
       expect: { algorithm: "sha1", hex: createHash("sha1").update(data).digest("hex").toUpperCase() },
     });
     assert(await blobs.has(ok.sha256));
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));
 
-Deno.test("blobs: respond streams the whole body, a Range as 206, HEAD without body, 416 past the end", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
+Deno.test("blobs: respond streams the whole body, a Range as 206, HEAD without body, 416 past the end", () =>
+  withTempDir(async (dir) => {
     const blobs = await BlobStore.open(dir);
     const { sha256 } = await blobs.ingest(streamOf(data), { maxBytes: 1 << 20 });
     const whole = await blobs.respond(sha256, new Request("http://x/"));
@@ -94,10 +86,7 @@ Deno.test("blobs: respond streams the whole body, a Range as 206, HEAD without b
       new Request("http://x/", { headers: { "If-None-Match": `"${sha256}"` } }),
     );
     assertEquals(cached.status, 304);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));
 
 Deno.test("blobs: parseRange handles suffix, open-ended and invalid ranges", () => {
   assertEquals(parseRange("bytes=-10", 100), [90, 99]);
@@ -108,9 +97,8 @@ Deno.test("blobs: parseRange handles suffix, open-ended and invalid ranges", () 
   assertEquals(parseRange("bytes=0-1", 100, '"other"', "etag"), undefined);
 });
 
-Deno.test("blobs: orphan collection removes only unreferenced blobs past the grace period", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
+Deno.test("blobs: orphan collection removes only unreferenced blobs past the grace period", () =>
+  withTempDir(async (dir) => {
     const blobs = await BlobStore.open(dir);
     const keep = await blobs.ingest(streamOf(data), { maxBytes: 1 << 20 });
     const drop = await blobs.ingest(streamOf(data.slice(5)), { maxBytes: 1 << 20 });
@@ -118,7 +106,4 @@ Deno.test("blobs: orphan collection removes only unreferenced blobs past the gra
     assertEquals(await blobs.collectOrphans(new Set([keep.sha256]), 0), 1);
     assert(await blobs.has(keep.sha256));
     assertEquals(await blobs.has(drop.sha256), false);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));

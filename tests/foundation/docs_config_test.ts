@@ -3,22 +3,16 @@
 // docs name is read by the code or by the tests (WHARF_TEST_*, the hostile suite's seeds) that document it.
 
 import { assertEquals } from "../helpers/assert.ts";
+import { sources } from "../helpers/import_graph.ts";
 
 const repo = new URL("../../", import.meta.url);
 // A name ending in "_" (as in `WHARF_LOGIN_LOCKOUT_*`) names a family of variables by its prefix.
 const variable = /WHARF_[A-Z0-9_]+/g;
 
-/** Every file under `folder` (a repository path) whose name ends in `.ts`. */
-async function typeScriptFiles(folder: string): Promise<string[]> {
-  const found: string[] = [];
-  const info = await Deno.stat(new URL(folder, repo));
-  if (info.isFile) return [folder];
-  for await (const entry of Deno.readDir(new URL(folder, repo))) {
-    const path = `${folder}/${entry.name}`;
-    if (entry.isDirectory) found.push(...await typeScriptFiles(path));
-    else if (entry.name.endsWith(".ts")) found.push(path);
-  }
-  return found;
+/** `root` (a repository path) if it is a file, else every file under it whose name ends in `.ts`. */
+async function typeScriptFiles(root: string): Promise<string[]> {
+  if ((await Deno.stat(new URL(root, repo))).isFile) return [root];
+  return await sources(new URL(`${root}/`, repo), `${root}/`);
 }
 
 /** The WHARF_* names the files under `roots` mention. */

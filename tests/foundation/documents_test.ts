@@ -1,4 +1,5 @@
 import { assert, assertEquals, assertRejects } from "../helpers/assert.ts";
+import { withTempDir } from "../helpers/files.ts";
 import { EventLog } from "../../lib/store/file/eventlog.ts";
 import {
   DocumentStore,
@@ -13,9 +14,8 @@ async function openStore(dir: string) {
   return { log, store };
 }
 
-Deno.test("documents: put, get, list and delete with compare-and-set on version", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
+Deno.test("documents: put, get, list and delete with compare-and-set on version", () =>
+  withTempDir(async (dir) => {
     const { log, store } = await openStore(dir);
     const a = await store.put("test/items", "a", { n: 1 }, { ifVersion: 0 });
     assertEquals(a.version, 1);
@@ -35,14 +35,10 @@ Deno.test("documents: put, get, list and delete with compare-and-set on version"
     assertEquals(await store.delete("test/items", "a", { ifVersion: 2 }), true);
     assertEquals(store.get("test/items", "a"), undefined);
     await log.close();
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));
 
-Deno.test("documents: concurrent CAS writers on one document — exactly one wins each round", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
+Deno.test("documents: concurrent CAS writers on one document — exactly one wins each round", () =>
+  withTempDir(async (dir) => {
     const { log, store } = await openStore(dir);
     await store.put("test/items", "x", { n: 0 });
     const attempts = await Promise.allSettled(
@@ -51,14 +47,10 @@ Deno.test("documents: concurrent CAS writers on one document — exactly one win
     assertEquals(attempts.filter((r) => r.status === "fulfilled").length, 1);
     assertEquals(store.get("test/items", "x")?.version, 2);
     await log.close();
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));
 
-Deno.test("documents: transact commits writes and events in one batch with the commit's index", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
+Deno.test("documents: transact commits writes and events in one batch with the commit's index", () =>
+  withTempDir(async (dir) => {
     const { log, store } = await openStore(dir);
     const { index, result } = await store.transact(["k"], () => (i: number) => ({
       writes: [{ collection: "test/items", id: "p", doc: { createIndex: i } }],
@@ -79,14 +71,10 @@ Deno.test("documents: transact commits writes and events in one batch with the c
       Payload: { Item: { id: "p" } },
     }]);
     await log.close();
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));
 
-Deno.test("documents: a plan that throws writes nothing", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
+Deno.test("documents: a plan that throws writes nothing", () =>
+  withTempDir(async (dir) => {
     const { log, store } = await openStore(dir);
     await assertRejects(() =>
       store.transact(["k"], () => {
@@ -95,14 +83,10 @@ Deno.test("documents: a plan that throws writes nothing", async () => {
     );
     assertEquals(log.lastIndex, 0);
     await log.close();
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));
 
-Deno.test("documents: state survives restart through checkpoint files and log replay", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
+Deno.test("documents: state survives restart through checkpoint files and log replay", () =>
+  withTempDir(async (dir) => {
     let { log, store } = await openStore(dir);
     await store.put("test/items", "early", { v: 1 });
     await store.checkpoint();
@@ -120,14 +104,10 @@ Deno.test("documents: state survives restart through checkpoint files and log re
     const files = [...Deno.readDirSync(`${dir}/test/items`)].map((e) => e.name).sort();
     assertEquals(files, ["early.json", "late.json"]);
     await log.close();
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));
 
-Deno.test("documents: checkpoint replaces files atomically and leaves no temp files", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
+Deno.test("documents: checkpoint replaces files atomically and leaves no temp files", () =>
+  withTempDir(async (dir) => {
     const { log, store } = await openStore(dir);
     for (let i = 0; i < 20; i++) await store.put("test/items", "same", { i });
     await store.checkpoint();
@@ -138,14 +118,10 @@ Deno.test("documents: checkpoint replaces files atomically and leaves no temp fi
     const manifest = JSON.parse(Deno.readTextFileSync(`${dir}/manifest.json`));
     assertEquals(manifest.checkpointIndex, 20);
     await log.close();
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));
 
-Deno.test("documents: hostile ids become safe file names inside the collection folder", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
+Deno.test("documents: hostile ids become safe file names inside the collection folder", () =>
+  withTempDir(async (dir) => {
     const { log, store } = await openStore(dir);
     const ids = ["../../etc/passwd", "a/b", "nul\u0000byte", ".hidden", "..", "é", "x.tmp"];
     for (const id of ids) await store.put("test/items", id, { id });
@@ -155,27 +131,19 @@ Deno.test("documents: hostile ids become safe file names inside the collection f
     for (const name of names) assert(!name.includes("/") && !name.startsWith("."), name);
     for (const id of ids) assertEquals(idForFileName(fileNameForId(id)), id);
     await log.close();
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));
 
-Deno.test("documents: a collection outside the known families is refused", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
+Deno.test("documents: a collection outside the known families is refused", () =>
+  withTempDir(async (dir) => {
     const { log, store } = await openStore(dir);
     await assertRejects(() => store.put("events/x", "a", {}));
     await assertRejects(() => store.put("../x", "a", {}));
     assertEquals(log.lastIndex, 0);
     await log.close();
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));
 
-Deno.test("documents: compare-and-set holds between transactions that do not share a lock", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
+Deno.test("documents: compare-and-set holds between transactions that do not share a lock", () =>
+  withTempDir(async (dir) => {
     const { log, store } = await openStore(dir);
     await store.put("test/items", "shared", { n: 0 });
     // Different lock keys: the plans run concurrently and land in one fsync group.
@@ -200,14 +168,10 @@ Deno.test("documents: compare-and-set holds between transactions that do not sha
     const reopened = await openStore(dir);
     assertEquals(reopened.store.get("test/items", "shared")?.version, 7);
     await reopened.log.close();
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));
 
-Deno.test("documents: leftover temp files from a crash are removed at start and never loaded", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
+Deno.test("documents: leftover temp files from a crash are removed at start and never loaded", () =>
+  withTempDir(async (dir) => {
     let { log, store } = await openStore(dir);
     await store.put("test/items", "kept", { v: 1 });
     await store.checkpoint();
@@ -217,7 +181,4 @@ Deno.test("documents: leftover temp files from a crash are removed at start and 
     assertEquals(store.get("test/items", "kept")?.doc, { v: 1 });
     assertEquals([...Deno.readDirSync(`${dir}/test/items`)].map((e) => e.name), ["kept.json"]);
     await log.close();
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));

@@ -1,4 +1,5 @@
 import { assert, assertEquals } from "../helpers/assert.ts";
+import { withTempDir } from "../helpers/files.ts";
 import { EventLog } from "../../lib/store/file/eventlog.ts";
 
 async function collect(log: EventLog, from: number): Promise<number[]> {
@@ -14,9 +15,8 @@ function body(tag: string) {
   return () => ({ Events: [], tag });
 }
 
-Deno.test("event log assigns consecutive indexes and reads from an index inclusively", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
+Deno.test("event log assigns consecutive indexes and reads from an index inclusively", () =>
+  withTempDir(async (dir) => {
     const log = await EventLog.open(dir);
     for (let i = 0; i < 10; i++) await log.append(body(`b${i}`));
     assertEquals(log.lastIndex, 10);
@@ -24,14 +24,10 @@ Deno.test("event log assigns consecutive indexes and reads from an index inclusi
     assertEquals(await collect(log, 0), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     assertEquals(await collect(log, 11), []);
     await log.close();
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));
 
-Deno.test("event log shares one fsync among concurrent appends and keeps their order", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
+Deno.test("event log shares one fsync among concurrent appends and keeps their order", () =>
+  withTempDir(async (dir) => {
     const log = await EventLog.open(dir);
     const applied: number[] = [];
     const results = await Promise.all(
@@ -43,14 +39,10 @@ Deno.test("event log shares one fsync among concurrent appends and keeps their o
     );
     assertEquals(applied, Array.from({ length: 200 }, (_, i) => i + 1));
     await log.close();
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));
 
-Deno.test("event log index keeps increasing across restarts and segment rolls", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
+Deno.test("event log index keeps increasing across restarts and segment rolls", () =>
+  withTempDir(async (dir) => {
     let log = await EventLog.open(dir, { segmentIndexes: 3 });
     for (let i = 0; i < 7; i++) await log.append(body("x"));
     await log.close();
@@ -61,14 +53,10 @@ Deno.test("event log index keeps increasing across restarts and segment rolls", 
     assert(log.segmentCount >= 3, `expected several segments, got ${log.segmentCount}`);
     assertEquals(await collect(log, 2), [2, 3, 4, 5, 6, 7, 8]);
     await log.close();
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));
 
-Deno.test("event log cuts a torn last line at start and keeps every complete one", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
+Deno.test("event log cuts a torn last line at start and keeps every complete one", () =>
+  withTempDir(async (dir) => {
     let log = await EventLog.open(dir);
     for (let i = 0; i < 5; i++) await log.append(body("ok"));
     await log.close();
@@ -81,14 +69,10 @@ Deno.test("event log cuts a torn last line at start and keeps every complete one
     assertEquals((await log.append(body("after"))).index, 6);
     assertEquals(await collect(log, 1), [1, 2, 3, 4, 5, 6]);
     await log.close();
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));
 
-Deno.test("event log cuts a complete but unparsable tail line", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
+Deno.test("event log cuts a complete but unparsable tail line", () =>
+  withTempDir(async (dir) => {
     let log = await EventLog.open(dir);
     await log.append(body("ok"));
     await log.close();
@@ -97,14 +81,10 @@ Deno.test("event log cuts a complete but unparsable tail line", async () => {
     log = await EventLog.open(dir);
     assertEquals(log.lastIndex, 1);
     await log.close();
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));
 
-Deno.test("retention deletes only whole old segments that are checkpointed", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
+Deno.test("retention deletes only whole old segments that are checkpointed", () =>
+  withTempDir(async (dir) => {
     const log = await EventLog.open(dir, { segmentIndexes: 10, retainIndexes: 15 });
     for (let i = 0; i < 45; i++) await log.append(body("r"));
     // Segments: 1-10, 11-20, 21-30, 31-40, 41-45 (active).
@@ -119,14 +99,10 @@ Deno.test("retention deletes only whole old segments that are checkpointed", asy
       "old index → oldest retained",
     );
     await log.close();
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));
 
-Deno.test("retention runs that overlap remove each segment once and appends go on", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
+Deno.test("retention runs that overlap remove each segment once and appends go on", () =>
+  withTempDir(async (dir) => {
     const log = await EventLog.open(dir, { segmentIndexes: 5, retainIndexes: 1 });
     for (let i = 0; i < 12; i++) await log.append(body("o"));
     // Segments: 1-5, 6-10, 11-12 (active). Two maintenance runs at once must not drop the active segment.
@@ -139,14 +115,10 @@ Deno.test("retention runs that overlap remove each segment once and appends go o
     assertEquals(log.lastIndex, 13);
     assertEquals(await collect(log, 1), [11, 12, 13]);
     await log.close();
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));
 
-Deno.test("retention by bytes never removes the active segment and respects a reader's cursor", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
+Deno.test("retention by bytes never removes the active segment and respects a reader's cursor", () =>
+  withTempDir(async (dir) => {
     const log = await EventLog.open(dir, { segmentIndexes: 5, retainBytes: 1, pinBytes: 10_000 });
     for (let i = 0; i < 12; i++) await log.append(body("b"));
     const cursor = log.openCursor(3);
@@ -156,14 +128,10 @@ Deno.test("retention by bytes never removes the active segment and respects a re
     assertEquals(log.segmentCount, 1);
     assertEquals(await collect(log, 0), [11, 12]);
     await log.close();
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));
 
-Deno.test("subscribers see durable batches in index order and readers never see a torn line", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
+Deno.test("subscribers see durable batches in index order and readers never see a torn line", () =>
+  withTempDir(async (dir) => {
     const log = await EventLog.open(dir);
     const seen: number[] = [];
     const unsubscribe = log.subscribe((b) => seen.push(b.index));
@@ -175,14 +143,10 @@ Deno.test("subscribers see durable batches in index order and readers never see 
     assertEquals(seen, Array.from({ length: 50 }, (_, i) => i + 1));
     assertEquals(reads, Array.from({ length: reads.length }, (_, i) => i + 1));
     await log.close();
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));
 
-Deno.test("a build error rejects only its own append", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
+Deno.test("a build error rejects only its own append", () =>
+  withTempDir(async (dir) => {
     const log = await EventLog.open(dir);
     const bad = log.append(() => {
       throw new Error("nope");
@@ -192,14 +156,10 @@ Deno.test("a build error rejects only its own append", async () => {
     assertEquals(b.status, "rejected");
     assertEquals(g.status === "fulfilled" ? g.value.index : -1, 1);
     await log.close();
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));
 
-Deno.test("event log reads lines larger than its read chunk intact", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
+Deno.test("event log reads lines larger than its read chunk intact", () =>
+  withTempDir(async (dir) => {
     const log = await EventLog.open(dir);
     const big = "y".repeat(10_000);
     for (let i = 0; i < 5; i++) await log.append(() => ({ Events: [], big: big + i }));
@@ -207,7 +167,4 @@ Deno.test("event log reads lines larger than its read chunk intact", async () =>
     for await (const { line } of log.read(2, 1024)) lines.push(JSON.parse(line).big);
     assertEquals(lines, [1, 2, 3, 4].map((i) => big + i));
     await log.close();
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));

@@ -13,10 +13,10 @@ import {
   startRegistry,
 } from "../registry/helpers.ts";
 import { fastEnv, signInAdmin } from "../authmethods/helpers.ts";
+import { call, createToken, putPolicy, rootSecret } from "../events/stream_helpers.ts";
 import { loadConfig } from "../../lib/config.ts";
 import { ConfigError } from "../../lib/errors.ts";
 
-const rootSecret = "8d1a2c44-7f0e-4b6a-9c3d-2e5f6a7b8c9d";
 const metricsToken = "metrics-token-0123456789abcdef";
 const promtool = await which("promtool");
 
@@ -80,21 +80,16 @@ async function server(): Promise<Fixture> {
   return fixture;
 }
 
-/** A Nomad ACL request as the root token; its status and JSON (or text). */
-async function nomad(
+/** A Nomad ACL request as the root token that must succeed; its JSON. */
+async function asRoot(
   url: string,
   method: string,
   path: string,
   body?: unknown,
-): Promise<{ status: number; body: Record<string, unknown> }> {
-  const r = await fetch(url + path, {
-    method,
-    headers: { "X-Nomad-Token": rootSecret },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await r.text();
-  assertEquals(r.status, 200, `${method} ${path}: ${text}`);
-  return { status: r.status, body: text ? JSON.parse(text) : undefined };
+): Promise<Record<string, unknown>> {
+  const r = await call(url, method, path, { token: rootSecret, body });
+  assertEquals(r.status, 200, `${method} ${path}: ${r.text}`);
+  return r.json as Record<string, unknown>;
 }
 
 Deno.test("metrics: refused without credentials (401) and with a wrong or non-management token (403), text/plain", async () => {
@@ -116,19 +111,8 @@ Deno.test("metrics: refused without credentials (401) and with a wrong or non-ma
     assertMatch(r.type ?? "", /^text\/plain/);
   }
   // A client ACL token is a real token, not a management one.
-  const policy = await fetch(`${srv.url}/v1/acl/policy/nodes`, {
-    method: "PUT",
-    headers: { "X-Nomad-Token": rootSecret },
-    body: JSON.stringify({ Name: "nodes", Rules: 'node { policy = "read" }' }),
-  });
-  assertEquals(policy.status, 200, await policy.text());
-  const created = await fetch(`${srv.url}/v1/acl/token`, {
-    method: "POST",
-    headers: { "X-Nomad-Token": rootSecret },
-    body: JSON.stringify({ Name: "reader", Type: "client", Policies: ["nodes"] }),
-  });
-  assertEquals(created.status, 200);
-  const client = (await created.json()).SecretID as string;
+  await putPolicy(srv.url, "nodes", 'node { policy = "read" }');
+  const client = (await createToken(srv.url, ["nodes"])).SecretID;
   assertEquals((await scrape(srv.url, { "X-Nomad-Token": client })).status, 403);
   // The management token (either header) and the metrics token read.
   assertEquals((await scrape(srv.url, { "X-Nomad-Token": rootSecret })).status, 200);
@@ -157,30 +141,24 @@ Deno.test("metrics: an ACL token is judged as at every management-only endpoint 
   };
   await refusedAlike("5a1b2c3d-0000-4000-8000-000000000001", "ACL token not found");
   // A management token that expires: read while it lasts, refused once it has expired (checked last).
-  const expiring = (await nomad(srv.url, "POST", "/v1/acl/token", {
+  const expiring = await asRoot(srv.url, "POST", "/v1/acl/token", {
     Name: "expiring",
     Type: "management",
     ExpirationTTL: "1s",
-  })).body;
+  });
   assertEquals((await both(expiring.SecretID as string)).map((a) => a.status), [200, 200]);
   // Client tokens are refused whatever their roles or policies grant (metrics need management); after their role
   // or policy is deleted the answer still matches the other management-only endpoint's.
-  await nomad(srv.url, "PUT", "/v1/acl/policy/metrics-readers", {
-    Name: "metrics-readers",
-    Rules: 'node { policy = "read" }',
-  });
-  const role = (await nomad(srv.url, "POST", "/v1/acl/role", {
+  await putPolicy(srv.url, "metrics-readers", 'node { policy = "read" }');
+  const role = (await asRoot(srv.url, "POST", "/v1/acl/role", {
     Name: "metrics-role",
     Policies: [{ Name: "metrics-readers" }],
-  })).body.ID as string;
-  const viaRole = (await nomad(srv.url, "POST", "/v1/acl/token", { Type: "client", Roles: [{ ID: role }] }))
-    .body.SecretID as string;
-  const viaPolicy =
-    (await nomad(srv.url, "POST", "/v1/acl/token", { Type: "client", Policies: ["metrics-readers"] }))
-      .body.SecretID as string;
-  await nomad(srv.url, "DELETE", `/v1/acl/role/${role}`);
+  })).ID as string;
+  const viaRole = (await createToken(srv.url, [], { Roles: [{ ID: role }] })).SecretID;
+  const viaPolicy = (await createToken(srv.url, ["metrics-readers"])).SecretID;
+  await asRoot(srv.url, "DELETE", `/v1/acl/role/${role}`);
   await refusedAlike(viaRole, "Permission denied");
-  await nomad(srv.url, "DELETE", "/v1/acl/policy/metrics-readers");
+  await asRoot(srv.url, "DELETE", "/v1/acl/policy/metrics-readers");
   await refusedAlike(viaPolicy, "Permission denied");
   const left = Date.parse(expiring.ExpirationTime as string) - Date.now();
   await new Promise((r) => setTimeout(r, Math.max(0, left) + 20));

@@ -2,6 +2,7 @@
 // base, migration from per-document files, and recovery from what a crash between steps leaves behind.
 
 import { assert, assertEquals } from "../helpers/assert.ts";
+import { withTempDir } from "../helpers/files.ts";
 import { EventLog } from "../../lib/store/file/eventlog.ts";
 import { DocumentStore } from "../../lib/store/documents.ts";
 
@@ -32,17 +33,8 @@ async function reopenFromFiles(dir: string, packedCollections?: string[]) {
   return opened;
 }
 
-async function withDir(fn: (dir: string) => Promise<void>) {
-  const dir = await Deno.makeTempDir();
-  try {
-    await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
-
 Deno.test("packs: a checkpoint writes one file for all changed documents and restart restores them", () =>
-  withDir(async (dir) => {
+  withTempDir(async (dir) => {
     let { log, store } = await openStore(dir);
     for (let i = 0; i < 50; i++) await store.put(packed, `t${i}`, { i });
     for (let i = 0; i < 5; i++) await store.delete(packed, `t${i}`);
@@ -72,7 +64,7 @@ Deno.test("packs: a checkpoint writes one file for all changed documents and res
   }));
 
 Deno.test("packs: deltas that outweigh the base are compacted into a new base and the old files go", () =>
-  withDir(async (dir) => {
+  withTempDir(async (dir) => {
     let { log, store } = await openStore(dir);
     const filler = "x".repeat(4096);
     for (let round = 0; round < 80; round++) {
@@ -91,7 +83,7 @@ Deno.test("packs: deltas that outweigh the base are compacted into a new base an
   }));
 
 Deno.test("packs: per-document files of a collection that becomes packed keep their state and deletions", () =>
-  withDir(async (dir) => {
+  withTempDir(async (dir) => {
     let { log, store } = await openStore(dir, []);
     for (const id of ["a", "b", "c"]) await store.put(packed, id, { id });
     await store.checkpoint();
@@ -121,7 +113,7 @@ Deno.test("packs: per-document files of a collection that becomes packed keep th
   }));
 
 Deno.test("packs: files a crash left beside a newer base (old deltas, per-document files) are ignored", () =>
-  withDir(async (dir) => {
+  withTempDir(async (dir) => {
     let { log, store } = await openStore(dir);
     const filler = "z".repeat(128 * 1024);
     for (let i = 0; i < 4; i++) {
@@ -152,7 +144,7 @@ Deno.test("packs: files a crash left beside a newer base (old deltas, per-docume
   }));
 
 Deno.test("packs: a packed collection's changes after the checkpoint come back from the log", () =>
-  withDir(async (dir) => {
+  withTempDir(async (dir) => {
     let { log, store } = await openStore(dir);
     await store.put(packed, "kept", { n: 1 });
     await store.put(packed, "dropped", { n: 1 });
@@ -167,7 +159,7 @@ Deno.test("packs: a packed collection's changes after the checkpoint come back f
   }));
 
 Deno.test("packs: files a compaction replaced still go at the next compaction when its checkpoint failed", () =>
-  withDir(async (dir) => {
+  withTempDir(async (dir) => {
     const { log, store } = await openStore(dir);
     const filler = "f".repeat(300 * 1024);
     await store.put(packed, "a", { filler });

@@ -1,4 +1,4 @@
-// File-tree helpers for tests that prove nothing was written where it should not be.
+// File-tree helpers for tests: temporary folders, and proof that nothing was written where it should not be.
 
 /** Every path under `root` (relative, sorted), not descending into `skip` (a relative path). */
 export async function listTree(root: string, skip?: string): Promise<string[]> {
@@ -27,4 +27,14 @@ export async function dataDirText(dir: string): Promise<string> {
   };
   await walk(dir);
   return text;
+}
+
+/** Runs `fn` with a new temporary folder, removed (with everything in it) after. */
+export async function withTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
+  const dir = await Deno.makeTempDir();
+  try {
+    return await fn(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 }

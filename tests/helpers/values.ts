@@ -1,4 +1,5 @@
-// JSON-like values for comparisons in tests: a copy without the members that move on their own.
+// JSON-like values for comparisons in tests: an answer's body read as JSON, a copy without the members that move
+// on their own.
 
 /** A deep copy of `value` without any object member named in `keys` (at any depth, also inside arrays). */
 export function withoutKeys(value: unknown, keys: ReadonlySet<string>): unknown {
@@ -9,4 +10,13 @@ export function withoutKeys(value: unknown, keys: ReadonlySet<string>): unknown 
     return out;
   }
   return value;
+}
+
+/** `text` parsed as JSON; undefined when it is empty or not JSON (the caller keeps the text). */
+export function jsonOrUndefined(text: string): unknown {
+  try {
+    return text ? JSON.parse(text) : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -3,6 +3,7 @@
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { assertEquals } from "../helpers/assert.ts";
 import { testWithSettings } from "../helpers/fixture.ts";
+import { jsonOrUndefined } from "../helpers/values.ts";
 
 export const ADMIN_PASSWORD = "admin-password-1";
 
@@ -37,13 +38,7 @@ export class Client {
     }
     const response = await fetch(this.url + path, { method, headers, body, redirect: "manual" });
     const text = await response.text();
-    let parsed: unknown = undefined;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      parsed = undefined;
-    }
-    return { status: response.status, headers: response.headers, body: parsed, text };
+    return { status: response.status, headers: response.headers, body: jsonOrUndefined(text), text };
   }
 
   get(path: string, options?: CallOptions) {

@@ -2,16 +2,11 @@
 // checked, so guesses sent all at once get no more real answers than the limit allows.
 
 import { assert, assertEquals } from "../helpers/assert.ts";
-import { type Answer, createUser, type Fixture, registryTest } from "./helpers.ts";
+import { createUser, type Fixture, registryTest } from "./helpers.ts";
+import { tally } from "../helpers/statuses.ts";
 
 const login = (f: Fixture, login: string, password: string, extra: Record<string, unknown> = {}) =>
   f.api.post("/api/v1/authenticate", { user: { login, password }, ...extra });
-
-function tally(answers: Answer[]): Record<number, number> {
-  const out: Record<number, number> = {};
-  for (const a of answers) out[a.status] = (out[a.status] ?? 0) + 1;
-  return out;
-}
 
 registryTest("concurrent wrong passwords for one login get at most the limit of 401s", {
   WHARF_REGISTRY_LOGIN_FAILURES: "5",

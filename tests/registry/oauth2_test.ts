@@ -7,6 +7,7 @@ import { startTestServer } from "../helpers/server.ts";
 import { ConfigError } from "../../lib/errors.ts";
 import { type Answer, createOrg, createUser, type Fixture, registryTest } from "./helpers.ts";
 import { type CreatedPrincipal, createPrincipal, tokenCall, type TokenRequest } from "./principal_helpers.ts";
+import { tally } from "../helpers/statuses.ts";
 
 async function setup(f: Fixture): Promise<CreatedPrincipal> {
   await createUser(f, "alice");
@@ -28,12 +29,6 @@ function assertOAuthError(a: Answer, status: number, error: string, where: strin
   assertEquals(Object.keys(a.body).sort(), ["error", "error_description"], where);
   assertEquals(a.body.error, error, where);
   assert(typeof a.body.error_description === "string" && a.body.error_description.length > 0, where);
-}
-
-function tally(answers: Answer[]): Record<number, number> {
-  const out: Record<number, number> = {};
-  for (const a of answers) out[a.status] = (out[a.status] ?? 0) + 1;
-  return out;
 }
 
 registryTest("client credentials in a form body give a Bearer token for an hour", async (f) => {

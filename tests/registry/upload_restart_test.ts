@@ -2,7 +2,7 @@
 // direct upload complete after it, expired ones are swept with their staged file, and no upload id is on disk.
 
 import { assert, assertEquals } from "../helpers/assert.ts";
-import { type ChildServer, spawnServer } from "../helpers/server.ts";
+import { SuccessiveServers } from "../helpers/successive_servers.ts";
 import { sha256Hex } from "../../lib/crypto.ts";
 import { packedCollections } from "../../app.ts";
 import { DataDir } from "../../lib/store/mod.ts";
@@ -12,20 +12,9 @@ import { dataDirText } from "../helpers/files.ts";
 const UPLOADS = "registry/uploads";
 const baseEnv = { WHARF_REGISTRY_ADMIN_PASSWORD: ADMIN_PASSWORD };
 
-/** One wharf after another on the same data dir. */
-class Deployment {
-  server!: ChildServer;
-  output = "";
-  constructor(readonly dir: string) {}
-  async start(env: Record<string, string> = {}): Promise<Client> {
-    this.server = await spawnServer(this.dir, { ...baseEnv, ...env });
-    return new Client(this.server.url);
-  }
-  async stop(signal: Deno.Signal): Promise<void> {
-    this.server.kill(signal);
-    await this.server.status;
-    this.output += this.server.stdout() + this.server.stderr();
-  }
+/** A client of the server `d` starts next with `env`. */
+async function startClient(d: SuccessiveServers, env: Record<string, string> = {}): Promise<Client> {
+  return new Client((await d.start(env)).url);
 }
 
 /** alice with box alice/devbox 1.0.0 and the providers `names` (no file yet); returns alice's token. */
@@ -75,9 +64,9 @@ const idOf = (url: string) => url.slice(url.lastIndexOf("/") + 1);
 
 Deno.test("prepared and staged uploads complete after a kill -9 restart, with no upload id on disk", async () => {
   const dir = await Deno.makeTempDir({ prefix: "wharf-upload-restart-" });
-  const d = new Deployment(dir);
+  const d = new SuccessiveServers(dir, baseEnv);
   try {
-    let api = await d.start();
+    let api = await startClient(d);
     const alice = await setUp(api, ["standard", "direct", "staged"]);
     const std = (await api.get(`${prov("standard")}/upload`, { token: alice })).body;
     const direct = (await api.get(`${prov("direct")}/upload/direct`, { token: alice })).body;
@@ -87,7 +76,7 @@ Deno.test("prepared and staged uploads complete after a kill -9 restart, with no
     const ids = [std.upload_path, direct.upload_path, staged.upload_path].map(idOf);
 
     await d.stop("SIGKILL");
-    api = await d.start({ WHARF_REGISTRY_ORPHAN_GRACE: "0s" });
+    api = await startClient(d, { WHARF_REGISTRY_ORPHAN_GRACE: "0s" });
     const rebase = (url: string) => api.url + new URL(url).pathname;
 
     // The staged file survived the restart and its orphan sweep (grace 0): the callback makes it hosted.
@@ -104,7 +93,7 @@ Deno.test("prepared and staged uploads complete after a kill -9 restart, with no
     const directBytes = content(2);
     assertEquals((await put(rebase(direct.upload_path), directBytes)).status, 200);
     await d.stop("SIGKILL");
-    api = await d.start({ WHARF_REGISTRY_ORPHAN_GRACE: "0s" });
+    api = await startClient(d, { WHARF_REGISTRY_ORPHAN_GRACE: "0s" });
     const cb2 = await api.put(new URL(direct.callback).pathname, undefined, { token: alice });
     assertEquals(cb2.status, 200, cb2.text);
     assertEquals(await downloadSha(api, alice, "direct"), sha256Hex(directBytes));
@@ -123,10 +112,10 @@ Deno.test("prepared and staged uploads complete after a kill -9 restart, with no
 
 Deno.test("uploads that expired while the server was down are gone after the restart, staged file too", async () => {
   const dir = await Deno.makeTempDir({ prefix: "wharf-upload-expiry-" });
-  const d = new Deployment(dir);
+  const d = new SuccessiveServers(dir, baseEnv);
   try {
     const ttl = { WHARF_UPLOAD_URL_TTL: "1s" };
-    let api = await d.start(ttl);
+    let api = await startClient(d, ttl);
     const alice = await setUp(api, ["standard", "staged"]);
     const std = (await api.get(`${prov("standard")}/upload`, { token: alice })).body;
     const staged = (await api.get(`${prov("staged")}/upload/direct`, { token: alice })).body;
@@ -135,7 +124,7 @@ Deno.test("uploads that expired while the server was down are gone after the res
     await d.stop("SIGKILL");
     await new Promise((r) => setTimeout(r, 1500));
 
-    api = await d.start({ ...ttl, WHARF_REGISTRY_ORPHAN_GRACE: "0s" });
+    api = await startClient(d, { ...ttl, WHARF_REGISTRY_ORPHAN_GRACE: "0s" });
     const late = await put(api.url + new URL(std.upload_path).pathname, content(5));
     assertEquals(late.status, 404);
     assertEquals(JSON.parse(late.text).errors, ["Resource not found!"]);

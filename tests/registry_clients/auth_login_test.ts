@@ -4,9 +4,8 @@
 
 import * as OTPAuth from "otpauth";
 import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
-import { startTestServer } from "../helpers/server.ts";
 import { describeRun, explainSkip, vagrantMissing, VagrantSandbox } from "./clients.ts";
-import { ALICE_PASSWORD, bootstrapRegistry, clientTestEnv } from "./registry_api.ts";
+import { ALICE_PASSWORD, withClientServer } from "./registry_api.ts";
 
 const scriptMissing = async () => {
   try {
@@ -25,12 +24,8 @@ const descriptionPrompt = /Token description \(Defaults to/;
 Deno.test({
   name: "vagrant cloud auth login stores a wharf token when the password is typed in a terminal",
   ignore: skip,
-  async fn(t) {
-    const server = await startTestServer(clientTestEnv);
-    const sandbox = await VagrantSandbox.create(server.url);
-    try {
-      const { api, adminToken } = await bootstrapRegistry(server.url);
-
+  fn: (t) =>
+    withClientServer((url) => VagrantSandbox.create(url), async (server, sandbox, { api, adminToken }) => {
       await t.step("a wrong password exits non-zero with the server's message", async () => {
         const login = await sandbox.vagrantInTerminal(["cloud", "auth", "login", "-u", "alice"], [
           { after: passwordPrompt, type: "not-the-password" },
@@ -106,9 +101,5 @@ Deno.test({
           }
         },
       );
-    } finally {
-      await sandbox.remove();
-      await server.stop();
-    }
-  },
+    }),
 });

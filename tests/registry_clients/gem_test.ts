@@ -3,7 +3,6 @@
 // (docs/registry.md#the-vagrant_cloud-gem-30x).
 
 import { assertEquals, assertStringIncludes } from "../helpers/assert.ts";
-import { startTestServer } from "../helpers/server.ts";
 import {
   buildBoxFile,
   describeRun,
@@ -13,7 +12,7 @@ import {
   vagrantMissing,
   VagrantSandbox,
 } from "./clients.ts";
-import { bootstrapRegistry, clientTestEnv, readBox } from "./registry_api.ts";
+import { readBox, withClientServer } from "./registry_api.ts";
 
 const skipGem = explainSkip("vagrant_cloud gem tests", await gemMissing());
 const vagrantReason = skipGem ? undefined : await vagrantMissing();
@@ -56,11 +55,8 @@ puts JSON.dump({
 Deno.test({
   name: "vagrant_cloud gem publishes with both upload modes when its custom_server is wharf",
   ignore: skipGem,
-  async fn(t) {
-    const server = await startTestServer(clientTestEnv);
-    const sandbox = await VagrantSandbox.create(server.url);
-    try {
-      const { api, aliceToken } = await bootstrapRegistry(server.url);
+  fn: (t) =>
+    withClientServer((url) => VagrantSandbox.create(url), async (server, sandbox, { api, aliceToken }) => {
       const file1 = await buildBoxFile(sandbox.root, "gem-1.box");
       const file2 = await buildBoxFile(sandbox.root, "gem-2.box");
 
@@ -105,9 +101,5 @@ Deno.test({
           assertEquals(await sandbox.installedVersions("acme/gembox"), ["1.1.0"]);
         },
       });
-    } finally {
-      await sandbox.remove();
-      await server.stop();
-    }
-  },
+    }),
 });

@@ -2,6 +2,9 @@
 // (docs/registry.md#users-and-organizations-admin-api) and reads back what the server stored, for tests that check
 // what real clients did.
 
+import { startTestServer, type TestServer } from "../helpers/server.ts";
+import { jsonOrUndefined } from "../helpers/values.ts";
+
 export const ADMIN_PASSWORD = "admin-password-for-tests";
 
 export interface ApiAnswer {
@@ -28,13 +31,7 @@ export class RegistryApi {
       body: options.body === undefined ? undefined : JSON.stringify(options.body),
     });
     const text = await response.text();
-    let body: unknown = undefined;
-    try {
-      body = text ? JSON.parse(text) : undefined;
-    } catch {
-      body = undefined;
-    }
-    return { status: response.status, body, text, headers: response.headers };
+    return { status: response.status, body: jsonOrUndefined(text), text, headers: response.headers };
   }
 
   /** Like call, but throws with the server's answer unless the status is 2xx. */
@@ -104,6 +101,24 @@ export const clientTestEnv: Record<string, string> = {
   WHARF_REGISTRY_ADMIN_PASSWORD: ADMIN_PASSWORD,
   WHARF_RATE_LIMIT_RPS: "0",
 };
+
+/**
+ * Runs `fn` with a server started with clientTestEnv, a client sandbox for it from `sandboxFor`, and the registry
+ * bootstrapRegistry set up; the sandbox is removed and the server stopped after.
+ */
+export async function withClientServer<Sandbox extends { remove(): Promise<void> }>(
+  sandboxFor: (serverUrl: string) => Promise<Sandbox>,
+  fn: (server: TestServer, sandbox: Sandbox, registry: Fixture) => Promise<void>,
+): Promise<void> {
+  const server = await startTestServer(clientTestEnv);
+  const sandbox = await sandboxFor(server.url);
+  try {
+    await fn(server, sandbox, await bootstrapRegistry(server.url));
+  } finally {
+    await sandbox.remove();
+    await server.stop();
+  }
+}
 
 interface StoredVersion {
   version: string;

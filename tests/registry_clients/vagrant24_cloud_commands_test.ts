@@ -3,9 +3,8 @@
 // (docs/registry.md#vagrant-24).
 
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../helpers/assert.ts";
-import { startTestServer } from "../helpers/server.ts";
 import { cmd, describeRun, explainSkip } from "./clients.ts";
-import { ALICE_PASSWORD, bootstrapRegistry, clientTestEnv } from "./registry_api.ts";
+import { ALICE_PASSWORD, withClientServer } from "./registry_api.ts";
 import { markedBox, sandbox24, vagrant24Missing } from "./vagrant24.ts";
 
 const skip = explainSkip("Vagrant 2.4.9 cloud command tests", await vagrant24Missing());
@@ -21,11 +20,8 @@ interface V2Provider {
 Deno.test({
   name: "Vagrant 2.4.9 logs in and manages boxes, versions and providers per architecture on wharf",
   ignore: skip,
-  async fn(t) {
-    const server = await startTestServer(clientTestEnv);
-    const alice = await sandbox24(server.url);
-    try {
-      const { api, adminToken } = await bootstrapRegistry(server.url);
+  fn: (t) =>
+    withClientServer(sandbox24, async (server, alice, { api, adminToken }) => {
       const v = (...args: string[]) => alice.vagrant(args);
       const ok = async (label: string, args: string[]) => {
         const run = await alice.vagrant(args);
@@ -128,9 +124,5 @@ Deno.test({
         assert(whoami.code !== 0, describeRun("vagrant cloud auth whoami (revoked token)", whoami));
         assertStringIncludes(whoami.output, "Bad access token!");
       });
-    } finally {
-      await alice.remove();
-      await server.stop();
-    }
-  },
+    }),
 });

@@ -4,9 +4,8 @@
 // token and secret are refused.
 
 import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
-import { startTestServer } from "../helpers/server.ts";
 import { buildBoxFile, cmd, describeRun, explainSkip, runRuby } from "./clients.ts";
-import { bootstrapRegistry, clientTestEnv } from "./registry_api.ts";
+import { withClientServer } from "./registry_api.ts";
 import { sandbox24, SHARED_DIR, vagrant24Missing } from "./vagrant24.ts";
 
 const gemLib = `${SHARED_DIR}clients/vagrant_cloud-3.1.3/lib`;
@@ -41,11 +40,8 @@ end
 Deno.test({
   name: "a pipeline with only HCP client credentials publishes with Vagrant 2.4.9; a deleted one is refused",
   ignore: skip,
-  async fn(t) {
-    const server = await startTestServer(clientTestEnv);
-    const sandbox = await sandbox24(server.url);
-    try {
-      const { api, adminToken } = await bootstrapRegistry(server.url);
+  fn: (t) =>
+    withClientServer(sandbox24, async (server, sandbox, { api, adminToken }) => {
       const created = await api.expectOk("POST", "/api/v1/admin/organizations/acme/service-principals", {
         token: adminToken,
         body: { service_principal: { name: "pipeline" } },
@@ -140,9 +136,5 @@ Deno.test({
         };
         assertEquals(box.versions.map((v) => v.version), ["1.0.0"]);
       });
-    } finally {
-      await sandbox.remove();
-      await server.stop();
-    }
-  },
+    }),
 });

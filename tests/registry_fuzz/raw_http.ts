@@ -1,6 +1,8 @@
 // A bare HTTP/1.1 client over TCP: sends the request target byte for byte (fetch would resolve `..` and
 // `%2e%2e` before sending, hiding exactly the paths a hostile client can send), one connection per request.
 
+import { concatBytes } from "../../lib/bytes.ts";
+
 export interface RawResponse {
   status: number;
   /** The status line and header lines exactly as received (for byte-level checks of header values). */
@@ -51,7 +53,6 @@ async function writeAll(conn: Deno.Conn, bytes: Uint8Array): Promise<void> {
 async function readAll(conn: Deno.Conn): Promise<Uint8Array> {
   const chunks: Uint8Array[] = [];
   const buffer = new Uint8Array(64 * 1024);
-  let size = 0;
   while (true) {
     let n: number | null;
     try {
@@ -61,15 +62,8 @@ async function readAll(conn: Deno.Conn): Promise<Uint8Array> {
     }
     if (n === null) break;
     chunks.push(buffer.slice(0, n));
-    size += n;
   }
-  const out = new Uint8Array(size);
-  let offset = 0;
-  for (const c of chunks) {
-    out.set(c, offset);
-    offset += c.length;
-  }
-  return out;
+  return concatBytes(chunks);
 }
 
 function indexOfHeaderEnd(raw: Uint8Array): number {
@@ -107,11 +101,5 @@ function unchunk(data: Uint8Array): Uint8Array {
     parts.push(data.subarray(lineEnd + 2, lineEnd + 2 + size));
     offset = lineEnd + 2 + size + 2;
   }
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
+  return concatBytes(parts);
 }

@@ -15,6 +15,7 @@ import {
   type LogRecord,
 } from "../commit_log.ts";
 import { LogFollowers } from "../log_followers.ts";
+import { concatBytes } from "../../bytes.ts";
 import { lineIndex, parseRecord, segmentFileName, segmentName } from "./log_lines.ts";
 
 interface Segment {
@@ -278,7 +279,7 @@ export class EventLog implements CommitLog {
           for (let nl = chunk.indexOf(10, start); nl >= 0; nl = chunk.indexOf(10, start)) {
             if (index >= next) {
               let bytes: Uint8Array = chunk.subarray(start, nl);
-              if (partialBytes) bytes = concat([...partial, bytes], partialBytes + bytes.length);
+              if (partialBytes) bytes = concatBytes([...partial, bytes]);
               yield { index, line: decoder.decode(bytes) };
               next = index + 1;
             }
@@ -378,16 +379,6 @@ export class EventLog implements CommitLog {
     this.#file?.close();
     this.#file = undefined;
   }
-}
-
-function concat(parts: Uint8Array[], total: number): Uint8Array {
-  const out = new Uint8Array(total);
-  let offset = 0;
-  for (const p of parts) {
-    out.set(p, offset);
-    offset += p.length;
-  }
-  return out;
 }
 
 function byteLength(s: string): number {
