@@ -6,6 +6,7 @@
 import { cpuSecondsOf, type Figure, hasCommand, median, pinServer, runWrk, type WrkResult } from "../lib.ts";
 import { boxName, seedBoxes } from "../registry_seed.ts";
 import { type BenchRegistry, startBenchRegistry } from "../registry_server.ts";
+import { checkout } from "../git_checkout.ts";
 
 const before = Deno.env.get("BENCH_BEFORE");
 const boxCount = Number(Deno.env.get("BENCH_REGISTRY_BOXES") ?? 2_000);
@@ -28,19 +29,6 @@ async function seed(server: BenchRegistry): Promise<number> {
   const started = performance.now();
   await seedBoxes(server.api, server.token, "alice", boxCount, 64);
   return (boxCount * 4) / ((performance.now() - started) / 1000);
-}
-
-/** A detached worktree of `rev` in a temp dir (its main.ts is the "before" server). */
-async function checkout(rev: string): Promise<{ dir: string; remove(): Promise<void> }> {
-  const dir = await Deno.makeTempDir({ prefix: "wharf-bench-before-" });
-  const git = (...args: string[]) =>
-    new Deno.Command("git", { args, stdout: "null", stderr: "piped" }).output();
-  const added = await git("worktree", "add", "--detach", dir, rev);
-  if (!added.success) throw new Error(`git worktree add ${rev}: ${new TextDecoder().decode(added.stderr)}`);
-  return {
-    dir,
-    remove: async () => void await git("worktree", "remove", "--force", dir),
-  };
 }
 
 export default async function run(): Promise<{ title: string; figures: Figure[]; notes: string[] }> {

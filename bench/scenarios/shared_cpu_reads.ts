@@ -2,18 +2,21 @@
 // promised-work floor (bench/registry_answers.ts) share the pinned server CPU while a wrk per server loads each,
 // so whatever else the machine runs slows all four alike. Each server's CPU time per request gives its requests
 // per CPU-second, and the ratios to the baseline's stay steady on a busy machine where back-to-back runs
-// (registry_reads.ts) swing by ±50 %. Settings: BENCH_REGISTRY_BOXES (2,000), BENCH_SECONDS (4 per round),
-// BENCH_ROUNDS (7).
+// (registry_reads.ts) swing by ±50 %. With BENCH_BEFORE (a git revision) that revision's wharf, seeded the same
+// way, is loaded beside them: before and after in one run. Settings: BENCH_REGISTRY_BOXES (2,000), BENCH_SECONDS
+// (4 per round), BENCH_ROUNDS (7).
 
 import { cpuSecondsOf, type Figure, hasCommand, median, pinServer, runWrk } from "../lib.ts";
 import { captureAnswers, type ReplayServers, startReplayServers } from "../registry_answers.ts";
 import { boxName, seedBoxes } from "../registry_seed.ts";
-import { startBenchRegistry } from "../registry_server.ts";
+import { type BenchRegistry, startBenchRegistry } from "../registry_server.ts";
+import { checkout } from "../git_checkout.ts";
 
 const boxCount = Number(Deno.env.get("BENCH_REGISTRY_BOXES") ?? 2_000);
 const seconds = Number(Deno.env.get("BENCH_SECONDS") ?? 4);
 const rounds = Number(Deno.env.get("BENCH_ROUNDS") ?? 7);
-/** wrk connections per server: 4 servers × 12 ≈ the 50 of the back-to-back runs. */
+const before = Deno.env.get("BENCH_BEFORE");
+/** wrk connections per server: 4 servers × 12 ≈ the 50 of the back-to-back runs (60 with BENCH_BEFORE). */
 const connections = 12;
 
 interface Loaded {
@@ -26,9 +29,16 @@ export default async function run(): Promise<{ title: string; figures: Figure[];
   if (!hasCommand("wrk")) throw new Error("wrk is not installed");
   const registry = await startBenchRegistry();
   let replay: ReplayServers | undefined;
+  let tree: Awaited<ReturnType<typeof checkout>> | undefined;
+  let old: BenchRegistry | undefined;
   try {
     const { api, token, server } = registry;
     await seedBoxes(api, token, "alice", boxCount, 64);
+    if (before) {
+      tree = await checkout(before);
+      old = await startBenchRegistry({}, `${tree.dir}/main.ts`);
+      await seedBoxes(old.api, old.token, "alice", boxCount, 64);
+    }
     const sample = boxName(Math.floor(boxCount / 2));
     const targets = [
       { name: "GET /api/v1/box/:u/:b", path: `/api/v1/box/alice/${sample}` },
@@ -36,6 +46,7 @@ export default async function run(): Promise<{ title: string; figures: Figure[];
     ];
     const captured = await captureAnswers(server.url, targets, registry.dir);
     const { serverCpus, clientCpus } = await pinServer(server.process.pid);
+    if (old) await pinServer(old.server.process.pid);
     replay = await startReplayServers(captured, serverCpus);
     const servers: Loaded[] = [
       { name: "wharf", url: server.url, pid: server.process.pid },
@@ -44,8 +55,9 @@ export default async function run(): Promise<{ title: string; figures: Figure[];
         url: replay![name].match[1]!,
         pid: replay![name].child.pid,
       })),
+      ...(old ? [{ name: `before (${before})`, url: old.server.url, pid: old.server.process.pid }] : []),
     ];
-    const [wharf, baseline, floor, promised] = [0, 1, 2, 3];
+    const [wharf, baseline, floor, promised, beforeWharf] = [0, 1, 2, 3, 4];
     const loadAll = (path: string, secs: number) =>
       Promise.all(
         servers.map((s) =>
@@ -85,6 +97,20 @@ export default async function run(): Promise<{ title: string; figures: Figure[];
           target: i === wharf ? "≥ 0.8×" : undefined,
         });
       }
+      if (old) {
+        figures.push({
+          name: `${t.name}: wharf before (${before}), requests per CPU-second`,
+          value: perCpuSecond(beforeWharf),
+          unit: "req/CPU-s",
+          baseline: baselineFigure,
+        });
+        const afterOverBefore = cpuMicros[wharf]!.map((c, r) => c / cpuMicros[beforeWharf]![r]!);
+        notes.push(
+          `${t.name}: CPU per request after ÷ before (${before}) ${fmt(afterOverBefore)}; before ${
+            median(cpuMicros[beforeWharf]!).toFixed(2)
+          } µs`,
+        );
+      }
       const wharfOver = (i: number) => cpuMicros[i]!.map((c, r) => c / cpuMicros[wharf]![r]!);
       notes.push(
         `${t.name}: per-round baseline-CPU ÷ server-CPU — wharf ${fmt(relative(wharf))}, protected floor ${
@@ -104,7 +130,7 @@ export default async function run(): Promise<{ title: string; figures: Figure[];
       );
     }
     notes.push(
-      `${rounds} rounds of ${seconds} s per route, the four servers loaded at once (a wrk each, ${connections} ` +
+      `${rounds} rounds of ${seconds} s per route, the ${servers.length} servers loaded at once (a wrk each, ${connections} ` +
         `connections, 1 thread) on CPU ${serverCpus ?? "(unpinned)"}, wrk on ${
           clientCpus ?? "(unpinned)"
         }; ` +
@@ -117,6 +143,8 @@ export default async function run(): Promise<{ title: string; figures: Figure[];
     };
   } finally {
     await replay?.stop();
+    await old?.close();
+    await tree?.remove();
     await registry.close();
   }
 }
