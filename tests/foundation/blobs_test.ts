@@ -1,3 +1,6 @@
+// The file blob store (lib/store/file/blobs.ts) on a temp dir: digests while ingesting, refused uploads leave nothing,
+// Range/HEAD/416 answers, and the orphan collection's grace period.
+
 import { createHash } from "node:crypto";
 import { assert, assertEquals, assertRejects } from "../helpers/assert.ts";
 import { withTempDir } from "../helpers/files.ts";

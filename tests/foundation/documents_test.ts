@@ -1,3 +1,6 @@
+// The document store (lib/store/documents.ts over the file event log) on a temp dir: compare-and-set, transactions,
+// restart through checkpoints and replay, atomic checkpoint files, hostile ids as file names.
+
 import { assert, assertEquals, assertRejects } from "../helpers/assert.ts";
 import { withTempDir } from "../helpers/files.ts";
 import { EventLog } from "../../lib/store/file/eventlog.ts";

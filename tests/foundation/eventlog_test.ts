@@ -1,3 +1,6 @@
+// The file event log (lib/store/file/eventlog.ts) on a temp dir: indexes, shared fsync, torn tails cut at start,
+// retention of whole checkpointed segments, subscribers, and lines longer than a read chunk.
+
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { withTempDir } from "../helpers/files.ts";
 import { EventLog } from "../../lib/store/file/eventlog.ts";
