@@ -1,3 +1,5 @@
+// The started server's health endpoints (/health) while its store is open and right after a write.
+
 import { assert, assertEquals } from "./helpers/assert.ts";
 import { startTestServer } from "./helpers/server.ts";
 

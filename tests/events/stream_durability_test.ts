@@ -1,3 +1,6 @@
+// The event stream across restarts (docs/events.md): the same frames from index 0, the oldest retained batch after
+// retention, an acknowledged publish surviving kill -9, and SIGTERM ending open streams cleanly.
+
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { spawnServer, withTimeout } from "../helpers/server.ts";
 import { nodeEvent, publish, rootSecret, startEventsServer, subscribe } from "./stream_helpers.ts";

@@ -1,3 +1,5 @@
+// Settings (lib/config.ts): defaults, flags over WHARF_* variables, bad values named in a ConfigError, durations.
+
 import { assertEquals, assertThrows } from "../helpers/assert.ts";
 import { loadConfig, parseDurationMs } from "../../lib/config.ts";
 import { ConfigError } from "../../lib/errors.ts";

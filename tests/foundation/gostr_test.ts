@@ -1,3 +1,5 @@
+// Go string literals (lib/gostr.ts): raw and quoted strings, Go's escapes, bytes that are not UTF-8.
+
 import { assertEquals } from "../helpers/assert.ts";
 import { decodeGoBytes, goBytes, goUnquote, unescapeGo } from "../../lib/gostr.ts";
 

@@ -1,3 +1,5 @@
+// The JSON logger and access log (lib/log.ts): the stderr line is formatAccessLine's byte for byte, its time, bursts.
+
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import { createLogger, formatAccessLine } from "../../lib/log.ts";
 

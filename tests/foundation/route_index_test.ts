@@ -1,3 +1,5 @@
+// The route index (lib/route_index.ts): segment shapes, whole-segment parameters, which routes a path tries.
+
 import { assertEquals } from "../helpers/assert.ts";
 import { laterLiterals, literalsMatch, RouteIndex, segmentShape } from "../../lib/route_index.ts";
 import { segmentParams, segmentValues } from "../../lib/route_index.ts";

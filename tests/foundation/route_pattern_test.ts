@@ -1,3 +1,5 @@
+// Compiled route patterns (lib/route_pattern.ts) against URLPattern, for every route of the app and generated paths.
+
 import fc from "fast-check";
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { compilePathPattern } from "../../lib/route_pattern.ts";
