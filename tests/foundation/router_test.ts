@@ -1,5 +1,5 @@
-// The router (lib/router.ts), called with Requests and in a started server: custom verbs, 404/405/400/413/500 in each family's shape, the access
-// log's redaction, repeated slashes and HEAD.
+// The router (lib/router.ts), called with Requests and in a started server: custom verbs, 404/405/400/413/500 in
+// each family's shape, the access log's redaction, repeated slashes and HEAD.
 
 import { assertEquals, assertMatch } from "../helpers/assert.ts";
 import { Router } from "../../lib/router.ts";
