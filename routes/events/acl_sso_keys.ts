@@ -9,6 +9,7 @@ import { type DiscoveredConfig, fetchDiscovery } from "../../lib/oidc/discovery.
 import { remoteJwks } from "../../lib/oidc/jwks.ts";
 import { createProviderHttp, type ProviderHttp } from "../../lib/oidc/provider_http.ts";
 import { SharedFetch } from "../../lib/oidc/shared_fetch.ts";
+import { ApiError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/log.ts";
 import type { StoredAuthMethod } from "./acl_sso_model.ts";
 import type { SsoState } from "./acl_sso_state.ts";
@@ -51,13 +52,16 @@ function describe(err: unknown): string {
 export class ProviderCache {
   readonly #entries = new Map<string, MethodEntry>();
   readonly #logger: Logger | undefined;
+  readonly #sso: Pick<SsoState, "authMethod"> | undefined;
 
   /**
    * `logger` hears why a discovery failed (auth-url answers that 502 without its reason); a method `sso` says
-   * was deleted (on any node) loses its entry, its provider answers and TLS client.
+   * was deleted (on any node) loses its entry, its provider answers and TLS client, and only the method `sso`
+   * holds now gets one.
    */
-  constructor(logger?: Logger, sso?: Pick<SsoState, "onAuthMethodDeleted">) {
+  constructor(logger?: Logger, sso?: Pick<SsoState, "onAuthMethodDeleted" | "authMethod">) {
     this.#logger = logger;
+    this.#sso = sso;
     sso?.onAuthMethodDeleted((name) => this.forget(name));
   }
 
@@ -80,6 +84,15 @@ export class ProviderCache {
   #entry(method: StoredAuthMethod): MethodEntry {
     let e = this.#entries.get(method.Name);
     if (e && e.hash === method.Hash && e.createIndex === method.CreateIndex) return e;
+    // A login that read the method before it was deleted or changed (it waited for its provider meanwhile) makes
+    // no entry: it would outlive the deleted method, or close the client of the current one's logins.
+    const current = this.#sso?.authMethod(method.Name);
+    if (this.#sso && (current?.CreateIndex !== method.CreateIndex || current.Hash !== method.Hash)) {
+      throw new ApiError(
+        400,
+        `auth-method ${JSON.stringify(method.Name)} changed or was deleted during the login`,
+      );
+    }
     e?.http.close();
     const c = method.Config;
     const caCerts = [...(c.DiscoveryCaPem ?? []), ...(c.JWKSCACert ? [c.JWKSCACert] : [])];

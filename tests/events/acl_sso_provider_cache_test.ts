@@ -1,7 +1,8 @@
 // Unit test of the Nomad SSO provider cache's bound (routes/events/acl_sso_keys.ts): a deleted auth method's
-// entry is dropped, so the cache holds at most one entry per existing method (docs/security.md#openid-providers).
+// entry is dropped, and a login in flight when its method is deleted makes none again, so the cache holds at most
+// one entry per existing method (docs/security.md#openid-providers).
 
-import { assertEquals } from "../helpers/assert.ts";
+import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
 import { withAppContext } from "../helpers/app_context.ts";
 import { ProviderCache } from "../../routes/events/acl_sso_keys.ts";
 import {
@@ -15,7 +16,7 @@ import { upsertStep } from "../../routes/events/acl_sso_routes.ts";
 const methods = 20;
 
 /** A stored OIDC method `name` as the upsert writes it (the fields the cache reads; no provider is asked). */
-function oidcMethod(name: string, index: number): StoredAuthMethod {
+function oidcMethod(name: string, index: number, discoveryUrl = "http://127.0.0.1:9/op"): StoredAuthMethod {
   return {
     Name: name,
     Type: "OIDC",
@@ -23,7 +24,7 @@ function oidcMethod(name: string, index: number): StoredAuthMethod {
     TokenNameFormat: "${auth_method_type}-${auth_method_name}",
     MaxTokenTTLNs: 3600e9,
     Default: false,
-    Config: { OIDCDiscoveryURL: "http://127.0.0.1:9/op" } as StoredAuthMethod["Config"],
+    Config: { OIDCDiscoveryURL: discoveryUrl } as StoredAuthMethod["Config"],
     Hash: `hash-${name}`,
     CreateTime: new Date().toISOString(),
     ModifyTime: new Date().toISOString(),
@@ -54,5 +55,40 @@ Deno.test("Nomad SSO provider cache (unit): deleting auth methods drops their en
     } finally {
       providers.close();
       sso.close();
+    }
+  }));
+
+Deno.test("Nomad SSO provider cache (unit): a login waiting for discovery when its method is deleted leaves no entry", () =>
+  withAppContext({}, async (app) => {
+    const { store } = app.data;
+    const sso = new SsoState(app);
+    const providers = new ProviderCache(undefined, sso);
+    // A provider that answers discovery after 300 ms: the method is deleted while the login waits for it.
+    let asked = 0;
+    const provider = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (request) => {
+      asked++;
+      await new Promise((r) => setTimeout(r, 300));
+      const issuer = new URL(request.url).origin + "/op";
+      return Response.json({ issuer, jwks_uri: `${issuer}/keys` });
+    });
+    try {
+      const { result: method } = await store.transact([ssoLock], () => (index: number) => {
+        const m = oidcMethod("slow", index, `http://127.0.0.1:${provider.addr.port}/op`);
+        return upsertStep(authMethodCollection, m.Name, m, authMethodEvent("ACLAuthMethodUpserted", m));
+      });
+      const login = providers.verifySignature(method, "a.b.c").then(() => "verified", (err) => String(err));
+      while (asked === 0) await new Promise((r) => setTimeout(r, 10));
+      assertEquals(providers.size, 1);
+      const deleted = (m: StoredAuthMethod) => authMethodEvent("ACLAuthMethodDeleted", m);
+      await sso.remove(authMethodCollection, "slow", "ACL auth method not found", deleted);
+      assertEquals(providers.size, 0);
+      const outcome = await login;
+      assertEquals(providers.size, 0);
+      assertStringIncludes(outcome, 'auth-method "slow" changed or was deleted during the login');
+      assert(!outcome.includes("verified"));
+    } finally {
+      providers.close();
+      sso.close();
+      await provider.shutdown();
     }
   }));
