@@ -2,8 +2,8 @@
 // each server runs with --inspect, this script drives V8's sampling profiler over the inspector's WebSocket while
 // wrk loads one path, and prints self and total time per function and self time per file, in µs per request.
 // Deno 2.9.6 has no --cpu-prof; this is the way to see where a request's JS time goes.
-// Usage: deno run -A bench/profile.ts [wharf] [bare] [floor] — all three without arguments. Settings:
-// BENCH_REGISTRY_BOXES (2,000), BENCH_PROFILE_SECONDS (10, per profile), BENCH_PROFILE_TOP (25 rows),
+// Usage: deno run -A bench/profile.ts [wharf] [bare] [floor] [promised] — wharf, bare and floor without arguments.
+// Settings: BENCH_REGISTRY_BOXES (2,000), BENCH_PROFILE_SECONDS (10, per profile), BENCH_PROFILE_TOP (25 rows),
 // BENCH_PROFILE_INTERVAL (50 µs between samples), BENCH_PROFILE_DIR (keeps the .cpuprofile files, for Chrome
 // DevTools' Performance panel), BENCH_PROFILE_MAIN (another checkout's main.ts), BENCH_PROFILE_BEFORE (a second
 // checkout's main.ts, e.g. from `git archive REV | tar -x -C DIR`, profiled in the same run as "before"). With
@@ -13,6 +13,7 @@
 import { ADMIN_PASSWORD, RegistryApi } from "../tests/registry_clients/registry_api.ts";
 import { hasCommand, pinServer, runWrk, startChild } from "./lib.ts";
 import { boxName, seedBoxes } from "./registry_seed.ts";
+import { captureAnswers } from "./registry_answers.ts";
 
 const boxCount = Number(Deno.env.get("BENCH_REGISTRY_BOXES") ?? 2_000);
 const seconds = Number(Deno.env.get("BENCH_PROFILE_SECONDS") ?? 10);
@@ -253,37 +254,32 @@ async function main() {
 
     const sample = boxName(Math.floor(boxCount / 2));
     const paths = { "box JSON": `/api/v1/box/alice/${sample}`, metadata: `/alice/${sample}` };
-    // What the bare servers answer: wharf's bytes (the baseline), and its bytes and headers (the floor).
-    const bodies: Record<string, { contentType: string; bodyBase64: string }> = {};
-    const answers: Record<string, { headers: [string, string][]; bodyBase64: string }> = {};
-    for (const path of Object.values(paths)) {
-      const response = await fetch(`${wharfUrl}${path}`);
-      const bytes = new Uint8Array(await response.arrayBuffer());
-      const bodyBase64 = btoa(Array.from(bytes, (b) => String.fromCharCode(b)).join(""));
-      bodies[path] = { contentType: response.headers.get("content-type")!, bodyBase64 };
-      const headers = [...response.headers].filter(([k]) =>
-        !["date", "content-length", "vary", "x-request-id"].includes(k)
-      );
-      answers[path] = { headers, bodyBase64 };
-    }
-    await Deno.writeTextFile(`${dir}/bodies.json`, JSON.stringify(bodies));
-    await Deno.writeTextFile(`${dir}/answers.json`, JSON.stringify(answers));
+    // What the bare servers answer: wharf's bytes (the baseline), and its bytes and headers (the floors).
+    const targets = Object.entries(paths).map(([name, path]) => ({ name, path }));
+    const { bodiesFile, answersFile } = await captureAnswers(wharfUrl, targets, dir);
 
     const sameHeaders = new URL("./registry_same_headers_server.ts", import.meta.url).pathname;
     const others = [
       {
         label: "bare",
         script: new URL("./registry_baseline_server.ts", import.meta.url).pathname,
-        args: [`${dir}/bodies.json`],
+        args: [bodiesFile],
         ready: /baseline listening on (\S+)/,
         inspectPort: 9230,
       },
       {
         label: "floor",
         script: sameHeaders,
-        args: ["--protected", `${dir}/answers.json`],
+        args: ["--protected", answersFile],
         ready: /floor listening on (\S+)/,
         inspectPort: 9231,
+      },
+      {
+        label: "promised",
+        script: sameHeaders,
+        args: ["--promised", answersFile],
+        ready: /promised listening on (\S+)/,
+        inspectPort: 9233,
       },
     ];
     for (const o of others.filter((o) => which.includes(o.label))) {
