@@ -6,33 +6,20 @@ import { assert, assertEquals } from "../helpers/assert.ts";
 import { Client as RegistryClient } from "../registry/helpers.ts";
 import { WebClient } from "../console/helpers.ts";
 import { clusterTest } from "./helpers.ts";
+import { createSmsUser, smsUser, startSmsSink } from "./sms_sink.ts";
 
 /** The shortest time between two codes here (WHARF_2FA_SMS_INTERVAL), so that five sends take seconds. */
 const intervalMs = 2000;
 const pastInterval = () => new Promise((r) => setTimeout(r, intervalMs + 200));
 
 clusterTest("SMS code requests are limited per user across the nodes", {}, async (cluster) => {
-  const texts: string[] = [];
-  const sink = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
-    texts.push(((await req.json()) as { to: string }).to);
-    return new Response("ok");
-  });
-  cluster.defer(() => sink.shutdown());
-  const env = {
-    WHARF_SMS_WEBHOOK: `http://127.0.0.1:${sink.addr.port}/sms`,
-    WHARF_2FA_SMS_INTERVAL: `${intervalMs}ms`,
-  };
-  for (const name of ["a", "b"]) await cluster.spawn(name, env);
+  const sink = startSmsSink(cluster);
+  const texts = sink.messages;
+  for (const name of ["a", "b"]) {
+    await cluster.spawn(name, { ...sink.env, WHARF_2FA_SMS_INTERVAL: `${intervalMs}ms` });
+  }
   const [a, b] = cluster.started.map((n) => new RegistryClient(n.url)) as [RegistryClient, RegistryClient];
-  const admin = await a.login("admin", "admin-password-1");
-  const user = {
-    username: "sam",
-    email: "sam@example.com",
-    password: "sam-password",
-    mobile: "+15551230000",
-    two_factor_enabled: true,
-  };
-  assertEquals((await a.post("/api/v1/admin/users", { user }, { token: admin })).status, 200);
+  await createSmsUser(a);
   /** sam's code request through `node`: its status and Retry-After. */
   const requestCode = async (node: RegistryClient) => {
     const r = await node.post("/api/v1/two-factor/request-code", {
@@ -71,5 +58,5 @@ clusterTest("SMS code requests are limited per user across the nodes", {}, async
   const page = await web.postForm("/ui/login", { login: "sam", password: "sam-password", send_sms: "1" });
   assertEquals(page.status, 429, page.text.slice(0, 300));
   assert(Number(page.headers.get("Retry-After")) > 3000, "the console's Retry-After");
-  assertEquals(texts, Array(5).fill(user.mobile));
+  assertEquals(texts.map((t) => t.to), Array(5).fill(smsUser.mobile));
 });
