@@ -11,6 +11,7 @@ import { adminPassword, Client as AuthClient, login } from "../authmethods/helpe
 import { call, rootSecret } from "../events/stream_helpers.ts";
 import { clusterTest, eventually } from "./helpers.ts";
 import { WebClient } from "../console/helpers.ts";
+import { createSmsUser, startSmsSink } from "./sms_sink.ts";
 
 /** Pairs of requests per kind; without catching up, about one in four such reads missed here. */
 const rounds = 60;
@@ -154,35 +155,21 @@ clusterTest(
 );
 
 clusterTest("an SMS code requested through one node logs in once through the other", {}, async (cluster) => {
-  const codes: string[] = [];
-  const webhook = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
-    codes.push(((await req.json()) as { code: string }).code);
-    return new Response("ok");
-  });
-  cluster.defer(() => webhook.shutdown());
-  const env = { WHARF_SMS_WEBHOOK: `http://127.0.0.1:${webhook.addr.port}/sms` };
-  for (const name of ["one", "two"]) await cluster.spawn(name, env);
+  const sink = startSmsSink(cluster);
+  for (const name of ["one", "two"]) await cluster.spawn(name, sink.env);
   const [one, two] = cluster.started.map((n) => new RegistryClient(n.url)) as [
     RegistryClient,
     RegistryClient,
   ];
-  const admin = await one.login("admin", "admin-password-1");
-  const user = {
-    username: "sam",
-    email: "sam@example.com",
-    password: "sam-password",
-    mobile: "+15551230000",
-    two_factor_enabled: true,
-  };
-  assertEquals((await one.post("/api/v1/admin/users", { user }, { token: admin })).status, 200);
+  await createSmsUser(one);
   const credentials = { user: { login: "sam", password: "sam-password" } };
   const requested = await one.post("/api/v1/two-factor/request-code", {
     ...credentials,
     two_factor: { delivery_method: "sms" },
   });
   assertEquals(requested.status, 200, requested.text);
-  assertEquals(codes.length, 1);
-  const withCode = { ...credentials, two_factor: { code: codes[0] } };
+  assertEquals(sink.messages.length, 1);
+  const withCode = { ...credentials, two_factor: { code: sink.messages[0]!.code } };
   const login = await two.post("/api/v1/authenticate", withCode);
   assertEquals(login.status, 200, login.text);
   // Used up everywhere: the same code again, on either node, is refused.

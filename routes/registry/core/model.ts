@@ -5,18 +5,29 @@ export const ORGS = "registry/orgs";
 export const TOKENS = "registry/tokens";
 export const BOXES = "registry/boxes";
 export const SETTINGS = "registry/settings";
-/** A user's SMS code in flight (one per user, by lowercase username): sealed, so no node or disk holds it plain. */
+/**
+ * A user's SMS code in flight and the times codes were sent (one per user, by lowercase username): the code sealed,
+ * so no node or disk holds it plain.
+ */
 export const SMS_CODES = "registry/sms_codes";
 
 export interface SmsCodeDoc {
   [key: string]: unknown;
-  /** The code, sealed with the root key (registry.sms, bound to the document's path). */
-  sealed: string;
+  /** The code, sealed with the root key (registry.sms, bound to the document's path); absent once it is gone. */
+  sealed?: string;
   /** Epoch milliseconds. */
-  expires_at: number;
+  expires_at?: number;
   /** Wrong codes given while this one was in flight: it goes at the fifth. */
-  failures: number;
+  failures?: number;
+  /**
+   * Epoch milliseconds of the codes sent to the user within the last hour (the request limits, counted alike on
+   * every node); they outlive the code. Absent in documents written before.
+   */
+  sent_at?: number[];
 }
+
+/** A stored SMS document with a code in flight. */
+export type SmsCodeInFlight = SmsCodeDoc & { sealed: string; expires_at: number; failures: number };
 
 export interface UserDoc {
   [key: string]: unknown;

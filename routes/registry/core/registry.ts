@@ -29,7 +29,7 @@ export class Registry extends RegistryState {
   readonly principals: Principals;
   constructor(ctx: AppContext, settings: RegistrySettings, parts: RegistryParts) {
     super(ctx, settings, parts);
-    this.twoFactor = new TwoFactor(this, settings.codeTtlMs, parts.sms, ctx.data.keys);
+    this.twoFactor = new TwoFactor(this, settings, parts.sms, ctx.data.keys);
     this.principals = new Principals(this, parts.principalUse);
     this.identity = parts.identity;
   }

@@ -14,6 +14,8 @@ export interface RegistrySettings {
   uploadUrlTtlMs: number;
   maxUploadBytes: number;
   codeTtlMs: number;
+  /** Shortest time between two SMS codes sent to one user (docs/security.md#throttles). */
+  smsIntervalMs: number;
   smsWebhook: string | undefined;
   smsWebhookToken: string | undefined;
   totpIssuer: string;
@@ -37,6 +39,8 @@ export function loadRegistrySettings(config: Config): RegistrySettings {
   }
   const spTokenTtlMs = envDurationMs(env, "WHARF_REGISTRY_SP_TOKEN_TTL", 3_600_000);
   if (spTokenTtlMs < 1000) throw new ConfigError("WHARF_REGISTRY_SP_TOKEN_TTL must be at least 1s");
+  const smsIntervalMs = envDurationMs(env, "WHARF_2FA_SMS_INTERVAL", 30_000);
+  if (smsIntervalMs < 1000) throw new ConfigError("WHARF_2FA_SMS_INTERVAL must be at least 1s");
   return {
     publicUrl: config.publicUrl,
     trustProxy: config.trustProxy,
@@ -46,6 +50,7 @@ export function loadRegistrySettings(config: Config): RegistrySettings {
     uploadUrlTtlMs: envDurationMs(env, "WHARF_UPLOAD_URL_TTL", 10 * 60_000),
     maxUploadBytes: envInt(env, "WHARF_MAX_UPLOAD_BYTES", 34_359_738_368, 1),
     codeTtlMs: envDurationMs(env, "WHARF_2FA_CODE_TTL", 5 * 60_000),
+    smsIntervalMs,
     smsWebhook,
     smsWebhookToken: env.WHARF_SMS_WEBHOOK_TOKEN || undefined,
     totpIssuer: env.WHARF_TOTP_ISSUER || "wharf",

@@ -1,12 +1,13 @@
 // Two-factor authentication (docs/security.md#changing-the-second-factor): SMS codes (stored sealed, one per
-// user, single-use on any node of a cluster) and TOTP (RFC 6238), the login check with its 406 answers and
-// throttles, and the code-request endpoint.
+// user, single-use on any node of a cluster, their request limits counted in the same document) and TOTP
+// (RFC 6238), the login check with its 406 answers and throttles, and the code-request endpoint.
 
 import * as OTPAuth from "otpauth";
 import { ApiError } from "../../../lib/errors.ts";
 import { constantTimeEqual } from "../../../lib/crypto.ts";
 import { smsFailureMessage } from "./errors.ts";
-import { SMS_CODES, type SmsCodeDoc, type UserDoc } from "./model.ts";
+import { SMS_CODES, type SmsCodeDoc, type SmsCodeInFlight, type UserDoc } from "./model.ts";
+import { hasCode, recentSends, sendWaitMs, withoutCode } from "./sms_sends.ts";
 import type { StoredDoc } from "../../../lib/store/mod.ts";
 import type { RegistryState } from "./state.ts";
 import { registryLock } from "./locks.ts";
@@ -31,14 +32,11 @@ export function twoFactorDetails(user: UserDoc) {
 }
 
 export class TwoFactor {
-  // Per node. Wrong codes: each check holds a slot while it runs (it commits), so the limit holds however many
-  // arrive at once. Code requests are checked and counted without yielding in between.
+  // Wrong codes, per node: each check holds a slot while it runs (it commits), so the limit holds however many
+  // arrive at once. Code requests: counted in the stored SMS document (sms_sends.ts), across the cluster.
   readonly #wrong = new FailureThrottle({ user: { limit: 10, windowMs: 15 * MINUTE } });
-  readonly #requests = new FailureThrottle({
-    short: { limit: 1, windowMs: 30_000 },
-    hour: { limit: 5, windowMs: 60 * MINUTE },
-  });
   readonly #codeTtlMs: number;
+  readonly #smsIntervalMs: number;
   readonly sender: SmsSender;
   readonly #reg: RegistryState;
   readonly #keys: {
@@ -48,12 +46,13 @@ export class TwoFactor {
 
   constructor(
     reg: RegistryState,
-    codeTtlMs: number,
+    timing: { codeTtlMs: number; smsIntervalMs: number },
     sender: SmsSender,
     keys: { seal(p: string, v: string, a: string): string; open(p: string, v: string, a: string): string },
   ) {
     this.#reg = reg;
-    this.#codeTtlMs = codeTtlMs;
+    this.#codeTtlMs = timing.codeTtlMs;
+    this.#smsIntervalMs = timing.smsIntervalMs;
     this.sender = sender;
     this.#keys = keys;
   }
@@ -146,30 +145,49 @@ export class TwoFactor {
   }
 
   /**
-   * Sends a fresh SMS code (replacing any previous one); the caller has checked credentials. The masked
-   * destination: "SMS number ending in …".
+   * Sends a fresh SMS code (replacing any previous one); the caller has checked credentials. 429 while the
+   * user's request limits hold, counted on every node: the check and the new code's send time are one commit,
+   * under the user's lock, after this node caught up with the other nodes' commits. The masked destination:
+   * "SMS number ending in …".
    */
   async requestSmsCode(userKey: string, user: UserDoc): Promise<string> {
     if (!user.two_factor_enabled || !user.mobile) {
       throw new ApiError(422, "Two-factor authentication by SMS is not enabled for this user");
     }
-    const retry = this.#requests.blockedSeconds({ short: userKey, hour: userKey });
-    if (retry > 0) throw rateLimited(retry);
-    this.#requests.record({ short: userKey, hour: userKey });
+    // Refused from this node's view first: a refused request commits nothing.
+    this.#refuseEarlySend(this.#storedCode(userKey)?.doc, Date.now());
     const code = randomDigits(6);
-    const doc: SmsCodeDoc = {
-      sealed: this.#keys.seal(SMS_PURPOSE, code, `${SMS_CODES}/${userKey}`),
-      expires_at: Date.now() + this.#codeTtlMs,
-      failures: 0,
-    };
-    await this.#writeCode(userKey, () => doc);
+    const sealed = this.#keys.seal(SMS_PURPOSE, code, `${SMS_CODES}/${userKey}`);
+    await this.#reg.writeIn([registryLock.namespace(userKey)], () => {
+      const current = this.#storedCode(userKey);
+      const now = Date.now();
+      this.#refuseEarlySend(current?.doc, now);
+      const doc: SmsCodeInFlight = {
+        sealed,
+        expires_at: now + this.#codeTtlMs,
+        failures: 0,
+        sent_at: [...recentSends(current?.doc, now), now],
+      };
+      return { writes: [{ collection: SMS_CODES, id: userKey, doc, ifVersion: current?.version ?? 0 }] };
+    });
     try {
       await this.sender.send({ to: user.mobile, code, created_at: new Date().toISOString() });
     } catch {
-      await this.#writeCode(userKey, () => null).catch(() => {});
+      // The code goes (if it is still this one); its send stays counted.
+      await this.#writeCode(
+        userKey,
+        (current) => current?.sealed === sealed ? withoutCode(current, Date.now()) : undefined,
+      )
+        .catch(() => {});
       throw new ApiError(500, smsFailureMessage);
     }
     return `SMS number ending in ${user.mobile.slice(-4)}`;
+  }
+
+  /** 429 while the document's send times allow no new code at `now`. */
+  #refuseEarlySend(doc: SmsCodeDoc | undefined, now: number): void {
+    const waitMs = sendWaitMs(recentSends(doc, now), now, this.#smsIntervalMs);
+    if (waitMs > 0) throw rateLimited(Math.max(1, Math.ceil(waitMs / 1000)));
   }
 
   /** Whether `text` is the user's SMS code in flight; if so it is used up (once, whichever node is asked). */
@@ -178,20 +196,27 @@ export class TwoFactor {
     return await this.#reg.writeIn([registryLock.namespace(userKey)], () => {
       const current = this.#storedCode(userKey);
       if (!current || !this.#matches(userKey, current, text)) return { writes: [], result: false };
+      const doc = withoutCode(current.doc, Date.now());
       return {
-        writes: [{ collection: SMS_CODES, id: userKey, doc: null, ifVersion: current.version }],
+        writes: [{ collection: SMS_CODES, id: userKey, doc, ifVersion: current.version }],
         result: true,
       };
     });
   }
 
-  /** A wrong code while an SMS code is in flight: counted on it, which goes at the fifth or once expired. */
+  /**
+   * A wrong code while an SMS code is in flight: counted on it, which goes at the fifth or once expired (the
+   * send times stay).
+   */
   async #countWrongSmsCode(userKey: string): Promise<void> {
-    if (!this.#storedCode(userKey)) return;
+    if (!hasCode(this.#storedCode(userKey)?.doc)) return;
     await this.#writeCode(userKey, (current) => {
-      if (!current) return undefined;
+      if (!hasCode(current)) return undefined;
       const failures = current.failures + 1;
-      return failures >= 5 || current.expires_at <= Date.now() ? null : { ...current, failures };
+      const now = Date.now();
+      return failures >= 5 || current.expires_at <= now
+        ? withoutCode(current, now)
+        : { ...current, failures };
     });
   }
 
@@ -213,7 +238,7 @@ export class TwoFactor {
   }
 
   #matches(userKey: string, stored: StoredDoc<SmsCodeDoc> | undefined, text: string): boolean {
-    if (!stored || stored.doc.expires_at <= Date.now()) return false;
+    if (!stored || !hasCode(stored.doc) || stored.doc.expires_at <= Date.now()) return false;
     const code = this.#keys.open(SMS_PURPOSE, stored.doc.sealed, `${SMS_CODES}/${userKey}`);
     return constantTimeEqual(code, text);
   }

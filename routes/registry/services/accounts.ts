@@ -10,12 +10,14 @@ import {
   type OrgDoc,
   ORGS,
   SMS_CODES,
+  type SmsCodeDoc,
   type TokenDoc,
   TOKENS,
   type UserDoc,
   USERS,
 } from "../core/model.ts";
 import { deliveryMethods } from "../core/twofactor.ts";
+import { hasCode, withoutCode } from "../core/sms_sends.ts";
 import type { Actor, Registry } from "../core/registry.ts";
 import { boxEvent } from "../core/events.ts";
 import { namespacePattern, reservedNames } from "../core/rules.ts";
@@ -92,9 +94,21 @@ export function userRemovalWrites(reg: Registry, key: string): DocWrite[] {
   return writes;
 }
 
-/** Deletes the user's SMS code in flight, if any (mobile changed, two-factor off, user deleted). */
+/** Deletes the user's SMS document (the code in flight and the send times), if any: the user is deleted. */
 export function smsCodeRemoval(reg: Registry, key: string): DocWrite[] {
   return reg.store.get(SMS_CODES, key) ? [{ collection: SMS_CODES, id: key, doc: null }] : [];
+}
+
+/** Voids the user's SMS code in flight, if any (mobile changed, two-factor off); the send times stay counted. */
+export function smsCodeVoiding(reg: Registry, key: string): DocWrite[] {
+  const stored = reg.store.get<SmsCodeDoc>(SMS_CODES, key);
+  if (!stored || !hasCode(stored.doc)) return [];
+  return [{
+    collection: SMS_CODES,
+    id: key,
+    doc: withoutCode(stored.doc, Date.now()),
+    ifVersion: stored.version,
+  }];
 }
 
 export function adminCount(reg: Registry): number {

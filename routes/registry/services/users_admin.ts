@@ -15,7 +15,7 @@ import {
   existingUserOf as existingUser,
   type NamespaceRemoval,
   newNamespaceName,
-  smsCodeRemoval,
+  smsCodeVoiding,
   userRemovalWrites,
 } from "./accounts.ts";
 
@@ -143,7 +143,7 @@ export async function updateUser(who: Actor, name: string, body: UserInput): Pro
       refuseAdminLockout(reg, { users: new Map([[current.id, next]]) }, `Demoting '${current.doc.username}'`);
     }
     // A code sent to the old number, or for two-factor now off, is void.
-    const voidCode = f.mobile !== undefined || f.twoFactor === false ? smsCodeRemoval(reg, current.id) : [];
+    const voidCode = f.mobile !== undefined || f.twoFactor === false ? smsCodeVoiding(reg, current.id) : [];
     const changes: TwoFactorChange[] = [];
     if (next.two_factor_enabled !== current.doc.two_factor_enabled) {
       changes.push(next.two_factor_enabled ? "two-factor-on" : "two-factor-off");
