@@ -3,7 +3,7 @@
 // through a started server's API stays far below what holding them all costs, and the restored server answers
 // every one of them.
 
-import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
+import { assert, assertEquals } from "../helpers/assert.ts";
 import { type ChildServer, spawnServer } from "../helpers/server.ts";
 import { runBackup, runBackupMeasured } from "./backup_helpers.ts";
 
@@ -40,16 +40,20 @@ Deno.test({
     const work = await Deno.makeTempDir({ prefix: "wharf-restore-mem-" });
     let server: ChildServer | undefined;
     try {
-      server = await spawnServer(`${work}/source`, { WHARF_TEST_ROUTES: "1" });
+      const source = `${work}/source`;
+      const backUp = async (name: string) => {
+        const made = await runBackup(["create", "--data-dir", source, "--output", `${work}/${name}.wbak`]);
+        assertEquals(made.code, 0, made.stderr);
+      };
+      const restoreMeasured = async (name: string) => {
+        const args = ["restore", "--input", `${work}/${name}.wbak`, "--data-dir", `${work}/${name}`];
+        const run = await runBackupMeasured(args);
+        assertEquals(run.code, 0, run.stderr);
+        return { peakKib: run.peakKib, documents: Number(/ (\d+) documents/.exec(run.stdout)![1]) };
+      };
+      server = await spawnServer(source, { WHARF_TEST_ROUTES: "1" });
       // The same directory before the documents: its restore is what the command costs without them.
-      const small = await runBackup([
-        "create",
-        "--data-dir",
-        `${work}/source`,
-        "--output",
-        `${work}/small.wbak`,
-      ]);
-      assertEquals(small.code, 0, small.stderr);
+      await backUp("small");
       const url = server.url;
       await eachConcurrently(documents(), 16, async ({ kind, id, n }) => {
         const r = await fetch(`${url}/v1/_test/${kind}/${id}`, {
@@ -58,27 +62,14 @@ Deno.test({
         });
         assertEquals(r.status, 200, `${kind}/${id}: ${await r.text()}`);
       });
-      const full = await runBackup([
-        "create",
-        "--data-dir",
-        `${work}/source`,
-        "--output",
-        `${work}/full.wbak`,
-      ]);
-      assertEquals(full.code, 0, full.stderr);
+      await backUp("full");
       server.kill();
       await server.status;
       server = undefined;
 
-      const baseline = await runBackupMeasured(
-        ["restore", "--input", `${work}/small.wbak`, "--data-dir", `${work}/small`],
-      );
-      assertEquals(baseline.code, 0, baseline.stderr);
-      const restore = await runBackupMeasured(
-        ["restore", "--input", `${work}/full.wbak`, "--data-dir", `${work}/restored`],
-      );
-      assertEquals(restore.code, 0, restore.stderr);
-      assertStringIncludes(restore.stdout, ` ${packed + items + 6} documents`);
+      const baseline = await restoreMeasured("small");
+      const restore = await restoreMeasured("full");
+      assertEquals(restore.documents, baseline.documents + packed + items);
       const growthMib = (restore.peakKib - baseline.peakKib) / 1024;
       console.log(
         `restore of ${packed + items} documents of ${padBytes} bytes: peak RSS ${
@@ -86,14 +77,14 @@ Deno.test({
         } MiB, ${Math.round(baseline.peakKib / 1024)} MiB without them`,
       );
 
-      server = await spawnServer(`${work}/restored`, { WHARF_TEST_ROUTES: "1" });
+      server = await spawnServer(`${work}/full`, { WHARF_TEST_ROUTES: "1" });
       const restored = server.url;
       await eachConcurrently(documents(), 16, async ({ kind, id, n }) => {
         const r = await fetch(`${restored}/v1/_test/${kind}/${id}`);
         assertEquals(r.status, 200, `${kind}/${id} restored`);
         assertEquals((await r.json()).doc, body(kind, n), `${kind}/${id}`);
       });
-      // Holding every document grew the old restore's peak by 805-830 MiB (ee5d0df); streaming them a batch (one
+      // Holding every document grew the old restore's peak by 766-822 MiB (ee5d0df); streaming them a batch (one
       // archive entry, at most 8 MiB) at a time grows it by 240-385 MiB, most of it garbage V8 collects late.
       assert(growthMib < 580, `peak RSS grew by ${growthMib.toFixed(0)} MiB`);
     } finally {
