@@ -14,28 +14,51 @@ export interface CommandResult {
   stderr: string;
 }
 
-/** Runs `deno run -A main.ts backup ARGS` with `env` added to this process's environment. */
-export async function runBackup(args: string[], env: Record<string, string> = {}): Promise<CommandResult> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", mainPath, "backup", ...args],
-    env,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const decoder = new TextDecoder();
-  return { code: out.code, stdout: decoder.decode(out.stdout), stderr: decoder.decode(out.stderr) };
-}
-
-/** Starts `deno run -A main.ts backup ARGS` and returns the child, for a kill mid-run. */
-export function spawnBackup(args: string[], env: Record<string, string> = {}): Deno.ChildProcess {
+function backupCommand(args: string[], env: Record<string, string>, output: "piped" | "null"): Deno.Command {
   return new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", mainPath, "backup", ...args],
     env,
     stdin: "null",
-    stdout: "null",
-    stderr: "null",
-  }).spawn();
+    stdout: output,
+    stderr: output,
+  });
+}
+
+/** Runs `deno run -A main.ts backup ARGS` with `env` added to this process's environment. */
+export async function runBackup(args: string[], env: Record<string, string> = {}): Promise<CommandResult> {
+  const out = await backupCommand(args, env, "piped").output();
+  const decoder = new TextDecoder();
+  return { code: out.code, stdout: decoder.decode(out.stdout), stderr: decoder.decode(out.stderr) };
+}
+
+/**
+ * `runBackup` with the child's peak resident memory (VmHWM, KiB), read from /proc every 10 ms while it runs
+ * (Linux): the last reading before it exits.
+ */
+export async function runBackupMeasured(args: string[]): Promise<CommandResult & { peakKib: number }> {
+  const child = backupCommand(args, {}, "piped").spawn();
+  let peakKib = 0;
+  let running = true;
+  const watching = (async () => {
+    while (running) {
+      const status = await Deno.readTextFile(`/proc/${child.pid}/status`).catch(() => "");
+      // An exited child's status (a zombie's, or none once reaped) has no VmHWM line.
+      const m = /^VmHWM:\s+(\d+) kB/m.exec(status);
+      if (!m) break;
+      peakKib = Number(m[1]);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  })();
+  const out = await child.output();
+  running = false;
+  await watching;
+  const decoder = new TextDecoder();
+  return { code: out.code, stdout: decoder.decode(out.stdout), stderr: decoder.decode(out.stderr), peakKib };
+}
+
+/** Starts `deno run -A main.ts backup ARGS` and returns the child, for a kill mid-run. */
+export function spawnBackup(args: string[], env: Record<string, string> = {}): Deno.ChildProcess {
+  return backupCommand(args, env, "null").spawn();
 }
 
 /** Deterministic file content of `n` bytes for `seed`. */

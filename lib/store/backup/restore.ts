@@ -7,7 +7,6 @@ import { ConfigError } from "../../errors.ts";
 import type { StoredDoc } from "../doc_types.ts";
 import { DigestMismatchError } from "../errors.ts";
 import type { S3Settings } from "../s3/settings.ts";
-import type { SnapshotEntry } from "../snapshots.ts";
 import { FileSnapshots } from "../file/snapshots.ts";
 import { atomicWrite, ensureDir, syncDir } from "../file/fsutil.ts";
 import { segmentFileName } from "../file/log_lines.ts";
@@ -122,13 +121,36 @@ export async function restoreBackup(options: RestoreOptions): Promise<RestoreSum
   }
 }
 
-/** The archive's documents, one entry (at most 10,000 lines or 8 MiB) read at a time. */
-async function* archivedDocuments(reader: ArchiveReader, all: ArchiveEntry[]) {
+/**
+ * The archive's documents per collection, each collection once (its entries in archive order), each batch one
+ * entry (at most 10,000 lines or 8 MiB) read when it is asked for.
+ */
+async function* archivedCollections(reader: ArchiveReader, all: ArchiveEntry[]) {
+  const byCollection = new Map<string, ArchiveEntry[]>();
   for (const entry of all.filter((e) => e.name.startsWith("documents/"))) {
     // documents/<family>/<collection>/<part>.ndjson
     const collection = entry.name.split("/").slice(1, 3).join("/");
-    for (const line of decoder.decode(await reader.bytes(entry)).split("\n")) {
-      if (line) yield { collection, current: JSON.parse(line) as StoredDoc };
+    let entries = byCollection.get(collection);
+    if (!entries) byCollection.set(collection, entries = []);
+    entries.push(entry);
+  }
+  for (const [collection, entries] of byCollection) {
+    yield { collection, batches: documentBatches(reader, entries) };
+  }
+}
+
+async function* documentBatches(reader: ArchiveReader, entries: ArchiveEntry[]): AsyncGenerator<StoredDoc[]> {
+  for (const entry of entries) {
+    const lines = decoder.decode(await reader.bytes(entry)).split("\n");
+    yield lines.filter((line) => line).map((line) => JSON.parse(line) as StoredDoc);
+  }
+}
+
+/** The archive's documents one at a time (read an entry at a time). */
+async function* archivedDocuments(reader: ArchiveReader, all: ArchiveEntry[]) {
+  for await (const { collection, batches } of archivedCollections(reader, all)) {
+    for await (const batch of batches) {
+      for (const current of batch) yield { collection, current };
     }
   }
 }
@@ -254,20 +276,12 @@ async function fillDataDir(
   held: ReadonlyMap<string, number>,
 ): Promise<number> {
   const { options, reader, all, index, rootKey } = plan;
-  // The checkpoint writer takes every document at once (as a server holds them all).
-  const byCollection = new Map<string, StoredDoc[]>();
-  const entries: SnapshotEntry[] = [];
-  for await (const { collection, current } of archivedDocuments(reader, all)) {
-    let docs = byCollection.get(collection);
-    if (!docs) byCollection.set(collection, docs = []);
-    docs.push(current);
-    entries.push({ collection, id: current.id, current });
-  }
-  await new FileSnapshots(staging, options.packed).write(entries, index, {
-    live: (collection) => byCollection.get(collection) ?? [],
-    background: false,
-  });
-  options.progress(`documents: ${entries.length} written`);
+  // Streamed into the checkpoint an archive entry at a time: the restore holds a batch, never the archive.
+  const documents = await new FileSnapshots(staging, options.packed).writeStreamed(
+    archivedCollections(reader, all),
+    index,
+    (n) => options.progress(`documents: ${n} written`),
+  );
   await ensureDir(`${staging}/events`);
   const logEntries = all.filter((e) => e.name.startsWith("log/"));
   for (const entry of logEntries) {
@@ -286,7 +300,7 @@ async function fillDataDir(
   if (rootKey !== undefined) {
     await writeSecret(`${staging}/root.key`, rootKey);
   }
-  return entries.length;
+  return documents;
 }
 
 /**

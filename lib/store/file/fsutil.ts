@@ -20,18 +20,18 @@ export async function syncDir(path: string): Promise<void> {
 let tempCounter = 0;
 
 /**
- * Replaces `path` with `bytes` (or the chunks, written as they are produced): temp file in the same folder,
- * fsync, rename, fsync the folder.
+ * Replaces `path` with `bytes` (or the chunks, written as they are produced, by a generator or an async one):
+ * temp file in the same folder, fsync, rename, fsync the folder.
  */
 export async function atomicWrite(
   path: string,
-  bytes: Uint8Array | Iterable<Uint8Array>,
+  bytes: Uint8Array | Iterable<Uint8Array> | AsyncIterable<Uint8Array>,
   options: { syncFolder?: boolean } = {},
 ) {
   const tmp = `${path}.${Deno.pid}.${++tempCounter}${tempSuffix}`;
   const file = await Deno.open(tmp, { write: true, create: true, truncate: true, mode: 0o600 });
   try {
-    for (const chunk of bytes instanceof Uint8Array ? [bytes] : bytes) await writeAll(file, chunk);
+    for await (const chunk of bytes instanceof Uint8Array ? [bytes] : bytes) await writeAll(file, chunk);
     await file.syncData();
   } catch (e) {
     file.close();

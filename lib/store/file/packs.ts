@@ -102,33 +102,11 @@ export class PackFolder {
     const compact = this.#deltas.length >= maxDeltaFiles ||
       deltaBytes >= Math.max(minCompactBytes, this.#base?.bytes ?? 0);
     const name = fileName(compact ? "base" : "delta", upTo);
-    let written = 0;
-    // Serialized a slice at a time between file writes: a base of 100,000 tokens (~27 MB) then neither blocks
-    // the event loop for its whole length nor holds several copies of itself in memory.
-    function* chunks(): Generator<Uint8Array> {
-      let lines: string[] = [];
-      const flush = () => {
-        const bytes = encoder.encode(lines.join("\n") + "\n");
-        written += bytes.length;
-        lines = [];
-        return bytes;
-      };
-      if (compact) {
-        for (const stored of live()) {
-          lines.push(JSON.stringify(stored));
-          if (lines.length === chunkLines) yield flush();
-        }
-      } else {
-        for (const [id, stored] of changed) {
-          lines.push(JSON.stringify(stored ?? { id, index: upTo, deleted: true }));
-          if (lines.length === chunkLines) yield flush();
-        }
-      }
-      if (lines.length) yield flush();
-    }
-    await atomicWrite(`${this.dir}/${name}`, chunks(), { syncFolder: false });
+    const lines = compact ? storedLines(live()) : changedLines(changed, upTo);
+    const written = { bytes: 0 };
+    await atomicWrite(`${this.dir}/${name}`, packChunks(lines, written), { syncFolder: false });
     if (!compact) {
-      this.#deltas.push({ name, bytes: written });
+      this.#deltas.push({ name, bytes: written.bytes });
       return {};
     }
     const obsolete = [
@@ -136,7 +114,7 @@ export class PackFolder {
       ...this.#deltas.map((d) => d.name),
       ...(this.#base && this.#base.name !== name ? [this.#base.name] : []),
     ];
-    this.#base = { name, bytes: written };
+    this.#base = { name, bytes: written.bytes };
     this.#deltas = [];
     // Kept as obsolete until removed: if this checkpoint fails before the removal, the next compaction does it.
     this.#obsolete = obsolete;
@@ -148,4 +126,52 @@ export class PackFolder {
       },
     };
   }
+
+  /**
+   * Writes an empty folder's first pack from `batches`, read as it is written (a restore's documents, one
+   * archive entry at a time): the delta at `upTo` a first checkpoint of the same documents writes, so never more
+   * than a batch is held. The caller fsyncs the folder. Returns the documents written.
+   */
+  async writeFirst(upTo: number, batches: AsyncIterable<StoredDoc[]>): Promise<number> {
+    const name = fileName("delta", upTo);
+    const written = { bytes: 0 };
+    let documents = 0;
+    async function* chunks(): AsyncGenerator<Uint8Array> {
+      for await (const batch of batches) {
+        documents += batch.length;
+        yield* packChunks(storedLines(batch), written);
+      }
+    }
+    await atomicWrite(`${this.dir}/${name}`, chunks(), { syncFolder: false });
+    this.#deltas.push({ name, bytes: written.bytes });
+    return documents;
+  }
+}
+
+/**
+ * Pack lines serialized a slice at a time between file writes: a base of 100,000 tokens (~27 MB) then neither
+ * blocks the event loop for its whole length nor holds several copies of itself in memory.
+ */
+function* packChunks(lines: Iterable<string>, written: { bytes: number }): Generator<Uint8Array> {
+  let slice: string[] = [];
+  const flush = () => {
+    const bytes = encoder.encode(slice.join("\n") + "\n");
+    written.bytes += bytes.length;
+    slice = [];
+    return bytes;
+  };
+  for (const line of lines) {
+    slice.push(line);
+    if (slice.length === chunkLines) yield flush();
+  }
+  if (slice.length) yield flush();
+}
+
+function* storedLines(docs: Iterable<StoredDoc>): Generator<string> {
+  for (const stored of docs) yield JSON.stringify(stored);
+}
+
+/** A delta's lines: each changed document, a deletion as a tombstone at `upTo`. */
+function* changedLines(changed: Map<string, StoredDoc | undefined>, upTo: number): Generator<string> {
+  for (const [id, stored] of changed) yield JSON.stringify(stored ?? { id, index: upTo, deleted: true });
 }

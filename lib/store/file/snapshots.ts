@@ -6,7 +6,7 @@ import type { DocSnapshots, SnapshotContext, SnapshotEntry } from "../snapshots.
 import { fileNameForId } from "../doc_names.ts";
 import { writeChangedDocuments } from "./checkpoint.ts";
 import { collectionFolders, readCheckpointIndex, readCollectionFolder } from "./collection_folder.ts";
-import { atomicWrite, ensureDir, removeTempFiles } from "./fsutil.ts";
+import { atomicWrite, ensureDir, removeTempFiles, syncDir } from "./fsutil.ts";
 import { PackFolder } from "./packs.ts";
 
 const encoder = new TextEncoder();
@@ -58,6 +58,49 @@ export class FileSnapshots implements DocSnapshots {
       packFolder: (collection) => this.#packed.has(collection) ? this.#packFolder(collection) : undefined,
       live: (collection) => context.live(collection),
     });
+    await this.#writeManifest(upTo);
+  }
+
+  /**
+   * Writes a whole snapshot at `upTo` into this empty root (a restore), one batch of documents at a time: per
+   * collection the files, or the pack, that a checkpoint of a server holding those documents writes, then the
+   * manifest. Never holds more than a batch. Each collection comes once; returns the documents written.
+   */
+  async writeStreamed(
+    collections: AsyncIterable<{ collection: string; batches: AsyncIterable<StoredDoc[]> }>,
+    upTo: number,
+    progress: (documents: number) => void = () => {},
+  ): Promise<number> {
+    let documents = 0;
+    for await (const { collection, batches } of collections) {
+      const dir = `${this.root}/${collection}`;
+      await ensureDir(dir);
+      if (this.#packed.has(collection)) {
+        documents += await this.#packFolder(collection).writeFirst(upTo, batches);
+        await syncDir(dir);
+        progress(documents);
+      } else {
+        for await (const batch of batches) {
+          const entries = batch.map((current) => ({ collection, id: current.id, current }));
+          // A file per document, as a checkpoint at shutdown writes them; the folder is fsynced per batch.
+          await writeChangedDocuments(entries, {
+            root: this.root,
+            upTo,
+            parallelism: shutdownParallelism,
+            fileName: fileNameForId,
+            packFolder: () => undefined,
+            live: () => [],
+          });
+          documents += batch.length;
+          progress(documents);
+        }
+      }
+    }
+    await this.#writeManifest(upTo);
+    return documents;
+  }
+
+  async #writeManifest(upTo: number): Promise<void> {
     await atomicWrite(
       `${this.root}/manifest.json`,
       encoder.encode(JSON.stringify({ checkpointIndex: upTo })),
