@@ -40,7 +40,10 @@ export function loadRegistrySettings(config: Config): RegistrySettings {
   const spTokenTtlMs = envDurationMs(env, "WHARF_REGISTRY_SP_TOKEN_TTL", 3_600_000);
   if (spTokenTtlMs < 1000) throw new ConfigError("WHARF_REGISTRY_SP_TOKEN_TTL must be at least 1s");
   const smsIntervalMs = envDurationMs(env, "WHARF_2FA_SMS_INTERVAL", 30_000);
-  if (smsIntervalMs < 1000) throw new ConfigError("WHARF_2FA_SMS_INTERVAL must be at least 1s");
+  // Sends are counted over the last hour: a longer interval could not be kept.
+  if (!(smsIntervalMs >= 1000 && smsIntervalMs <= 3_600_000)) {
+    throw new ConfigError("WHARF_2FA_SMS_INTERVAL must be between 1s and 1h");
+  }
   return {
     publicUrl: config.publicUrl,
     trustProxy: config.trustProxy,

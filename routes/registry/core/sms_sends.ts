@@ -10,7 +10,9 @@ export const SMS_SENDS_PER_HOUR = 5;
 /** The document's send times still counted at `now` (the last hour's), oldest first. */
 export function recentSends(doc: SmsCodeDoc | undefined, now: number): number[] {
   const sent = Array.isArray(doc?.sent_at) ? doc.sent_at : [];
-  return sent.filter((t) => typeof t === "number" && now - t < HOUR).sort((a, b) => a - b);
+  // A time ahead of this node's clock (another node's clock runs ahead) counts as now: it never blocks longer.
+  return sent.filter((t) => typeof t === "number" && Number.isFinite(t)).map((t) => Math.min(t, now))
+    .filter((t) => now - t < HOUR).sort((a, b) => a - b);
 }
 
 /**
@@ -28,12 +30,16 @@ export function sendWaitMs(sends: readonly number[], now: number, intervalMs: nu
 
 /** Whether the document holds a code (one may be used up, voided or unsent: its send times stay). */
 export function hasCode(doc: SmsCodeDoc | undefined): doc is SmsCodeInFlight {
-  return typeof doc?.sealed === "string" && typeof doc.expires_at === "number" &&
-    typeof doc.failures === "number";
+  return typeof doc?.sealed === "string" && doc.sealed !== "" && typeof doc.expires_at === "number" &&
+    doc.expires_at > 0 && typeof doc.failures === "number";
 }
 
-/** The document once its code is gone: the send times still counted, or null (deleted) when none is. */
+/**
+ * The document once its code is gone: the send times still counted, or null (deleted) when none is. It keeps a
+ * code's fields, empty and expired (`expires_at` 0), so that a node of the previous release, which reads every SMS
+ * document as a code, sees an expired one during a rolling upgrade (docs/scale-out.md) instead of failing.
+ */
 export function withoutCode(doc: SmsCodeDoc | undefined, now: number): SmsCodeDoc | null {
   const sends = recentSends(doc, now);
-  return sends.length ? { sent_at: sends } : null;
+  return sends.length ? { sealed: "", expires_at: 0, failures: 0, sent_at: sends } : null;
 }
