@@ -158,27 +158,24 @@ export class TwoFactor {
     this.#refuseEarlySend(this.#storedCode(userKey)?.doc, Date.now());
     const code = randomDigits(6);
     const sealed = this.#keys.seal(SMS_PURPOSE, code, `${SMS_CODES}/${userKey}`);
-    await this.#reg.writeIn([registryLock.namespace(userKey)], () => {
-      const current = this.#storedCode(userKey);
+    await this.#writeCode(userKey, (current) => {
       const now = Date.now();
-      this.#refuseEarlySend(current?.doc, now);
+      this.#refuseEarlySend(current, now);
       const doc: SmsCodeInFlight = {
         sealed,
         expires_at: now + this.#codeTtlMs,
         failures: 0,
-        sent_at: [...recentSends(current?.doc, now), now],
+        sent_at: [...recentSends(current, now), now],
       };
-      return { writes: [{ collection: SMS_CODES, id: userKey, doc, ifVersion: current?.version ?? 0 }] };
+      return doc;
     });
     try {
       await this.sender.send({ to: user.mobile, code, created_at: new Date().toISOString() });
     } catch {
       // The code goes (if it is still this one); its send stays counted.
-      await this.#writeCode(
-        userKey,
-        (current) => current?.sealed === sealed ? withoutCode(current, Date.now()) : undefined,
-      )
-        .catch(() => {});
+      const voided = (current: SmsCodeDoc | undefined) =>
+        current?.sealed === sealed ? withoutCode(current, Date.now()) : undefined;
+      await this.#writeCode(userKey, voided).catch(() => {});
       throw new ApiError(500, smsFailureMessage);
     }
     return `SMS number ending in ${user.mobile.slice(-4)}`;
@@ -220,7 +217,10 @@ export class TwoFactor {
     });
   }
 
-  /** Replaces the user's stored code with what `next` makes of it (null deletes, undefined leaves it). */
+  /**
+   * Replaces the user's stored SMS document with what `next` makes of it (null deletes, undefined leaves it; a
+   * throw writes nothing), under the user's lock and against the version `next` saw.
+   */
   async #writeCode(
     userKey: string,
     next: (current: SmsCodeDoc | undefined) => SmsCodeDoc | null | undefined,
@@ -229,7 +229,7 @@ export class TwoFactor {
       const current = this.#storedCode(userKey);
       const doc = next(current?.doc);
       if (doc === undefined || (doc === null && !current)) return { writes: [] };
-      return { writes: [{ collection: SMS_CODES, id: userKey, doc }] };
+      return { writes: [{ collection: SMS_CODES, id: userKey, doc, ifVersion: current?.version ?? 0 }] };
     });
   }
 
