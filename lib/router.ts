@@ -121,9 +121,9 @@ export class Router {
         path = url.pathname;
         if (path.includes("//")) path = path.replace(/\/{2,}/g, "/");
       }
-      route = this.#table.staticRoute(path, method);
-      let params: Record<string, string> = {};
-      if (!route) ({ route, params } = this.#table.match(path, method));
+      const found = this.#table.find(path, method);
+      route = found.route;
+      const params = found.params;
       const maxBodyBytes = route.maxBodyBytes ?? this.#options.maxBodyBytes;
       const ctx = new Context(request, url, params, sequence, maxBodyBytes, remoteAddr, this.#settings);
       checkBodyLimit(method, request, maxBodyBytes);

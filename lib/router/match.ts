@@ -35,8 +35,17 @@ export interface TableOptions {
   metricsOf?(route: Route, family: Family | undefined): RouteMetrics | undefined;
 }
 
+/**
+ * How many matched GET paths a table remembers, and the longest it remembers: when full it starts again empty,
+ * so a stranger's paths hold a few MB at most (docs/security.md: 2.3 MB measured when full of long paths).
+ */
+const RECENT_GETS = 4_096;
+const RECENT_PATH_CHARS = 256;
+
 export class RouteTable {
   readonly routes: readonly CompiledRoute[];
+  /** Matches of recent GET paths with parameters (frozen): a repeated read skips the candidates and their tests. */
+  #recentGets = new Map<string, Match>();
   /** Routes without parameters, by exact path: most requests find theirs without running a pattern. */
   #static = new Map<string, CompiledRoute[]>();
   /** The routes that can match a path, by its segment count and first segment. */
@@ -67,6 +76,27 @@ export class RouteTable {
     if (method !== "HEAD") return undefined;
     for (const r of exact) if (r.methods.has("GET")) return r;
     return undefined;
+  }
+
+  /**
+   * The route and parameters of a request path: a recent GET path's remembered match, else its exact route (for
+   * a path without parameters), else the first route of the table that matches; 404/405 (with Allow) when none.
+   */
+  find(path: string, method: string): Match {
+    if (method !== "GET") return this.#lookUp(path, method);
+    const recent = this.#recentGets.get(path);
+    if (recent) return recent;
+    const found = this.#lookUp(path, method);
+    if (path.length > RECENT_PATH_CHARS) return found;
+    if (this.#recentGets.size >= RECENT_GETS) this.#recentGets.clear();
+    const match = { route: found.route, params: Object.freeze(found.params) };
+    this.#recentGets.set(path, match);
+    return match;
+  }
+
+  #lookUp(path: string, method: string): Match {
+    const exact = this.staticRoute(path, method);
+    return exact ? { route: exact, params: {} } : this.match(path, method);
   }
 
   /** The first route of the table matching path and method; 404/405 (with Allow) when none does. */

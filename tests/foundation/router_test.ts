@@ -170,3 +170,23 @@ Deno.test("router keeps table order between root-parameter routes and routes und
   assertEquals(await route("DELETE", "/v1/jobs/web"), 405);
   assertEquals(await route("GET", "/a/b/c"), 404);
 });
+
+Deno.test("router answers every GET path with its own parameters, past the matches it remembers", async () => {
+  const router = makeRouter();
+  const read = async (id: string) =>
+    (await (await call(router, "GET", `/v1/auth-methods/${id}`)).json()).read;
+  // More paths than the table remembers (4,096), then the first ones again: each still gets its own id.
+  for (let i = 0; i < 5_000; i++) assertEquals(await read(`ampw_${i}`), `ampw_${i}`);
+  for (let i = 0; i < 10; i++) assertEquals(await read(`ampw_${i}`), `ampw_${i}`);
+  // Longer than the paths it remembers, and percent-encoded: read the same twice.
+  const long = "x".repeat(400);
+  for (let i = 0; i < 2; i++) {
+    assertEquals(await read(long), long);
+    assertEquals(await read("a%62c"), "abc");
+  }
+  // A path no route matches stays a 404 however often it is asked, and a 405 stays a 405.
+  for (let i = 0; i < 2; i++) {
+    assertEquals((await call(router, "GET", "/v1/auth-methods/a/b")).status, 404);
+    assertEquals((await call(router, "GET", "/v1/echo")).status, 405);
+  }
+});
