@@ -1,6 +1,7 @@
 // Two-factor authentication (docs/security.md#changing-the-second-factor): SMS codes (stored sealed, one per
 // user, single-use on any node of a cluster, their request limits counted in the same document) and TOTP
-// (RFC 6238), the login check with its 406 answers and throttles, and the code-request endpoint.
+// (RFC 6238), the code checks with their 406 answers and the limit of wrong codes (stored, across the nodes),
+// and the code-request endpoint.
 
 import * as OTPAuth from "otpauth";
 import { ApiError } from "../../../lib/errors.ts";
