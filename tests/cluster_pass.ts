@@ -48,6 +48,7 @@ const storageIndependent = [
   "tests/foundation/import_layers_test.ts",
   "tests/foundation/docs_config_test.ts",
   "tests/registry/architecture_rules_test.ts",
+  "tests/registry/code_failures_test.ts",
   "tests/registry/import_progress_test.ts",
   "tests/registry/rules_test.ts",
   // Units on an in-process context or a client against its own fixture (no wharf server).

@@ -26,6 +26,18 @@ export interface SmsCodeDoc {
   sent_at?: number[];
 }
 
+/**
+ * The times of a user's wrong two-factor codes (one per user, by lowercase username): the limit of wrong codes,
+ * counted alike on every node. A document of its own, which nodes of earlier releases never read nor rewrite.
+ */
+export const CODE_FAILURES = "registry/code_failures";
+
+export interface CodeFailuresDoc {
+  [key: string]: unknown;
+  /** Epoch milliseconds of the wrong codes within the last 15 minutes, at most 10. */
+  failed_at: number[];
+}
+
 /** A stored SMS document with a code in flight. */
 export type SmsCodeInFlight = SmsCodeDoc & { sealed: string; expires_at: number; failures: number };
 

@@ -1,14 +1,29 @@
 // Two-factor authentication (docs/security.md#changing-the-second-factor): SMS codes (stored sealed, one per
 // user, single-use on any node of a cluster, their request limits counted in the same document) and TOTP
-// (RFC 6238), the login check with its 406 answers and throttles, and the code-request endpoint.
+// (RFC 6238), the code checks with their 406 answers and the limit of wrong codes (stored, across the nodes),
+// and the code-request endpoint.
 
 import * as OTPAuth from "otpauth";
 import { ApiError } from "../../../lib/errors.ts";
 import { constantTimeEqual } from "../../../lib/crypto.ts";
 import { smsFailureMessage } from "./errors.ts";
-import { SMS_CODES, type SmsCodeDoc, type SmsCodeInFlight, type UserDoc } from "./model.ts";
+import {
+  CODE_FAILURES,
+  type CodeFailuresDoc,
+  SMS_CODES,
+  type SmsCodeDoc,
+  type SmsCodeInFlight,
+  type UserDoc,
+} from "./model.ts";
 import { hasCode, recentSends, sendWaitMs, withoutCode } from "./sms_sends.ts";
-import type { StoredDoc } from "../../../lib/store/mod.ts";
+import {
+  codeCheckWaitMs,
+  recentFailures,
+  withFailure,
+  WRONG_CODES_LIMIT,
+  WRONG_CODES_WINDOW_MS,
+} from "./code_failures.ts";
+import type { CommitPlan, DocWrite, StoredDoc } from "../../../lib/store/mod.ts";
 import type { RegistryState } from "./state.ts";
 import { registryLock } from "./locks.ts";
 import type { SmsSender } from "./sms.ts";
@@ -17,7 +32,6 @@ import { rateLimited } from "./throttle.ts";
 
 const TOTP_PURPOSE = "registry.totp";
 const SMS_PURPOSE = "registry.sms";
-const MINUTE = 60_000;
 
 export function deliveryMethods(user: UserDoc): ("app" | "sms")[] {
   const out: ("app" | "sms")[] = [];
@@ -32,9 +46,12 @@ export function twoFactorDetails(user: UserDoc) {
 }
 
 export class TwoFactor {
-  // Wrong codes, per node: each check holds a slot while it runs (it commits), so the limit holds however many
-  // arrive at once. Code requests: counted in the stored SMS document (sms_sends.ts), across the cluster.
-  readonly #wrong = new FailureThrottle({ user: { limit: 10, windowMs: 15 * MINUTE } });
+  // Wrong codes: counted in the user's stored CODE_FAILURES document (code_failures.ts), across the cluster; this
+  // node's throttle of the same limit holds a slot per check while it runs, so at most that many wait for the
+  // user's lock at once. Code requests: counted in the stored SMS document (sms_sends.ts), across the cluster.
+  readonly #wrong = new FailureThrottle({
+    user: { limit: WRONG_CODES_LIMIT, windowMs: WRONG_CODES_WINDOW_MS },
+  });
   readonly #codeTtlMs: number;
   readonly #smsIntervalMs: number;
   readonly sender: SmsSender;
@@ -100,13 +117,76 @@ export class TwoFactor {
       : typeof code === "string"
       ? code.trim()
       : "";
-    const attempt = await this.#attempt(userKey);
-    const outcome = await attempt.run(() => this.#checkCode(userKey, user, text), (o) => o !== undefined);
+    const outcome = await this.#judge<{ totpStep?: number }>(userKey, text, {}, () => {
+      if (!user.totp_secret) return undefined;
+      const step = this.totpStep(userKey, user.totp_secret, text, user.totp_last_step);
+      return step === undefined ? undefined : { totpStep: step };
+    });
     if (!outcome) throw new ApiError(406, "Invalid or expired two-factor code!", { details });
     return outcome;
   }
 
-  /** A code check of the user's, counted against the per-user throttle of wrong codes (429 once it is reached). */
+  /**
+   * Whether `code` is a current code of the user's active second factor (what changing it needs besides a
+   * session): the SMS code in flight (then used up) or a code of the authenticator app. Wrong codes count
+   * against the same per-user limit as the login's (429 once it is reached); a missing code counts nothing.
+   */
+  async checkCurrentCode(userKey: string, user: UserDoc, code: string): Promise<boolean> {
+    const text = code.trim();
+    if (text === "") return false;
+    const sms = user.two_factor_enabled && user.mobile ? true : undefined;
+    const ok = await this.#judge(userKey, text, sms, () => {
+      if (!user.totp_secret) return undefined;
+      return this.totpStep(userKey, user.totp_secret, text, 0) === undefined ? undefined : true;
+    });
+    return ok === true;
+  }
+
+  /**
+   * Judges `text`, a code of the user's, against the limit of wrong codes counted on every node (429 once it is
+   * reached; checked from this node's view first, which commits nothing). Then one commit under the user's lock,
+   * after this node caught up with the other nodes' commits: with fewer than the limit of wrong codes in the
+   * window, the SMS code in flight when `text` is it and `sms` is given (it is used up; `sms` is the answer), else
+   * `otherwise()` (the authenticator app's check, no write), else a wrong code (undefined): its time is written,
+   * and it counts on the SMS code in flight, in that same commit. So the code checks of a user, on all nodes, are
+   * taken one at a time, and no more than the limit of wrong ones get an answer other than 429. This node's
+   * in-memory throttle (the same limit) lets at most that many of them wait for the lock at once.
+   */
+  async #judge<T>(
+    userKey: string,
+    text: string,
+    sms: T | undefined,
+    otherwise: () => T | undefined,
+  ): Promise<T | undefined> {
+    this.#refuseWhileBlocked(this.#storedFailures(userKey)?.doc, Date.now());
+    const attempt = await this.#attempt(userKey);
+    const judged = () =>
+      this.#reg.writeIn([registryLock.namespace(userKey)], (): CommitPlan<T | undefined> => {
+        const now = Date.now();
+        const failures = this.#storedFailures(userKey);
+        this.#refuseWhileBlocked(failures?.doc, now);
+        const stored = this.#storedCode(userKey);
+        if (sms !== undefined && stored && this.#matches(userKey, stored, text)) {
+          const doc = withoutCode(stored.doc, now);
+          return {
+            writes: [{ collection: SMS_CODES, id: userKey, doc, ifVersion: stored.version }],
+            result: sms,
+          };
+        }
+        const right = otherwise();
+        if (right !== undefined) return { result: right };
+        const failure: DocWrite = {
+          collection: CODE_FAILURES,
+          id: userKey,
+          doc: withFailure(failures?.doc, now),
+          ifVersion: failures?.version ?? 0,
+        };
+        return { writes: [failure, ...this.#wrongSmsCode(stored, now)], result: undefined };
+      });
+    return await attempt.run(judged, (outcome) => outcome !== undefined);
+  }
+
+  /** This node's slot for a code check of the user's (429 once this node saw the limit of wrong codes). */
   async #attempt(userKey: string): Promise<Attempt<"user">> {
     try {
       return await this.#wrong.begin({ user: userKey });
@@ -116,32 +196,23 @@ export class TwoFactor {
     }
   }
 
-  /**
-   * Whether `code` is a current code of the user's active second factor (what changing it needs besides a
-   * session): the SMS code in flight (then used up) or a code of the authenticator app. Wrong codes count
-   * against the same per-user throttle as the login's (429 once it is reached); a missing code counts nothing.
-   */
-  async checkCurrentCode(userKey: string, user: UserDoc, code: string): Promise<boolean> {
-    const text = code.trim();
-    if (text === "") return false;
-    const attempt = await this.#attempt(userKey);
-    return await attempt.run(async () => {
-      if (user.two_factor_enabled && user.mobile && await this.#useSmsCode(userKey, text)) return true;
-      if (user.totp_secret && this.totpStep(userKey, user.totp_secret, text, 0) !== undefined) return true;
-      await this.#countWrongSmsCode(userKey);
-      return false;
-    }, (ok) => ok);
+  /** 429 while the stored wrong-code times allow no code check at `now`. */
+  #refuseWhileBlocked(doc: CodeFailuresDoc | undefined, now: number): void {
+    const waitMs = codeCheckWaitMs(recentFailures(doc, now), now);
+    if (waitMs > 0) throw rateLimited(Math.max(1, Math.ceil(waitMs / 1000)));
   }
 
-  /** The SMS code in flight (used up) or a TOTP code: what to record, or undefined when it is neither. */
-  async #checkCode(userKey: string, user: UserDoc, text: string): Promise<{ totpStep?: number } | undefined> {
-    if (await this.#useSmsCode(userKey, text)) return {};
-    if (user.totp_secret) {
-      const step = this.totpStep(userKey, user.totp_secret, text, user.totp_last_step);
-      if (step !== undefined) return { totpStep: step };
-    }
-    await this.#countWrongSmsCode(userKey);
-    return undefined;
+  /**
+   * A wrong code while an SMS code is in flight: counted on it, which goes at the fifth or once expired (the
+   * send times stay). The write, if any.
+   */
+  #wrongSmsCode(stored: StoredDoc<SmsCodeDoc> | undefined, now: number): DocWrite[] {
+    if (!stored || !hasCode(stored.doc)) return [];
+    const failures = stored.doc.failures + 1;
+    const doc = failures >= 5 || stored.doc.expires_at <= now
+      ? withoutCode(stored.doc, now)
+      : { ...stored.doc, failures };
+    return [{ collection: SMS_CODES, id: stored.id, doc, ifVersion: stored.version }];
   }
 
   /**
@@ -187,36 +258,6 @@ export class TwoFactor {
     if (waitMs > 0) throw rateLimited(Math.max(1, Math.ceil(waitMs / 1000)));
   }
 
-  /** Whether `text` is the user's SMS code in flight; if so it is used up (once, whichever node is asked). */
-  async #useSmsCode(userKey: string, text: string): Promise<boolean> {
-    if (!this.#matches(userKey, this.#storedCode(userKey), text)) return false;
-    return await this.#reg.writeIn([registryLock.namespace(userKey)], () => {
-      const current = this.#storedCode(userKey);
-      if (!current || !this.#matches(userKey, current, text)) return { writes: [], result: false };
-      const doc = withoutCode(current.doc, Date.now());
-      return {
-        writes: [{ collection: SMS_CODES, id: userKey, doc, ifVersion: current.version }],
-        result: true,
-      };
-    });
-  }
-
-  /**
-   * A wrong code while an SMS code is in flight: counted on it, which goes at the fifth or once expired (the
-   * send times stay).
-   */
-  async #countWrongSmsCode(userKey: string): Promise<void> {
-    if (!hasCode(this.#storedCode(userKey)?.doc)) return;
-    await this.#writeCode(userKey, (current) => {
-      if (!hasCode(current)) return undefined;
-      const failures = current.failures + 1;
-      const now = Date.now();
-      return failures >= 5 || current.expires_at <= now
-        ? withoutCode(current, now)
-        : { ...current, failures };
-    });
-  }
-
   /**
    * Replaces the user's stored SMS document with what `next` makes of it (null deletes, undefined leaves it; a
    * throw writes nothing), under the user's lock and against the version `next` saw.
@@ -231,6 +272,10 @@ export class TwoFactor {
       if (doc === undefined || (doc === null && !current)) return { writes: [] };
       return { writes: [{ collection: SMS_CODES, id: userKey, doc, ifVersion: current?.version ?? 0 }] };
     });
+  }
+
+  #storedFailures(userKey: string): StoredDoc<CodeFailuresDoc> | undefined {
+    return this.#reg.store.get<CodeFailuresDoc>(CODE_FAILURES, userKey);
   }
 
   #storedCode(userKey: string): StoredDoc<SmsCodeDoc> | undefined {

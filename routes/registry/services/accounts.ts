@@ -7,6 +7,7 @@ import { notFound, unprocessable } from "../core/errors.ts";
 import type { FieldErrors, Payload } from "../core/fields.ts";
 import {
   BOXES,
+  CODE_FAILURES,
   type OrgDoc,
   ORGS,
   SMS_CODES,
@@ -89,7 +90,7 @@ export function userRemovalWrites(reg: Registry, key: string): DocWrite[] {
       writes.push({ collection: ORGS, id: o.id, doc: { ...o.doc, members } });
     }
   }
-  writes.push(...smsCodeRemoval(reg, key));
+  writes.push(...smsCodeRemoval(reg, key), ...codeFailuresRemoval(reg, key));
   writes.push({ collection: USERS, id: key, doc: null });
   return writes;
 }
@@ -97,6 +98,11 @@ export function userRemovalWrites(reg: Registry, key: string): DocWrite[] {
 /** Deletes the user's SMS document (the code in flight and the send times), if any: the user is deleted. */
 export function smsCodeRemoval(reg: Registry, key: string): DocWrite[] {
   return reg.store.get(SMS_CODES, key) ? [{ collection: SMS_CODES, id: key, doc: null }] : [];
+}
+
+/** Deletes the times of the user's wrong two-factor codes, if any: the user is deleted. */
+function codeFailuresRemoval(reg: Registry, key: string): DocWrite[] {
+  return reg.store.get(CODE_FAILURES, key) ? [{ collection: CODE_FAILURES, id: key, doc: null }] : [];
 }
 
 /** Voids the user's SMS code in flight, if any (mobile changed, two-factor off); the send times stay counted. */
