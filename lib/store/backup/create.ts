@@ -10,6 +10,7 @@ import {
   ArchiveReader,
   ArchiveWriter,
   blobEntryPrefix,
+  type EntryRecord,
   manifestEntry,
   type SnapshotCounts,
 } from "./archive.ts";
@@ -17,6 +18,7 @@ import { type BlobEndpoint, bucketBlobs, folderBlobs } from "../blob_endpoints.t
 import { type LogLine, RetrySnapshot, type SourceSnapshot } from "./source.ts";
 import { readDataDirSnapshot } from "./source_file.ts";
 import { segmentFileName } from "../file/log_lines.ts";
+import { bytesPerEntry, defaultMaxEntryBytes, linesPerEntry, manifestBytesPerEntry } from "./entry_caps.ts";
 
 export interface BackupSource {
   /** The data directory (the source itself, or with a database only its blobs when no bucket is set). */
@@ -44,14 +46,17 @@ export interface CreateSummary extends SnapshotCounts {
   blobsInBase: number;
   /** Referenced by a document but absent from the store on every attempt. */
   missingBlobs: string[];
+  /**
+   * The `--max-entry-bytes` verify and restore need for this archive, when its largest entry read whole (a document
+   * or log batch over 56 MiB, a huge counters set or manifest) is over the default cap (entry_caps.ts).
+   */
+  needsMaxEntryBytes?: number;
   bytes: number;
   rootKey: boolean;
   incremental: boolean;
 }
 
 const attempts = 3;
-const linesPerEntry = 10_000;
-const bytesPerEntry = 8 << 20;
 const encoder = new TextEncoder();
 
 export async function createBackup(options: CreateOptions): Promise<CreateSummary> {
@@ -175,7 +180,7 @@ async function attemptBackup(
     rootKey: rootKey !== undefined,
     incremental: base !== undefined,
   };
-  await writer.finish({
+  const manifestRecord = await writer.finish({
     format: "wharf-backup",
     version: 1,
     created_at: new Date().toISOString(),
@@ -198,7 +203,19 @@ async function attemptBackup(
       : null,
   });
   summary.bytes = (await Deno.stat(options.output)).size;
+  const needed = neededMaxEntryBytes([...writer.entries, manifestRecord]);
+  if (needed > defaultMaxEntryBytes) summary.needsMaxEntryBytes = needed;
   return summary;
+}
+
+/** The smallest `--max-entry-bytes` under which no entry of `entries` (in archive order) is over its cap. */
+function neededMaxEntryBytes(entries: EntryRecord[]): number {
+  let needed = 0;
+  entries.forEach(({ name, size }, before) => {
+    if (name.startsWith(blobEntryPrefix) || name === "root.key") return;
+    needed = Math.max(needed, name === manifestEntry ? size - manifestBytesPerEntry * before : size);
+  });
+  return needed;
 }
 
 /**
