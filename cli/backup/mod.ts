@@ -12,7 +12,8 @@ import { verifyBackup } from "../../lib/store/backup/verify.ts";
 import { BackupDamagedError, restoreBackup, TargetNotEmptyError } from "../../lib/store/backup/restore.ts";
 
 const usage = [
-  "usage: wharf backup create --data-dir DIR --output FILE [--incremental-from FILE] [--include-root-key]",
+  "usage: wharf backup create --data-dir DIR --output FILE [--incremental-from FILE [--max-entry-bytes N]]",
+  "                           [--include-root-key]",
   "       wharf backup verify --input FILE [--base FILE] [--max-entry-bytes N]",
   "       wharf backup restore --input FILE --data-dir DIR [--base FILE] [--root-key-out FILE] [--max-entry-bytes N]",
   "(a cluster: WHARF_DATABASE_URL, WHARF_BLOB_STORE and the S3 settings the nodes use)",
@@ -140,6 +141,7 @@ async function create({ options, env, io, progress }: Run): Promise<number> {
     },
     output,
     ...(options.has("--incremental-from") ? { incrementalFrom: options.get("--incremental-from")! } : {}),
+    ...maxEntryBytes(options),
     includeRootKey: options.has("--include-root-key"),
     progress,
   });

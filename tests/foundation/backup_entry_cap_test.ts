@@ -103,6 +103,20 @@ Deno.test({
         const expected = [`is ${size} bytes`, "over the 64 MiB", "(67108864 bytes)", "--max-entry-bytes"];
         await refusedRestore(archive, expected);
         await refusedVerify(archive, expected);
+        // Raised past its size, the cap lets verify hash the entry (streamed), which then fails on its lines.
+        const raised = await runBackupMeasured(
+          ["verify", "--input", archive, "--max-entry-bytes", String(128 << 20)],
+          heapFlags,
+        );
+        assertEquals(raised.code, 1, raised.stderr);
+        assertStringIncludes(raised.stderr, `${entryName} holds more than 10000 lines`);
+        assert(!raised.stderr.includes("over the"), raised.stderr);
+        const lowered = await runBackupMeasured(["verify", "--input", archive, "--max-entry-bytes", "1024"]);
+        assertEquals(lowered.code, 2, lowered.stderr);
+        assertStringIncludes(
+          lowered.stderr,
+          "--max-entry-bytes must be a number of bytes of at least 67108864",
+        );
       });
 
       await t.step("an entry under the cap with more lines than a backup writes is refused", async () => {

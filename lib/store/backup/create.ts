@@ -37,6 +37,8 @@ export interface CreateOptions {
   source: BackupSource;
   output: string;
   incrementalFrom?: string;
+  /** The cap on the base's manifest, read whole (entry_caps.ts; its default unless given). */
+  maxEntryBytes?: number;
   includeRootKey: boolean;
   progress(stage: string): void;
 }
@@ -60,7 +62,9 @@ const attempts = 3;
 const encoder = new TextEncoder();
 
 export async function createBackup(options: CreateOptions): Promise<CreateSummary> {
-  const base = options.incrementalFrom ? await readBase(options.incrementalFrom) : undefined;
+  const base = options.incrementalFrom
+    ? await readBase(options.incrementalFrom, options.maxEntryBytes)
+    : undefined;
   const rootKey = options.includeRootKey ? await readRootKey(options.source) : undefined;
   const blobs = options.source.s3
     ? await bucketBlobs(options.source.s3)
@@ -278,10 +282,13 @@ export function blobReferences(docs: Map<string, Map<string, StoredDoc>>): Set<s
   return found;
 }
 
-async function readBase(path: string): Promise<Base> {
+async function readBase(path: string, maxEntryBytes: number | undefined): Promise<Base> {
   const reader = await ArchiveReader.open(path);
   try {
-    const scan = await reader.scan({ hash: false });
+    const scan = await reader.scan({
+      hash: false,
+      ...(maxEntryBytes !== undefined ? { maxEntryBytes } : {}),
+    });
     if (scan.problems.length || !scan.manifest) {
       throw new Error(`--incremental-from ${path}: ${scan.problems[0] ?? "no manifest"}`);
     }
