@@ -7,17 +7,27 @@ import { packedCollections } from "../../app.ts";
 import { ConfigError } from "../../lib/errors.ts";
 import { s3Settings } from "../../lib/store/s3/settings.ts";
 import { createBackup, formatBytes } from "../../lib/store/backup/create.ts";
+import { defaultMaxEntryBytes } from "../../lib/store/backup/entry_caps.ts";
 import { verifyBackup } from "../../lib/store/backup/verify.ts";
 import { BackupDamagedError, restoreBackup, TargetNotEmptyError } from "../../lib/store/backup/restore.ts";
 
 const usage = [
-  "usage: wharf backup create --data-dir DIR --output FILE [--incremental-from FILE] [--include-root-key]",
-  "       wharf backup verify --input FILE [--base FILE]",
-  "       wharf backup restore --input FILE --data-dir DIR [--base FILE] [--root-key-out FILE]",
+  "usage: wharf backup create --data-dir DIR --output FILE [--incremental-from FILE [--max-entry-bytes N]]",
+  "                           [--include-root-key]",
+  "       wharf backup verify --input FILE [--base FILE] [--max-entry-bytes N]",
+  "       wharf backup restore --input FILE --data-dir DIR [--base FILE] [--root-key-out FILE] [--max-entry-bytes N]",
   "(a cluster: WHARF_DATABASE_URL, WHARF_BLOB_STORE and the S3 settings the nodes use)",
 ].join("\n");
 
-const valued = ["--data-dir", "--output", "--incremental-from", "--input", "--base", "--root-key-out"];
+const valued = [
+  "--data-dir",
+  "--output",
+  "--incremental-from",
+  "--input",
+  "--base",
+  "--root-key-out",
+  "--max-entry-bytes",
+];
 const flags = ["--include-root-key"];
 
 export interface BackupIo {
@@ -81,6 +91,20 @@ function parse(args: string[]): Map<string, string> | undefined {
   return options;
 }
 
+/** --max-entry-bytes: bytes, at least the default cap (entry_caps.ts); absent: the default. */
+function maxEntryBytes(options: Map<string, string>): { maxEntryBytes?: number } {
+  const raw = options.get("--max-entry-bytes");
+  if (raw === undefined) return {};
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n) || n < defaultMaxEntryBytes) {
+    const got = JSON.stringify(raw);
+    throw new ConfigError(
+      `--max-entry-bytes must be a number of bytes of at least ${defaultMaxEntryBytes}, got ${got}`,
+    );
+  }
+  return { maxEntryBytes: n };
+}
+
 function required(options: Map<string, string>, name: string): string {
   const value = options.get(name);
   if (!value) throw new ConfigError(`${name} is required\n${usage}`);
@@ -117,6 +141,7 @@ async function create({ options, env, io, progress }: Run): Promise<number> {
     },
     output,
     ...(options.has("--incremental-from") ? { incrementalFrom: options.get("--incremental-from")! } : {}),
+    ...maxEntryBytes(options),
     includeRootKey: options.has("--include-root-key"),
     progress,
   });
@@ -136,6 +161,13 @@ async function create({ options, env, io, progress }: Run): Promise<number> {
   if (summary.missingBlobs.length) {
     parts.push(`INCOMPLETE: ${summary.missingBlobs.length} referenced blobs are missing from the store`);
   }
+  if (summary.needsMaxEntryBytes) {
+    const cap = formatBytes(defaultMaxEntryBytes);
+    parts.push(
+      `an entry is over the ${cap} verify and restore read whole by default: ` +
+        `give them --max-entry-bytes ${summary.needsMaxEntryBytes}`,
+    );
+  }
   io.out(parts.join("; "));
   return summary.missingBlobs.length ? 3 : 0;
 }
@@ -145,6 +177,7 @@ async function verify({ options, io, progress }: Run): Promise<number> {
   let entries = 0;
   const result = await verifyBackup(input, {
     ...(options.has("--base") ? { basePath: options.get("--base")! } : {}),
+    ...maxEntryBytes(options),
     progress: (entry) => progress(`verified ${++entries} entries (${entry.name})`),
   });
   if (result.problems.length) {
@@ -176,6 +209,7 @@ async function restore({ options, env, io, progress }: Run): Promise<number> {
       ...(databaseUrl ? { databaseUrl } : {}),
       ...(s3 ? { s3 } : {}),
       ...(options.has("--root-key-out") ? { rootKeyOut: options.get("--root-key-out")! } : {}),
+      ...maxEntryBytes(options),
       packed: packedCollections,
       progress,
     });

@@ -14,9 +14,14 @@ export interface CommandResult {
   stderr: string;
 }
 
-function backupCommand(args: string[], env: Record<string, string>, output: "piped" | "null"): Deno.Command {
+function backupCommand(
+  args: string[],
+  env: Record<string, string>,
+  output: "piped" | "null",
+  denoFlags: string[] = [],
+): Deno.Command {
   return new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", mainPath, "backup", ...args],
+    args: ["run", "-A", ...denoFlags, mainPath, "backup", ...args],
     env,
     stdin: "null",
     stdout: output,
@@ -33,10 +38,13 @@ export async function runBackup(args: string[], env: Record<string, string> = {}
 
 /**
  * `runBackup` with the child's peak resident memory (VmHWM, KiB), read from /proc every 10 ms while it runs
- * (Linux): the last reading before it exits.
+ * (Linux): the last reading before it exits. `denoFlags` go to `deno run` (e.g. `--v8-flags=…`).
  */
-export async function runBackupMeasured(args: string[]): Promise<CommandResult & { peakKib: number }> {
-  const child = backupCommand(args, {}, "piped").spawn();
+export async function runBackupMeasured(
+  args: string[],
+  denoFlags: string[] = [],
+): Promise<CommandResult & { peakKib: number }> {
+  const child = backupCommand(args, {}, "piped", denoFlags).spawn();
   let peakKib = 0;
   let running = true;
   const watching = (async () => {

@@ -1,6 +1,7 @@
 // The backup archive: one file of named entries, each with its size and sha256, a manifest last and an end
 // marker (docs/operations.md "The archive"). Written to FILE.partial and renamed once complete and fsynced, so a
-// file by the final name always ends with its marker; read by offset, so verify and restore never hold a blob.
+// file by the final name always ends with its marker; read by offset, so verify and restore never hold a blob,
+// and an entry read whole is refused from its header when it is over its cap (entry_caps.ts).
 //
 //   WHARF-BACKUP 1\n
 //   {"entry":NAME,"size":N,"sha256":HEX}\n  <N bytes>  \n      (repeated; manifest.json is the last entry)
@@ -8,6 +9,15 @@
 
 import { createHash } from "node:crypto";
 import { writeAll } from "../file/fsutil.ts";
+import {
+  countLines,
+  defaultMaxEntryBytes,
+  entryCap,
+  isLineEntry,
+  linesPerEntry,
+  oversizedEntry,
+  tooManyLines,
+} from "./entry_caps.ts";
 
 export const archiveMagic = "WHARF-BACKUP 1\n";
 export const archiveEnd = "WHARF-BACKUP-END\n";
@@ -113,8 +123,11 @@ export class ArchiveWriter {
     this.entries.push(record);
   }
 
-  /** Writes the manifest (given the entry list) and the end marker, fsyncs and renames to the final name. */
-  async finish(manifest: Record<string, unknown>): Promise<void> {
+  /**
+   * Writes the manifest (given the entry list) and the end marker, fsyncs and renames to the final name; returns
+   * the manifest's entry.
+   */
+  async finish(manifest: Record<string, unknown>): Promise<EntryRecord> {
     const body = encoder.encode(JSON.stringify({ ...manifest, entries: this.entries }, null, 1));
     const record = { name: manifestEntry, size: body.length, sha256: sha256Hex(body) };
     await this.#write(header(record));
@@ -131,6 +144,7 @@ export class ArchiveWriter {
     } finally {
       handle.close();
     }
+    return record;
   }
 
   /** Closes and removes the partial file (a failed attempt). */
@@ -210,10 +224,15 @@ export class ArchiveReader {
   }
 
   /**
-   * Walks every entry. With `hash`, each payload's sha256 is checked against its header; the manifest is then
-   * checked against the entries found, and the end marker against the file's end.
+   * Walks every entry. With `hash`, each payload's sha256 is checked against its header, and a documents or log
+   * entry's lines are counted; the manifest is then checked against the entries found, and the end marker against
+   * the file's end. An entry over its cap (`maxEntryBytes`, entry_caps.ts) is a problem found from its header: it
+   * is never read.
    */
-  async scan(options: { hash: boolean; progress?: (entry: EntryRecord) => void }): Promise<ArchiveScan> {
+  async scan(
+    options: { hash: boolean; maxEntryBytes?: number; progress?: (entry: EntryRecord) => void },
+  ): Promise<ArchiveScan> {
+    const maxEntryBytes = options.maxEntryBytes ?? defaultMaxEntryBytes;
     const scan: ArchiveScan = { entries: [], manifest: undefined, problems: [] };
     const magic = decoder.decode(await this.#readAt(0, archiveMagic.length));
     if (magic !== archiveMagic) {
@@ -268,10 +287,21 @@ export class ArchiveReader {
         );
         return scan;
       }
-      if (options.hash || name === manifestEntry) {
+      const cap = entryCap(name, scan.entries.length, maxEntryBytes);
+      if (cap !== undefined && entry.size > cap) {
+        scan.problems.push(oversizedEntry(name, entry.size, cap));
+        // The manifest is last, and the entries cannot be checked against one that is not read.
+        if (name === manifestEntry) return scan;
+      } else if (options.hash || name === manifestEntry) {
         const hash = createHash("sha256");
-        for await (const chunk of this.chunks(entry)) hash.update(chunk);
+        const countsLines = options.hash && isLineEntry(name);
+        let lines = 0;
+        for await (const chunk of this.chunks(entry)) {
+          hash.update(chunk);
+          if (countsLines) lines += countLines(chunk);
+        }
         const actual = hash.digest("hex");
+        if (lines > linesPerEntry) scan.problems.push(tooManyLines(name));
         if (actual !== entry.sha256) {
           scan.problems.push(`${name} is corrupt: its sha256 is ${actual}, its header says ${entry.sha256}`);
         } else if (name === manifestEntry) {

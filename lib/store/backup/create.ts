@@ -10,6 +10,7 @@ import {
   ArchiveReader,
   ArchiveWriter,
   blobEntryPrefix,
+  type EntryRecord,
   manifestEntry,
   type SnapshotCounts,
 } from "./archive.ts";
@@ -17,6 +18,7 @@ import { type BlobEndpoint, bucketBlobs, folderBlobs } from "../blob_endpoints.t
 import { type LogLine, RetrySnapshot, type SourceSnapshot } from "./source.ts";
 import { readDataDirSnapshot } from "./source_file.ts";
 import { segmentFileName } from "../file/log_lines.ts";
+import { bytesPerEntry, defaultMaxEntryBytes, linesPerEntry, manifestBytesPerEntry } from "./entry_caps.ts";
 
 export interface BackupSource {
   /** The data directory (the source itself, or with a database only its blobs when no bucket is set). */
@@ -35,6 +37,8 @@ export interface CreateOptions {
   source: BackupSource;
   output: string;
   incrementalFrom?: string;
+  /** The cap on the base's manifest, read whole (entry_caps.ts; its default unless given). */
+  maxEntryBytes?: number;
   includeRootKey: boolean;
   progress(stage: string): void;
 }
@@ -44,18 +48,23 @@ export interface CreateSummary extends SnapshotCounts {
   blobsInBase: number;
   /** Referenced by a document but absent from the store on every attempt. */
   missingBlobs: string[];
+  /**
+   * The `--max-entry-bytes` verify and restore need for this archive, when its largest entry read whole (a document
+   * or log batch over 56 MiB, a huge counters set or manifest) is over the default cap (entry_caps.ts).
+   */
+  needsMaxEntryBytes?: number;
   bytes: number;
   rootKey: boolean;
   incremental: boolean;
 }
 
 const attempts = 3;
-const linesPerEntry = 10_000;
-const bytesPerEntry = 8 << 20;
 const encoder = new TextEncoder();
 
 export async function createBackup(options: CreateOptions): Promise<CreateSummary> {
-  const base = options.incrementalFrom ? await readBase(options.incrementalFrom) : undefined;
+  const base = options.incrementalFrom
+    ? await readBase(options.incrementalFrom, options.maxEntryBytes)
+    : undefined;
   const rootKey = options.includeRootKey ? await readRootKey(options.source) : undefined;
   const blobs = options.source.s3
     ? await bucketBlobs(options.source.s3)
@@ -175,7 +184,7 @@ async function attemptBackup(
     rootKey: rootKey !== undefined,
     incremental: base !== undefined,
   };
-  await writer.finish({
+  const manifestRecord = await writer.finish({
     format: "wharf-backup",
     version: 1,
     created_at: new Date().toISOString(),
@@ -198,7 +207,19 @@ async function attemptBackup(
       : null,
   });
   summary.bytes = (await Deno.stat(options.output)).size;
+  const needed = neededMaxEntryBytes([...writer.entries, manifestRecord]);
+  if (needed > defaultMaxEntryBytes) summary.needsMaxEntryBytes = needed;
   return summary;
+}
+
+/** The smallest `--max-entry-bytes` under which no entry of `entries` (in archive order) is over its cap. */
+function neededMaxEntryBytes(entries: EntryRecord[]): number {
+  let needed = 0;
+  entries.forEach(({ name, size }, before) => {
+    if (name.startsWith(blobEntryPrefix) || name === "root.key") return;
+    needed = Math.max(needed, name === manifestEntry ? size - manifestBytesPerEntry * before : size);
+  });
+  return needed;
 }
 
 /**
@@ -261,10 +282,13 @@ export function blobReferences(docs: Map<string, Map<string, StoredDoc>>): Set<s
   return found;
 }
 
-async function readBase(path: string): Promise<Base> {
+async function readBase(path: string, maxEntryBytes: number | undefined): Promise<Base> {
   const reader = await ArchiveReader.open(path);
   try {
-    const scan = await reader.scan({ hash: false });
+    const scan = await reader.scan({
+      hash: false,
+      ...(maxEntryBytes !== undefined ? { maxEntryBytes } : {}),
+    });
     if (scan.problems.length || !scan.manifest) {
       throw new Error(`--incremental-from ${path}: ${scan.problems[0] ?? "no manifest"}`);
     }

@@ -28,6 +28,8 @@ export interface RestoreOptions {
   databaseUrl?: string;
   s3?: S3Settings;
   packed: readonly string[];
+  /** The cap on an entry read whole (entry_caps.ts; its default unless given). */
+  maxEntryBytes?: number;
   /** With a database: where to write the archive's root key (the nodes take it as WHARF_ROOT_KEY). */
   rootKeyOut?: string;
   progress(stage: string): void;
@@ -65,7 +67,11 @@ const decoder = new TextDecoder();
 export async function restoreBackup(options: RestoreOptions): Promise<RestoreSummary> {
   const { progress } = options;
   progress("verifying the archive");
-  const verified = await verifyBackup(options.input, options.basePath ? { basePath: options.basePath } : {});
+  // Every entry read whole below was checked against its cap here, from its header, before anything is written.
+  const verified = await verifyBackup(options.input, {
+    ...(options.basePath ? { basePath: options.basePath } : {}),
+    ...(options.maxEntryBytes !== undefined ? { maxEntryBytes: options.maxEntryBytes } : {}),
+  });
   if (verified.problems.length) throw new BackupDamagedError(verified.problems);
   const manifest = verified.scan.manifest!;
   const index = Number(manifest.snapshot_index);
@@ -123,7 +129,7 @@ export async function restoreBackup(options: RestoreOptions): Promise<RestoreSum
 
 /**
  * The archive's documents per collection, each collection once (its entries in archive order), each batch one
- * entry (at most 10,000 lines or 8 MiB) read when it is asked for.
+ * entry (at most 10,000 lines, within its cap: entry_caps.ts) read when it is asked for.
  */
 async function* archivedCollections(reader: ArchiveReader, all: ArchiveEntry[]) {
   const byCollection = new Map<string, ArchiveEntry[]>();

@@ -1,5 +1,6 @@
-// `backup verify`: every entry's sha256 against its header, the manifest against the entries, the end marker;
-// for an incremental, its base (found beside it or given) checked the same way and holding the blobs it lends.
+// `backup verify`: every entry's sha256 against its header and its size against its cap, the manifest against the
+// entries, the end marker; for an incremental, its base (found beside it or given) checked the same way and holding
+// the blobs it lends.
 
 import { ArchiveReader, type ArchiveScan, type EntryRecord, manifestEntry } from "./archive.ts";
 
@@ -21,9 +22,9 @@ export interface VerifiedArchive {
 /** Checks `path` (and an incremental's base: `basePath`, or the file the manifest names beside it). */
 export async function verifyBackup(
   path: string,
-  options: { basePath?: string; progress?: (entry: EntryRecord) => void } = {},
+  options: { basePath?: string; maxEntryBytes?: number; progress?: (entry: EntryRecord) => void } = {},
 ): Promise<VerifiedArchive> {
-  const scan = await scanFile(path, options.progress);
+  const scan = await scanFile(path, options);
   const result: VerifiedArchive = { path, scan, problems: [...scan.problems] };
   const reference = scan.manifest?.base as BaseReference | null | undefined;
   if (!reference) return result;
@@ -31,7 +32,7 @@ export async function verifyBackup(
   const basePath = options.basePath ?? `${dir}${reference.file}`;
   let baseScan: ArchiveScan;
   try {
-    baseScan = await scanFile(basePath, options.progress);
+    baseScan = await scanFile(basePath, options);
   } catch (err) {
     if (!(err instanceof Deno.errors.NotFound)) throw err;
     result.problems.push(
@@ -57,10 +58,18 @@ export async function verifyBackup(
   return result;
 }
 
-async function scanFile(path: string, progress?: (entry: EntryRecord) => void): Promise<ArchiveScan> {
+async function scanFile(
+  path: string,
+  options: { maxEntryBytes?: number; progress?: (entry: EntryRecord) => void },
+): Promise<ArchiveScan> {
   const reader = await ArchiveReader.open(path);
   try {
-    return await reader.scan({ hash: true, ...(progress ? { progress } : {}) });
+    const { maxEntryBytes, progress } = options;
+    return await reader.scan({
+      hash: true,
+      ...(maxEntryBytes !== undefined ? { maxEntryBytes } : {}),
+      ...(progress ? { progress } : {}),
+    });
   } finally {
     reader.close();
   }
