@@ -112,10 +112,16 @@ const hasTime = (() => {
 
 /** CPU seconds (user + system, all threads) a running process has used so far, from /proc. */
 export function cpuSecondsOf(pid: number): number {
+  const { user, system } = cpuTimesOf(pid);
+  return user + system;
+}
+
+/** A process's CPU seconds so far, all threads: in its own code (user) and in the kernel on its behalf (system). */
+export function cpuTimesOf(pid: number): { user: number; system: number } {
   const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
   // Fields after the parenthesised command name; utime and stime are fields 14 and 15 (clock ticks of 1/100 s).
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / 100;
+  return { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 };
 }
 
 /** The CPUs this machine has (for pinning a server and its load generator apart). */

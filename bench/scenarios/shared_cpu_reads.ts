@@ -6,7 +6,7 @@
 // way, is loaded beside them: before and after in one run. Settings: BENCH_REGISTRY_BOXES (2,000), BENCH_SECONDS
 // (4 per round), BENCH_ROUNDS (7).
 
-import { cpuSecondsOf, type Figure, hasCommand, median, pinServer, runWrk } from "../lib.ts";
+import { cpuTimesOf, type Figure, hasCommand, median, pinServer, runWrk } from "../lib.ts";
 import { captureAnswers, type ReplayServers, startReplayServers } from "../registry_answers.ts";
 import { boxName, seedBoxes } from "../registry_seed.ts";
 import { type BenchRegistry, startBenchRegistry } from "../registry_server.ts";
@@ -71,12 +71,17 @@ export default async function run(): Promise<{ title: string; figures: Figure[];
       await loadAll(t.path, 1); // warm-up, unmeasured
       /** cpuMicros[server][round]: CPU µs per request served. */
       const cpuMicros = servers.map(() => [] as number[]);
+      /** The same, in the server's own code only (the rest is the kernel's: TCP on loopback, epoll). */
+      const userMicros = servers.map(() => [] as number[]);
       for (let round = 0; round < rounds; round++) {
-        const before = servers.map((s) => cpuSecondsOf(s.pid));
+        const before = servers.map((s) => cpuTimesOf(s.pid));
         const results = await loadAll(t.path, seconds);
         servers.forEach((s, i) => {
           const requests = results[i]!.requestsPerSec * seconds;
-          cpuMicros[i]!.push(((cpuSecondsOf(s.pid) - before[i]!) * 1e6) / requests);
+          const after = cpuTimesOf(s.pid);
+          const user = after.user - before[i]!.user;
+          cpuMicros[i]!.push(((user + after.system - before[i]!.system) * 1e6) / requests);
+          userMicros[i]!.push((user * 1e6) / requests);
         });
       }
       /** Per round: the baseline's CPU per request over this server's (its requests/s on a whole core, relative). */
@@ -126,6 +131,8 @@ export default async function run(): Promise<{ title: string; figures: Figure[];
           median(cpuMicros[baseline]!).toFixed(2)
         }, protected floor ${median(cpuMicros[floor]!).toFixed(2)}, promised-work floor ${
           median(cpuMicros[promised]!).toFixed(2)
+        }; of it in user space (the rest in the kernel) ${
+          [wharf, baseline, floor, promised].map((i) => median(userMicros[i]!).toFixed(2)).join(" / ")
         }`,
       );
     }
