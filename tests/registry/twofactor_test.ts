@@ -4,6 +4,7 @@
 import * as OTPAuth from "otpauth";
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import { withStarted } from "../helpers/fixture.ts";
+import { loggedLines } from "../helpers/stored.ts";
 import { createUser, type Fixture, registryTest, startRegistry } from "./helpers.ts";
 
 const creds = { login: "alice", password: "alice-password" };
@@ -36,6 +37,13 @@ function withSmsWebhook(
       () => startRegistry({ WHARF_SMS_WEBHOOK: `http://127.0.0.1:${hook.port}/sms`, ...env }),
       fn,
     ));
+}
+
+/** A stored batch that changes nothing: no event and no document. */
+function emptyBatch(line: string): boolean {
+  return Object.entries(JSON.parse(line)).every(([key, value]) =>
+    key === "Index" || (Array.isArray(value) && value.length === 0)
+  );
 }
 
 async function outboxLines(f: Fixture): Promise<Array<{ to: string; code: string; created_at: string }>> {
@@ -174,8 +182,11 @@ registryTest("TOTP enrolment and confirmation enable app codes that log in once"
   const needed = await f.api.post("/api/v1/authenticate", { user: creds });
   assertEquals(needed.body.two_factor, { default_delivery_method: "app", delivery_methods: ["app"] });
   const code = totp.generate();
+  const before = (await loggedLines(f.srv)).length;
   const ok = await loginWithCode(f, code);
   assertEquals(ok.status, 200, ok.text);
+  // A right app code is checked under the user's lock but commits nothing of its own: no empty batch.
+  assertEquals((await loggedLines(f.srv)).slice(before).filter(emptyBatch), []);
   const reuse = await loginWithCode(f, code);
   assertEquals(reuse.status, 406);
   const user = await f.api.get("/api/v1/admin/users/alice", { token: f.admin });

@@ -45,6 +45,11 @@ export function twoFactorDetails(user: UserDoc) {
   return { default_delivery_method: methods.includes("app") ? "app" : "sms", delivery_methods: methods };
 }
 
+/** Thrown out of a code check's plan that writes nothing (a right app code), so the store commits no empty batch. */
+class NothingToCommit<T> {
+  constructor(readonly result: T) {}
+}
+
 export class TwoFactor {
   // Wrong codes: counted in the user's stored CODE_FAILURES document (code_failures.ts), across the cluster; this
   // node's throttle of the same limit holds a slot per check while it runs, so at most that many wait for the
@@ -160,29 +165,38 @@ export class TwoFactor {
   ): Promise<T | undefined> {
     this.#refuseWhileBlocked(this.#storedFailures(userKey)?.doc, Date.now());
     const attempt = await this.#attempt(userKey);
-    const judged = () =>
-      this.#reg.writeIn([registryLock.namespace(userKey)], (): CommitPlan<T | undefined> => {
-        const now = Date.now();
-        const failures = this.#storedFailures(userKey);
-        this.#refuseWhileBlocked(failures?.doc, now);
-        const stored = this.#storedCode(userKey);
-        if (sms !== undefined && stored && this.#matches(userKey, stored, text)) {
-          const doc = withoutCode(stored.doc, now);
-          return {
-            writes: [{ collection: SMS_CODES, id: userKey, doc, ifVersion: stored.version }],
-            result: sms,
-          };
-        }
-        const right = otherwise();
-        if (right !== undefined) return { result: right };
-        const failure: DocWrite = {
-          collection: CODE_FAILURES,
-          id: userKey,
-          doc: withFailure(failures?.doc, now),
-          ifVersion: failures?.version ?? 0,
+    const plan = (): CommitPlan<T | undefined> => {
+      const now = Date.now();
+      const failures = this.#storedFailures(userKey);
+      this.#refuseWhileBlocked(failures?.doc, now);
+      // Deleted meanwhile (on any node): no code of theirs is right, and nothing is kept for them.
+      if (!this.#reg.user(userKey)) throw new NothingToCommit(undefined);
+      const stored = this.#storedCode(userKey);
+      if (sms !== undefined && stored && this.#matches(userKey, stored, text)) {
+        const doc = withoutCode(stored.doc, now);
+        return {
+          writes: [{ collection: SMS_CODES, id: userKey, doc, ifVersion: stored.version }],
+          result: sms,
         };
-        return { writes: [failure, ...this.#wrongSmsCode(stored, now)], result: undefined };
-      });
+      }
+      const right = otherwise();
+      if (right !== undefined) throw new NothingToCommit(right);
+      const failure: DocWrite = {
+        collection: CODE_FAILURES,
+        id: userKey,
+        doc: withFailure(failures?.doc, now),
+        ifVersion: failures?.version ?? 0,
+      };
+      return { writes: [failure, ...this.#wrongSmsCode(stored, now)], result: undefined };
+    };
+    const judged = async () => {
+      try {
+        return await this.#reg.writeIn([registryLock.namespace(userKey)], plan);
+      } catch (err) {
+        if (err instanceof NothingToCommit) return err.result as T | undefined;
+        throw err;
+      }
+    };
     return await attempt.run(judged, (outcome) => outcome !== undefined);
   }
 
