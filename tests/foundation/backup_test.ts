@@ -96,6 +96,7 @@ Deno.test({
           // Writes went on while the backup read the directory.
           assert(writtenDuring > 20, `only ${writtenDuring} writes were acknowledged during the backup`);
           assert(!await exists(`${full}.partial`), "no partial file is left");
+          assert(!await exists(`${full}.spool`), "no spool of documents is left");
           index = snapshotIndex(made.stdout);
           assert(
             ackedBefore.every((a) => a.index <= index),
@@ -159,6 +160,10 @@ Deno.test({
           const status = await child.status;
           assertEquals(status.signal, "SIGKILL");
           assert(!await exists(killed), "no archive by the final name after a kill -9");
+          assert(
+            !await exists(`${killed}.spool`),
+            "no spool of documents is left (it is unlinked once open)",
+          );
           const res = await fetch(`${server!.url}/v1/_test/items/after-kill`, {
             method: "PUT",
             body: '{"ok":1}',

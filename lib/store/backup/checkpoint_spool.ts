@@ -78,12 +78,29 @@ async function winningIndexes(
   for (const { path, file, size } of packs) {
     for await (const line of fileLines(file, 0, size)) {
       if (line === "") continue;
-      const entry = parsePackLine(line, path);
+      const entry = packLineHead(line) ?? parsePackLine(line, path);
       const won = winners.get(entry.id);
       if (won === undefined || entry.index >= indexOf(won)) winners.set(entry.id, encode(entry));
     }
   }
   return winners;
+}
+
+/** How packs.ts writes a document's and a deletion's line: its id and index lead. */
+const documentHead = /^\{"id":("(?:[^"\\]|\\.)*"),"version":\d+,"index":(\d+),"doc":/;
+const deletionLine = /^\{"id":("(?:[^"\\]|\\.)*"),"index":(\d+),"deleted":true\}$/;
+
+/**
+ * A pack line's id, index and kind read from its head when it has the shape packs.ts writes (JSON.stringify never
+ * repeats a key, so the head decides them), without parsing the document; undefined otherwise. Every line is still
+ * parsed whole by the second pass.
+ */
+function packLineHead(line: string): PackLine | undefined {
+  const doc = documentHead.exec(line);
+  if (doc) return { id: JSON.parse(doc[1]!), version: 0, index: Number(doc[2]), doc: {} };
+  const deletion = deletionLine.exec(line);
+  if (deletion) return { id: JSON.parse(deletion[1]!), index: Number(deletion[2]), deleted: true };
+  return undefined;
 }
 
 /** A pack line's index and kind as one number (a map of numbers is the smallest id index). */

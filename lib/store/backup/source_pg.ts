@@ -11,6 +11,8 @@ import type { LogLine, SourceSnapshot } from "./source.ts";
 import { blobsNamedBy } from "./blob_refs.ts";
 
 const rowsPerRead = 1000;
+/** Documents are larger than most log rows: a cursor's page of them is ~5 MB of 48 KB documents. */
+const documentsPerRead = 100;
 
 /** Reads the snapshot and hands it to `use` inside its transaction; returns what `use` returns. */
 export async function readClusterSnapshot<T>(
@@ -34,7 +36,7 @@ export async function readClusterSnapshot<T>(
       checkpointed: async function* (collection) {
         const rows = tx`
           SELECT id, version, idx, doc FROM wharf_documents WHERE collection = ${collection} AND doc IS NOT NULL
-          ORDER BY idx, id COLLATE "C"`.cursor(rowsPerRead);
+          ORDER BY idx, id COLLATE "C"`.cursor(documentsPerRead);
         for await (const page of rows) {
           for (const r of page) {
             const stored: StoredDoc = {
