@@ -4,7 +4,8 @@
 // kill -9 mid-backup leaves the server unharmed and no file by the final name; restore refuses a non-empty
 // target; a flipped byte fails verify and restore naming the entry; a blob entry rewritten together with its
 // checksums fails verify and restore, naming it; an incremental holds only new blobs; a log line a backup only
-// keeps is checked: a sealed segment's cut or garbled line fails it, the last segment's torn tail is left out.
+// keeps is checked: a sealed segment's cut or garbled line fails it, the last segment's torn tail is left out; the
+// documents streamed from packs and files are each one's state as the server loads it.
 
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../helpers/assert.ts";
 import { type ChildServer, spawnServer } from "../helpers/server.ts";
@@ -96,6 +97,7 @@ Deno.test({
           // Writes went on while the backup read the directory.
           assert(writtenDuring > 20, `only ${writtenDuring} writes were acknowledged during the backup`);
           assert(!await exists(`${full}.partial`), "no partial file is left");
+          assert(!await exists(`${full}.spool`), "no spool of documents is left");
           index = snapshotIndex(made.stdout);
           assert(
             ackedBefore.every((a) => a.index <= index),
@@ -159,6 +161,10 @@ Deno.test({
           const status = await child.status;
           assertEquals(status.signal, "SIGKILL");
           assert(!await exists(killed), "no archive by the final name after a kill -9");
+          assert(
+            !await exists(`${killed}.spool`),
+            "no spool of documents is left (it is unlinked once open)",
+          );
           const res = await fetch(`${server!.url}/v1/_test/items/after-kill`, {
             method: "PUT",
             body: '{"ok":1}',
@@ -386,6 +392,75 @@ Deno.test("every log line a backup keeps is checked: a sealed segment's cut or g
     assertEquals(made.code, 0, made.stderr);
     assertEquals(snapshotIndex(made.stdout), 8);
     assertStringIncludes(made.stdout, "(events 1-8, 8 batches)");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a backup takes each document's state as the server loads it: packs' highest index per id, their deletions, the files from before a collection was packed, a base's obsolete files, then the log after the checkpoint", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "wharf-backup-packs-" });
+  try {
+    const stored = (id: string, index: number) => ({ id, version: index, index, doc: { id, at: index } });
+    const write = (path: string, lines: unknown[]) =>
+      Deno.writeTextFile(`${dir}/${path}`, lines.map((l) => JSON.stringify(l) + "\n").join(""));
+    await Deno.mkdir(`${dir}/events`, { recursive: true });
+    await Deno.mkdir(`${dir}/test/packed`, { recursive: true });
+    await Deno.mkdir(`${dir}/test/items`, { recursive: true });
+    await Deno.writeTextFile(`${dir}/manifest.json`, JSON.stringify({ checkpointIndex: 10 }));
+    // test/packed: files left from before it was packed, and two deltas (no base).
+    await write("test/packed/a.json", [stored("a", 3)]); // a delta's newer state wins
+    await write("test/packed/b.json", [stored("b", 6)]); // newer than the delta's: the file wins
+    await write("test/packed/c.json", [stored("c", 2)]); // deleted by a delta
+    await write("test/packed/delta-0000000000000007.ndjson", [
+      stored("a", 5),
+      stored("b", 4),
+      { id: "c", index: 7, deleted: true },
+      stored("d", 7),
+      stored("x", 6),
+    ]);
+    await write("test/packed/delta-0000000000000010.ndjson", [stored("d", 9), stored("e", 10), {
+      id: "x",
+      index: 10,
+      deleted: true,
+    }]);
+    // test/items: a base makes the older delta and the files obsolete.
+    await write("test/items/i.json", [stored("i", 3)]);
+    await write("test/items/delta-0000000000000005.ndjson", [stored("h", 5)]);
+    await write("test/items/base-0000000000000008.ndjson", [stored("g", 8)]);
+    // The log: 1-12; after the checkpoint, 11 deletes e and 12 writes f and g.
+    const doc = (c: string, id: string, v: number, d: unknown) => ({ c, id, v, d });
+    const docs: Record<number, unknown[]> = {
+      11: [doc("test/packed", "e", 11, null)],
+      12: [doc("test/packed", "f", 12, { id: "f", at: 12 }), doc("test/items", "g", 12, { id: "g", at: 12 })],
+    };
+    const line = (index: number) =>
+      JSON.stringify({ Index: index, Events: [], ...(docs[index] ? { Docs: docs[index] } : {}) }) + "\n";
+    await Deno.writeTextFile(
+      `${dir}/events/${String(1).padStart(20, "0")}.ndjson`,
+      Array.from({ length: 12 }, (_, i) => line(i + 1)).join(""),
+    );
+
+    const made = await runBackup(["create", "--data-dir", dir, "--output", `${dir}/packs.wbak`]);
+    assertEquals(made.code, 0, made.stderr);
+    assertStringIncludes(made.stdout, "snapshot at index 12");
+    const reader = await ArchiveReader.open(`${dir}/packs.wbak`);
+    const found: Record<string, Record<string, number>> = {};
+    try {
+      for (const entry of (await reader.scan({ hash: false })).entries) {
+        if (!entry.name.startsWith("documents/")) continue;
+        const collection = entry.name.split("/").slice(1, 3).join("/");
+        for (const text of new TextDecoder().decode(await reader.bytes(entry)).split("\n").filter((l) => l)) {
+          const d = JSON.parse(text);
+          assertEquals(found[collection]?.[d.id], undefined, `${collection}/${d.id} is in the archive once`);
+          found[collection] = { ...found[collection], [d.id]: d.index };
+          assertEquals(d.doc, { id: d.id, at: d.index }, `${collection}/${d.id}`);
+        }
+      }
+    } finally {
+      reader.close();
+    }
+    assertEquals(found, { "test/items": { g: 12 }, "test/packed": { a: 5, b: 6, d: 9, f: 12 } });
+    assertEquals(made.stdout.match(/(\d+) documents/)?.[1], "5");
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

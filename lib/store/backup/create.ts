@@ -1,11 +1,12 @@
 // `backup create`: a consistent snapshot of a running server's data directory (or a cluster's database and
 // bucket) at one log index, written as an archive (archive.ts): the retained log, the documents as of its last
 // index, the usage counters, every blob a document references (those an earlier backup holds are only named,
-// with --incremental-from), the root key when asked. Nothing in the source is written or locked.
+// with --incremental-from), the root key when asked. Nothing in the source is written or locked. The documents are
+// streamed (a data directory's checkpoint through a temporary spool file, a database's through a cursor), so its
+// memory does not grow with them (docs/operations.md "Scheduling and retention").
 
 import type { StoredDoc } from "../doc_types.ts";
 import type { S3Settings } from "../s3/settings.ts";
-import { blobName } from "../blobs.ts";
 import {
   ArchiveReader,
   ArchiveWriter,
@@ -17,6 +18,8 @@ import {
 import { type BlobEndpoint, bucketBlobs, folderBlobs } from "../blob_endpoints.ts";
 import { type LogLine, RetrySnapshot, type SourceSnapshot } from "./source.ts";
 import { readDataDirSnapshot } from "./source_file.ts";
+import { DocSpool } from "./doc_spool.ts";
+import { blobsNamedBy } from "./blob_refs.ts";
 import { segmentFileName } from "../file/log_lines.ts";
 import { bytesPerEntry, defaultMaxEntryBytes, linesPerEntry, manifestBytesPerEntry } from "./entry_caps.ts";
 
@@ -118,37 +121,37 @@ async function attemptBackup(
     await log.add(index, line);
     if (log.batches % 10_000 === 0) progress(`log: ${log.batches} batches`);
   };
-  let snapshot: SourceSnapshot;
+  // The documents and counters are written while the snapshot is open (the database's transaction, the spool).
+  const writeSnapshot = async (snapshot: SourceSnapshot) => {
+    await log.flush();
+    progress(`snapshot at index ${snapshot.lastIndex}: ${log.batches} log batches`);
+    const written = await writeDocuments(writer, snapshot);
+    progress(`documents: ${written.documents}`);
+    for (const [name, values] of snapshot.counters) {
+      await writer.add(`counters/${name}.json`, encoder.encode(JSON.stringify(values)));
+    }
+    return { snapshot, ...written };
+  };
+  let read: Awaited<ReturnType<typeof writeSnapshot>>;
   if (source.databaseUrl) {
     const { connect } = await import("../postgres/schema.ts");
     const { readClusterSnapshot } = await import("./source_pg.ts");
     const sql = connect(source.databaseUrl, { max: 1 });
     try {
-      snapshot = await readClusterSnapshot(sql, onLine);
+      read = await readClusterSnapshot(sql, onLine, writeSnapshot);
     } finally {
       await sql.end({ timeout: 2 });
     }
-  } else snapshot = await readDataDirSnapshot(source.dataDir, source.packed, onLine);
-  await log.flush();
-  progress(`snapshot at index ${snapshot.lastIndex}: ${log.batches} log batches`);
-  let documents = 0;
-  for (const [collection, docs] of [...snapshot.docs].sort(([a], [b]) => a.localeCompare(b))) {
-    if (!docs.size) continue;
-    const entries = new LineEntries(
-      writer,
-      (_, part) => `documents/${collection}/${String(part).padStart(6, "0")}.ndjson`,
-    );
-    for (const d of [...docs.values()].sort((a, b) => a.index - b.index || cmp(a.id, b.id))) {
-      await entries.add(d.index, JSON.stringify(d));
+  } else {
+    const spool = await DocSpool.create(options.output);
+    try {
+      read = await writeSnapshot(await readDataDirSnapshot(source.dataDir, source.packed, spool, onLine));
+    } finally {
+      spool.close();
     }
-    await entries.flush();
-    documents += docs.size;
   }
-  progress(`documents: ${documents}`);
-  for (const [name, values] of snapshot.counters) {
-    await writer.add(`counters/${name}.json`, encoder.encode(JSON.stringify(values)));
-  }
-  const referenced = [...blobReferences(snapshot.docs)].sort();
+  const { snapshot, documents } = read;
+  const referenced = [...read.blobs].sort();
   const missingBlobs: string[] = [];
   const inBase: string[] = [];
   let copied = 0;
@@ -258,28 +261,42 @@ class LineEntries {
 }
 
 /**
- * Every blob a document names: an object under a `blob` (a provider's hosted file) or `staged` (a direct upload
- * not yet committed) member with a `sha256` of a blob's form.
+ * Writes every collection's documents as of the snapshot's index, each collection once (by name): the checkpointed
+ * ones the log did not write since, as they are read, then those it wrote, by index and id. Returns how many, and
+ * the blobs they name.
  */
-export function blobReferences(docs: Map<string, Map<string, StoredDoc>>): Set<string> {
-  const found = new Set<string>();
-  const walk = (value: unknown, key: string, depth: number) => {
-    if (depth > 64 || value === null || typeof value !== "object") return;
-    if (Array.isArray(value)) {
-      for (const v of value) walk(v, key, depth + 1);
-      return;
+async function writeDocuments(
+  writer: ArchiveWriter,
+  snapshot: SourceSnapshot,
+): Promise<{ documents: number; blobs: Set<string> }> {
+  const blobs = new Set<string>();
+  let documents = 0;
+  const collections = [...new Set([...snapshot.collections, ...snapshot.written.keys()])]
+    .sort((a, b) => a.localeCompare(b));
+  for (const collection of collections) {
+    const entries = new LineEntries(
+      writer,
+      (_, part) => `documents/${collection}/${String(part).padStart(6, "0")}.ndjson`,
+    );
+    const written = snapshot.written.get(collection) ?? new Map<string, StoredDoc | null>();
+    if (snapshot.collections.includes(collection)) {
+      for await (const d of snapshot.checkpointed(collection)) {
+        if (written.has(d.id)) continue;
+        for (const sha256 of d.blobs) blobs.add(sha256);
+        await entries.add(0, d.line);
+      }
     }
-    const record = value as Record<string, unknown>;
-    if (
-      (key === "blob" || key === "staged") && typeof record.sha256 === "string" &&
-      blobName.test(record.sha256)
-    ) {
-      found.add(record.sha256);
+    const after = [...written.values()].filter((d) => d !== null).sort((a, b) =>
+      a.index - b.index || cmp(a.id, b.id)
+    );
+    for (const d of after) {
+      for (const sha256 of blobsNamedBy(d.doc)) blobs.add(sha256);
+      await entries.add(d.index, JSON.stringify(d));
     }
-    for (const [k, v] of Object.entries(record)) walk(v, k, depth + 1);
-  };
-  for (const collection of docs.values()) for (const d of collection.values()) walk(d.doc, "", 0);
-  return found;
+    await entries.flush();
+    documents += entries.batches;
+  }
+  return { documents, blobs };
 }
 
 async function readBase(path: string, maxEntryBytes: number | undefined): Promise<Base> {

@@ -1,37 +1,41 @@
 // Reads a consistent snapshot of a data directory that a running server owns, writing nothing in it: the
-// checkpoint (manifest.json's index N, then the document files and packs), then the log's complete lines from
-// the oldest retained one, whose lines after N are replayed over the documents. Why that is one index's state
-// while the server checkpoints and appends: docs/operations.md "Consistency".
+// checkpoint (manifest.json's index N, then the document files and packs, into the backup's spool), then the log's
+// complete lines from the oldest retained one, whose lines after N are replayed over the documents. Why that is
+// one index's state while the server checkpoints and appends: docs/operations.md "Consistency".
 
 import { ConfigError } from "../../errors.ts";
 import { readDirOrEmpty } from "../file/fsutil.ts";
-import { collectionFolders, readCheckpointIndex, readCollectionFolder } from "../file/collection_folder.ts";
+import { collectionFolders, readCheckpointIndex } from "../file/collection_folder.ts";
 import type { StoredDoc } from "../doc_types.ts";
 import { lineIndex, parseRecord, segmentName } from "../file/log_lines.ts";
+import { fileLineBytes } from "../file/line_reader.ts";
 import { type LogLine, RetrySnapshot, type SourceSnapshot } from "./source.ts";
+import type { DocSpool } from "./doc_spool.ts";
+import { spoolCollectionFolder } from "./checkpoint_spool.ts";
 
 const decoder = new TextDecoder();
 
 /**
  * Snapshot of `dir`: `onLine` gets every retained log line in order (the caller writes them out), the result the
- * documents as of the last one. Throws RetrySnapshot when the server's checkpoint or retention moved under it.
+ * documents as of the last one, the checkpointed ones read back from `spool` (empty, and the caller's to close).
+ * Throws RetrySnapshot when the server's checkpoint or retention moved under it.
  */
 export async function readDataDirSnapshot(
   dir: string,
   packed: readonly string[],
+  spool: DocSpool,
   onLine: (line: LogLine) => Promise<void>,
 ): Promise<SourceSnapshot> {
   if (!await Deno.stat(`${dir}/events`).then((s) => s.isDirectory, () => false)) {
     throw new ConfigError(`${dir} is not a wharf data directory (it has no events/ folder)`);
   }
   const checkpointIndex = await readCheckpointIndex(dir);
-  const docs = new Map<string, Map<string, StoredDoc>>();
   try {
     for (const { collection, dir: folder } of collectionFolders(dir)) {
-      const found = new Map<string, StoredDoc>();
-      readCollectionFolder(folder, found, packed.includes(collection), "reader");
-      docs.set(collection, found);
+      await spool.begin(collection);
+      await spoolCollectionFolder(folder, packed.includes(collection), spool);
     }
+    await spool.end();
   } catch (err) {
     // A pack that a compaction replaced after the folder was listed.
     if (err instanceof Deno.errors.NotFound) {
@@ -43,7 +47,9 @@ export async function readDataDirSnapshot(
     checkpointIndex,
     firstIndex: 0,
     lastIndex: checkpointIndex,
-    docs,
+    collections: spool.collections,
+    checkpointed: (collection) => spool.documents(collection),
+    written: new Map(),
     counters: new Map(),
   };
   await readLog(`${dir}/events`, snapshot, onLine);
@@ -82,9 +88,7 @@ async function readSegments(
 ) {
   let expected = 0;
   for (const [position, segment] of segments.entries()) {
-    const bytes = await readToEnd(segment.file);
     const last = position === segments.length - 1;
-    let offset = 0;
     let index = segment.first;
     if (expected === 0) {
       if (index > snapshot.checkpointIndex + 1) {
@@ -94,26 +98,22 @@ async function readSegments(
       }
       snapshot.firstIndex = index;
     } else if (index !== expected) throw new Error(`the log skips from ${expected - 1} to ${index}`);
-    while (offset < bytes.length) {
-      const nl = bytes.indexOf(10, offset);
-      // The server is writing this line now (or a crash left it torn): not committed, not in the snapshot.
-      if (nl < 0) break;
+    // Up to the file's size now (the active segment may grow meanwhile: what follows is left out). A last line
+    // without its newline is being written now (or a crash left it torn): not committed, not in the snapshot.
+    const size = (await segment.file.stat()).size;
+    for await (const bytes of fileLineBytes(segment.file, 0, size, "drop")) {
       // A committed line as the event log itself recognises one (log_lines.ts): its index, then a batch record.
-      const record = lineIndex(bytes, offset, nl) === index
-        ? parseRecord(bytes.subarray(offset, nl))
-        : undefined;
+      const record = lineIndex(bytes, 0, bytes.length) === index ? parseRecord(bytes) : undefined;
       if (!record) {
         if (last) break;
         throw new Error(`log segment ${segment.name} is damaged at index ${index}`);
       }
       if (index > snapshot.checkpointIndex) {
-        applyDocs(snapshot.docs, index, (record.Docs ?? []) as WrittenDoc[]);
+        applyDocs(snapshot.written, index, (record.Docs ?? []) as WrittenDoc[]);
       }
-      const line = decoder.decode(bytes.subarray(offset, nl));
-      await onLine({ index, line });
+      await onLine({ index, line: decoder.decode(bytes) });
       snapshot.lastIndex = index;
       index++;
-      offset = nl + 1;
     }
     expected = index;
   }
@@ -125,30 +125,22 @@ async function readSegments(
   }
 }
 
-/** The file's bytes up to its size now (the active segment may grow meanwhile: what follows is left out). */
-async function readToEnd(file: Deno.FsFile): Promise<Uint8Array> {
-  const out = new Uint8Array((await file.stat()).size);
-  let filled = 0;
-  for (let n: number | null = 0; n !== null && filled < out.length; filled += n ?? 0) {
-    n = await file.read(out.subarray(filled));
-  }
-  return out.subarray(0, filled);
-}
-
 /** A document as a log line records it: collection, id, version, the state (null: removed). */
 type WrittenDoc = { c: string; id: string; v: number; d: Record<string, unknown> | null };
 
-/** Replays one log line's documents (full states, so replay over a newer file is idempotent). */
+/**
+ * Records one log line's documents over those written before it (full states, so they replace a newer file's
+ * state as well: replay is idempotent).
+ */
 export function applyDocs(
-  docs: Map<string, Map<string, StoredDoc>>,
+  docs: Map<string, Map<string, StoredDoc | null>>,
   index: number,
   written: WrittenDoc[],
 ): void {
   for (const w of written) {
     let collection = docs.get(w.c);
     if (!collection) docs.set(w.c, collection = new Map());
-    if (w.d === null) collection.delete(w.id);
-    else collection.set(w.id, { id: w.id, version: w.v, index, doc: w.d });
+    collection.set(w.id, w.d === null ? null : { id: w.id, version: w.v, index, doc: w.d });
   }
 }
 

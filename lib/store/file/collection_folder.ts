@@ -44,15 +44,12 @@ export function collectionFolders(root: string): Array<{ collection: string; dir
 /**
  * Reads one collection folder into `docs`, removing leftover temp files; returns its PackFolder when the folder
  * holds packs or the collection is configured `packed` (the highest index wins per id), undefined otherwise.
- * As a `reader` (a backup of a running server's folder) it writes nothing: temp files are another process's
- * checkpoint in progress and are skipped, and a document file that a checkpoint removed after the listing is
- * skipped too (its deletion is in the log after the manifest's index, which the reader replays).
+ * (A backup reads a running server's folder without writing in it: backup/checkpoint_spool.ts.)
  */
 export function readCollectionFolder(
   dir: string,
   docs: Map<string, StoredDoc>,
   packed = false,
-  role: "owner" | "reader" = "owner",
 ): PackFolder | undefined {
   // One synchronous pass over the folder. Measured faster than parallel async reads for many small files
   // (docs/benchmarks.md).
@@ -63,20 +60,14 @@ export function readCollectionFolder(
     if (!entry.isFile) continue;
     const path = `${dir}/${entry.name}`;
     if (entry.name.endsWith(tempSuffix)) {
-      if (role === "owner") Deno.removeSync(path);
+      Deno.removeSync(path);
       continue;
     }
     names.push(entry.name);
     if (isPackFile(entry.name)) packed = true;
     if (idForFileName(entry.name) === undefined) continue;
     perDocFiles.push(entry.name);
-    let bytes: Uint8Array;
-    try {
-      bytes = Deno.readFileSync(path);
-    } catch (err) {
-      if (role === "reader" && err instanceof Deno.errors.NotFound) continue;
-      throw err;
-    }
+    const bytes = Deno.readFileSync(path);
     let stored: StoredDoc;
     try {
       stored = JSON.parse(decoder.decode(bytes));

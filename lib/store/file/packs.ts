@@ -11,7 +11,14 @@ import { atomicWrite } from "./fsutil.ts";
 import type { StoredDoc } from "../doc_types.ts";
 
 /** A pack line: a stored document, or a deletion at `index`. */
-type PackLine = StoredDoc | { id: string; index: number; deleted: true };
+export type PackLine = StoredDoc | { id: string; index: number; deleted: true };
+
+/** A pack file of a folder: a base (every live document) or a delta (the changes) as of `index`. */
+export interface PackFile {
+  name: string;
+  kind: "base" | "delta";
+  index: number;
+}
 
 const packName = /^(base|delta)-(\d{16})\.ndjson$/;
 const encoder = new TextEncoder();
@@ -26,6 +33,33 @@ const chunkLines = 2000;
 
 export function isPackFile(name: string): boolean {
   return packName.test(name);
+}
+
+/**
+ * The packs among a folder's entries (`names`) that hold its documents, in the order they are read (on an id the
+ * highest index wins, and of equal ones the later pack): the newest base and what follows it. The older packs are
+ * `obsolete` (the next compaction removes them).
+ */
+export function packsToRead(names: string[]): { read: PackFile[]; base?: PackFile; obsolete: string[] } {
+  const packs = names.map((n) => ({ name: n, m: packName.exec(n) })).filter((p) => p.m)
+    .map((p) => ({ name: p.name, kind: p.m![1] as "base" | "delta", index: Number(p.m![2]) }))
+    .sort((a, b) => a.index - b.index || (a.kind === "base" ? -1 : 1));
+  const base = packs.filter((p) => p.kind === "base").at(-1);
+  const stale = (p: PackFile) => base && (p.index < base.index || (p.index === base.index && p !== base));
+  return {
+    read: packs.filter((p) => !stale(p)),
+    ...(base ? { base } : {}),
+    obsolete: packs.filter(stale).map((p) => p.name),
+  };
+}
+
+/** One line of the pack at `path`, parsed. */
+export function parsePackLine(line: string, path: string): PackLine {
+  try {
+    return JSON.parse(line);
+  } catch {
+    throw new Error(`pack ${path} holds a line that is not valid JSON`);
+  }
 }
 
 function fileName(kind: "base" | "delta", index: number): string {
@@ -51,22 +85,14 @@ export class PackFolder {
    * compaction removes them.
    */
   load(names: string[], docs: Map<string, StoredDoc>, perDocFiles: string[]): void {
-    const packs = names.map((n) => ({ name: n, m: packName.exec(n) })).filter((p) => p.m)
-      .map((p) => ({ name: p.name, kind: p.m![1] as "base" | "delta", index: Number(p.m![2]) }))
-      .sort((a, b) => a.index - b.index || (a.kind === "base" ? -1 : 1));
-    const bases = packs.filter((p) => p.kind === "base");
-    const base = bases[bases.length - 1];
+    const { read, base, obsolete } = packsToRead(names);
     const seen = new Map<string, number>();
-    this.#obsolete.push(...perDocFiles);
+    this.#obsolete.push(...perDocFiles, ...obsolete);
     if (base) docs.clear();
     else {
       for (const [id, stored] of docs) seen.set(id, stored.index);
     }
-    for (const p of packs) {
-      if (base && (p.index < base.index || (p.index === base.index && p !== base))) {
-        this.#obsolete.push(p.name);
-        continue;
-      }
+    for (const p of read) {
       const raw = Deno.readFileSync(`${this.dir}/${p.name}`);
       const bytes = raw.length;
       const text = decoder.decode(raw);
@@ -74,12 +100,7 @@ export class PackFolder {
       else this.#deltas.push({ name: p.name, bytes });
       for (const line of text.split("\n")) {
         if (line === "") continue;
-        let entry: PackLine;
-        try {
-          entry = JSON.parse(line);
-        } catch {
-          throw new Error(`pack ${this.dir}/${p.name} holds a line that is not valid JSON`);
-        }
+        const entry = parsePackLine(line, `${this.dir}/${p.name}`);
         if ((seen.get(entry.id) ?? -1) > entry.index) continue;
         seen.set(entry.id, entry.index);
         if ("deleted" in entry) docs.delete(entry.id);

@@ -1,0 +1,53 @@
+// Reads a file's lines a chunk at a time (a log segment, a pack, a backup's spool), so a file of any size is never
+// held whole.
+
+const chunkBytes = 1 << 20;
+const decoder = new TextDecoder();
+
+/**
+ * The lines (without their newline) of `file` between byte `start` and `end`, read 1 MiB at a time from those
+ * offsets (the file's position is moved). A last line without a newline is yielded too, unless `unterminated` is
+ * "drop" (a log's line still being written). Each line's bytes are valid until the next one is asked for; only a
+ * line longer than a chunk is ever held beyond one chunk.
+ */
+export async function* fileLineBytes(
+  file: Deno.FsFile,
+  start: number,
+  end: number,
+  unterminated: "yield" | "drop" = "yield",
+): AsyncGenerator<Uint8Array> {
+  await file.seek(start, Deno.SeekMode.Start);
+  const chunk = new Uint8Array(chunkBytes);
+  let carried: Uint8Array[] = [];
+  for (let position = start; position < end;) {
+    const n = await file.read(chunk.subarray(0, Math.min(chunkBytes, end - position)));
+    if (n === null) break;
+    position += n;
+    const bytes = chunk.subarray(0, n);
+    let from = 0;
+    for (let nl = bytes.indexOf(10); nl >= 0; nl = bytes.indexOf(10, from)) {
+      const piece = bytes.subarray(from, nl);
+      yield carried.length ? join([...carried, piece]) : piece;
+      carried = [];
+      from = nl + 1;
+    }
+    // The buffer is read into again: a line's start that runs on is copied.
+    if (from < n) carried.push(bytes.slice(from));
+  }
+  if (carried.length && unterminated === "yield") yield join(carried);
+}
+
+/** fileLineBytes' lines as text. */
+export async function* fileLines(file: Deno.FsFile, start: number, end: number): AsyncGenerator<string> {
+  for await (const bytes of fileLineBytes(file, start, end)) yield decoder.decode(bytes);
+}
+
+function join(parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
