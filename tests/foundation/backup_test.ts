@@ -5,7 +5,7 @@
 // target; a flipped byte fails verify and restore naming the entry; a blob entry rewritten together with its
 // checksums fails verify and restore, naming it; an incremental holds only new blobs; a log line a backup only
 // keeps is checked: a sealed segment's cut or garbled line fails it, the last segment's torn tail is left out; the
-// documents streamed from packs and files are each one's state as the server loads it.
+// documents streamed from packs and files are each one's state as the server loads it; an entry's 8 MiB are bytes.
 
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../helpers/assert.ts";
 import { type ChildServer, spawnServer } from "../helpers/server.ts";
@@ -461,6 +461,46 @@ Deno.test("a backup takes each document's state as the server loads it: packs' h
     }
     assertEquals(found, { "test/items": { g: 12 }, "test/packed": { a: 5, b: 6, d: 9, f: 12 } });
     assertEquals(made.stdout.match(/(\d+) documents/)?.[1], "5");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a backup's documents entry closes once its UTF-8 bytes reach 8 MiB, whatever the characters", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "wharf-backup-bytes-" });
+  try {
+    await Deno.mkdir(`${dir}/events`, { recursive: true });
+    await Deno.mkdir(`${dir}/test/wide`, { recursive: true });
+    await Deno.writeTextFile(`${dir}/manifest.json`, JSON.stringify({ checkpointIndex: 6 }));
+    // Six documents of 700,000 three-byte characters: 2.1 MB each in UTF-8, 0.7 M characters.
+    const text = "倉".repeat(700_000);
+    for (let i = 1; i <= 6; i++) {
+      const stored = { id: `d${i}`, version: i, index: i, doc: { text } };
+      await Deno.writeTextFile(`${dir}/test/wide/d${i}.json`, JSON.stringify(stored) + "\n");
+    }
+    await Deno.writeTextFile(
+      `${dir}/events/${String(1).padStart(20, "0")}.ndjson`,
+      Array.from({ length: 6 }, (_, i) => JSON.stringify({ Index: i + 1, Events: [] }) + "\n").join(""),
+    );
+    const made = await runBackup(["create", "--data-dir", dir, "--output", `${dir}/wide.wbak`]);
+    assertEquals(made.code, 0, made.stderr);
+    const reader = await ArchiveReader.open(`${dir}/wide.wbak`);
+    try {
+      const entries = (await reader.scan({ hash: false })).entries.filter((e) =>
+        e.name.startsWith("documents/")
+      );
+      const sizes: number[] = [];
+      for (const entry of entries) {
+        const lines = new TextDecoder().decode(await reader.bytes(entry)).split("\n").filter((l) => l);
+        const last = new TextEncoder().encode(lines.at(-1)! + "\n").length;
+        // At most 8 MiB before its last line (counted in characters, one entry held all 12.6 MB).
+        assert(entry.size - last < 8 << 20, `${entry.name}: ${entry.size} bytes`);
+        sizes.push(lines.length);
+      }
+      assertEquals(sizes, [4, 2]);
+    } finally {
+      reader.close();
+    }
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

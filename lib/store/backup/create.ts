@@ -6,6 +6,7 @@
 // memory does not grow with them (docs/operations.md "Scheduling and retention").
 
 import type { StoredDoc } from "../doc_types.ts";
+import { concatBytes } from "../../bytes.ts";
 import type { S3Settings } from "../s3/settings.ts";
 import {
   ArchiveReader,
@@ -232,7 +233,8 @@ function neededMaxEntryBytes(entries: EntryRecord[]): number {
 class LineEntries {
   readonly #writer: ArchiveWriter;
   readonly #nameOf: (firstIndex: number, part: number) => string;
-  #lines: string[] = [];
+  /** The entry's lines so far, UTF-8 encoded: its size is counted in bytes, as the caps read it. */
+  #lines: Uint8Array[] = [];
   #bytes = 0;
   #first = 0;
   #parts = 0;
@@ -246,15 +248,16 @@ class LineEntries {
 
   async add(index: number, line: string): Promise<void> {
     if (!this.#lines.length) this.#first = index;
-    this.#lines.push(line + "\n");
-    this.#bytes += line.length + 1;
+    const bytes = encoder.encode(line + "\n");
+    this.#lines.push(bytes);
+    this.#bytes += bytes.length;
     this.batches++;
     if (this.#lines.length >= linesPerEntry || this.#bytes >= bytesPerEntry) await this.flush();
   }
 
   async flush(): Promise<void> {
     if (!this.#lines.length) return;
-    await this.#writer.add(this.#nameOf(this.#first, ++this.#parts), encoder.encode(this.#lines.join("")));
+    await this.#writer.add(this.#nameOf(this.#first, ++this.#parts), concatBytes(this.#lines));
     this.#lines = [];
     this.#bytes = 0;
   }
