@@ -169,8 +169,8 @@ async function create({ options, env, io, progress }: Run): Promise<number> {
   }
   if (summary.needsMaxEntryBytes && summary.needsMaxEntryBytes > maxReadableEntryBytes) {
     parts.push(
-      `UNRESTORABLE: an entry needs --max-entry-bytes ${summary.needsMaxEntryBytes}, over the ` +
-        `${maxReadableEntryBytes} restore can read whole (V8's longest string): restore cannot read this archive`,
+      `UNRESTORABLE: an entry needs --max-entry-bytes ${summary.needsMaxEntryBytes}, over the most restore ` +
+        `takes (${maxReadableEntryBytes}, V8's longest string): restore refuses this archive`,
     );
   } else if (summary.needsMaxEntryBytes) {
     const cap = formatBytes(defaultMaxEntryBytes);
