@@ -80,3 +80,16 @@ export async function writeCraftedArchive(
   }
   return records;
 }
+
+/**
+ * A documents entry of `lines` documents, each one line at the JSON-value cap of the default --max-entry-bytes
+ * (1,048,576: its 5 containers and commas, then 524,285 `{}` and their commas): ~1.6 MB, ~50 MB parsed.
+ */
+export function denseDocuments(name: string, lines: number): CraftedEntry {
+  const objects = "{},".repeat(524_284) + "{}";
+  const chunks = Array.from(
+    { length: lines },
+    (_, i) => encoder.encode(`{"id":"dense-${i}","version":1,"index":1,"doc":{"v":[${objects}]}}\n`),
+  );
+  return { name, chunks };
+}

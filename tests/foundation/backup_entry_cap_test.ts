@@ -4,7 +4,7 @@
 // restore runs with a 256 MiB V8 heap, where reading the entry whole ran out of memory.
 
 import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
-import { plainManifest, writeCraftedArchive } from "./backup_crafted.ts";
+import { denseDocuments, plainManifest, writeCraftedArchive } from "./backup_crafted.ts";
 import { runBackupMeasured } from "./backup_helpers.ts";
 
 const encoder = new TextEncoder();
@@ -109,6 +109,21 @@ Deno.test({
           await refusedVerify(archive, expected);
         },
       );
+
+      await t.step("an entry of 12 lines each at the value cap restores under the 256 MiB heap", async () => {
+        // Parsed whole, as the old code parsed a documents entry, its 12 lines are ~600 MB (exit 133); a batch at a
+        // time, one line's cap.
+        const archive = `${work}/dense-lines.wbak`;
+        const entries = [denseDocuments(entryName, 12)];
+        await writeCraftedArchive(archive, entries, (r) => plainManifest(r, 12));
+        const target = `${work}/dense-restored`;
+        const run = await runBackupMeasured(["restore", "--input", archive, "--data-dir", target], heapFlags);
+        console.log(
+          `restore of dense-lines.wbak: exit ${run.code}, peak RSS ${Math.round(run.peakKib / 1024)} MiB`,
+        );
+        assertEquals(run.code, 0, run.stderr);
+        assertStringIncludes(run.stdout, " 12 documents");
+      });
 
       await t.step("an entry under the cap with more lines than a backup writes is refused", async () => {
         const archive = `${work}/many-lines.wbak`;

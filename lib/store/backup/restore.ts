@@ -135,6 +135,13 @@ export async function restoreBackup(options: RestoreOptions): Promise<RestoreSum
  * 10,000 lines, within its cap: entry_caps.ts) read when it is asked for and parsed a batch at a time.
  */
 async function* archivedCollections(reader: ArchiveReader, all: ArchiveEntry[]) {
+  for (const [collection, entries] of entriesByCollection(all)) {
+    yield { collection, batches: documentBatches(reader, entries) };
+  }
+}
+
+/** The documents entries of each collection, in archive order. */
+function entriesByCollection(all: ArchiveEntry[]): Map<string, ArchiveEntry[]> {
   const byCollection = new Map<string, ArchiveEntry[]>();
   for (const entry of all.filter((e) => e.name.startsWith("documents/"))) {
     // documents/<family>/<collection>/<part>.ndjson
@@ -143,9 +150,7 @@ async function* archivedCollections(reader: ArchiveReader, all: ArchiveEntry[]) 
     if (!entries) byCollection.set(collection, entries = []);
     entries.push(entry);
   }
-  for (const [collection, entries] of byCollection) {
-    yield { collection, batches: documentBatches(reader, entries) };
-  }
+  return byCollection;
 }
 
 /**
@@ -171,11 +176,16 @@ async function* documentBatches(reader: ArchiveReader, entries: ArchiveEntry[]):
   }
 }
 
-/** The archive's documents one at a time (read an entry at a time). */
+/**
+ * The archive's documents one at a time (read an entry at a time, parsed a line at a time), each with the length of
+ * its line: importSnapshot cuts its INSERTs by it, so what it holds parsed is bounded as a batch is.
+ */
 async function* archivedDocuments(reader: ArchiveReader, all: ArchiveEntry[]) {
-  for await (const { collection, batches } of archivedCollections(reader, all)) {
-    for await (const batch of batches) {
-      for (const current of batch) yield { collection, current };
+  for (const [collection, entries] of entriesByCollection(all)) {
+    for (const entry of entries) {
+      for (const line of decoder.decode(await reader.bytes(entry)).split("\n")) {
+        if (line) yield { collection, current: JSON.parse(line) as StoredDoc, chars: line.length };
+      }
     }
   }
 }
