@@ -83,8 +83,10 @@ const storageIndependent = [
   // kill -9 replay, graceful shutdown, a child's memory and open files.
   "tests/events/acl_sso_stampede_fd_test.ts",
   "tests/foundation/backup_entry_cap_test.ts",
+  "tests/foundation/backup_manifest_shape_test.ts",
   "tests/foundation/backup_memory_test.ts",
   "tests/foundation/backup_test.ts",
+  "tests/foundation/backup_value_cap_test.ts",
   "tests/foundation/crash_test.ts",
   "tests/foundation/shutdown_test.ts",
   "tests/hostile/chunked_body_memory_test.ts",

@@ -7,7 +7,7 @@ import { packedCollections } from "../../app.ts";
 import { ConfigError } from "../../lib/errors.ts";
 import { s3Settings } from "../../lib/store/s3/settings.ts";
 import { createBackup, formatBytes } from "../../lib/store/backup/create.ts";
-import { defaultMaxEntryBytes } from "../../lib/store/backup/entry_caps.ts";
+import { defaultMaxEntryBytes, maxReadableEntryBytes } from "../../lib/store/backup/entry_caps.ts";
 import { verifyBackup } from "../../lib/store/backup/verify.ts";
 import { BackupDamagedError, restoreBackup, TargetNotEmptyError } from "../../lib/store/backup/restore.ts";
 
@@ -91,15 +91,21 @@ function parse(args: string[]): Map<string, string> | undefined {
   return options;
 }
 
-/** --max-entry-bytes: bytes, at least the default cap (entry_caps.ts); absent: the default. */
+/**
+ * --max-entry-bytes: bytes, at least the default cap and at most what restore can read (entry_caps.ts); absent: the
+ * default.
+ */
 function maxEntryBytes(options: Map<string, string>): { maxEntryBytes?: number } {
   const raw = options.get("--max-entry-bytes");
   if (raw === undefined) return {};
   const n = Number(raw);
-  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n) || n < defaultMaxEntryBytes) {
+  if (
+    !/^\d+$/.test(raw) || !Number.isSafeInteger(n) || n < defaultMaxEntryBytes || n > maxReadableEntryBytes
+  ) {
     const got = JSON.stringify(raw);
     throw new ConfigError(
-      `--max-entry-bytes must be a number of bytes of at least ${defaultMaxEntryBytes}, got ${got}`,
+      `--max-entry-bytes must be a number of bytes of at least ${defaultMaxEntryBytes} and at most ` +
+        `${maxReadableEntryBytes} (the longest entry restore can read whole: V8's longest string), got ${got}`,
     );
   }
   return { maxEntryBytes: n };
@@ -161,7 +167,12 @@ async function create({ options, env, io, progress }: Run): Promise<number> {
   if (summary.missingBlobs.length) {
     parts.push(`INCOMPLETE: ${summary.missingBlobs.length} referenced blobs are missing from the store`);
   }
-  if (summary.needsMaxEntryBytes) {
+  if (summary.needsMaxEntryBytes && summary.needsMaxEntryBytes > maxReadableEntryBytes) {
+    parts.push(
+      `UNRESTORABLE: an entry needs --max-entry-bytes ${summary.needsMaxEntryBytes}, over the most restore ` +
+        `takes (${maxReadableEntryBytes}, V8's longest string): restore refuses this archive`,
+    );
+  } else if (summary.needsMaxEntryBytes) {
     const cap = formatBytes(defaultMaxEntryBytes);
     parts.push(
       `an entry is over the ${cap} verify and restore read whole by default: ` +

@@ -3,8 +3,8 @@
 // line count), naming the entry and the cap, with exit 1, small and fast, and the target is never created. The
 // restore runs with a 256 MiB V8 heap, where reading the entry whole ran out of memory.
 
-import { createHash } from "node:crypto";
 import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
+import { denseDocuments, plainManifest, writeCraftedArchive } from "./backup_crafted.ts";
 import { runBackupMeasured } from "./backup_helpers.ts";
 
 const encoder = new TextEncoder();
@@ -13,51 +13,11 @@ const entryName = "documents/test/items/000001.ndjson";
 const chunk = encoder.encode("{}\n".repeat(349_525));
 const heapFlags = ["--v8-flags=--max-old-space-size=256"];
 
-async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
-  for (let done = 0; done < bytes.length;) done += await file.write(bytes.subarray(done));
-}
-
-/**
- * Writes an archive of one documents entry of `chunks` chunks and its manifest, every size and sha256 consistent
- * (the format of docs/operations.md#the-archive, written here by hand so no cap of wharf's shapes it).
- */
-async function writeCraftedArchive(path: string, chunks: number): Promise<number> {
-  const hash = createHash("sha256");
-  for (let i = 0; i < chunks; i++) hash.update(chunk);
-  const record = { name: entryName, size: chunk.length * chunks, sha256: hash.digest("hex") };
-  const header = (r: typeof record) =>
-    encoder.encode(JSON.stringify({ entry: r.name, size: r.size, sha256: r.sha256 }) + "\n");
-  const manifest = encoder.encode(JSON.stringify({
-    format: "wharf-backup",
-    version: 1,
-    snapshot_index: 1,
-    first_index: 2,
-    batches: 0,
-    documents: chunks * 349_525,
-    blobs: 0,
-    root_key: false,
-    missing_blobs: [],
-    base: null,
-    entries: [record],
-  }));
-  const manifestRecord = {
-    name: "manifest.json",
-    size: manifest.length,
-    sha256: createHash("sha256").update(manifest).digest("hex"),
-  };
-  const file = await Deno.open(path, { write: true, create: true, truncate: true });
-  try {
-    await writeAll(file, encoder.encode("WHARF-BACKUP 1\n"));
-    await writeAll(file, header(record));
-    for (let i = 0; i < chunks; i++) await writeAll(file, chunk);
-    await writeAll(file, encoder.encode("\n"));
-    await writeAll(file, header(manifestRecord));
-    await writeAll(file, manifest);
-    await writeAll(file, encoder.encode("\nWHARF-BACKUP-END\n"));
-  } finally {
-    file.close();
-  }
-  return record.size;
+/** Writes an archive of one documents entry of `chunks` chunks; returns its size. */
+async function writeLinesArchive(path: string, chunks: number): Promise<number> {
+  const entries = [{ name: entryName, chunks: Array.from({ length: chunks }, () => chunk) }];
+  const [record] = await writeCraftedArchive(path, entries, (r) => plainManifest(r, chunks * 349_525));
+  return record!.size;
 }
 
 async function exists(path: string): Promise<boolean> {
@@ -99,7 +59,7 @@ Deno.test({
 
       await t.step("an entry of 96 MiB is refused from its header size", async () => {
         const archive = `${work}/oversized.wbak`;
-        const size = await writeCraftedArchive(archive, 96);
+        const size = await writeLinesArchive(archive, 96);
         const expected = [`is ${size} bytes`, "over the 64 MiB", "(67108864 bytes)", "--max-entry-bytes"];
         await refusedRestore(archive, expected);
         await refusedVerify(archive, expected);
@@ -117,11 +77,57 @@ Deno.test({
           lowered.stderr,
           "--max-entry-bytes must be a number of bytes of at least 67108864",
         );
+        // Past V8's longest string restore could not read an entry the cap let through: refused as wrong usage
+        // (the old code took it, and verify passed what restore then failed on: "buffer exceeds maximum length").
+        const unreadable = await runBackupMeasured([
+          "verify",
+          "--input",
+          archive,
+          "--max-entry-bytes",
+          String(2 ** 29),
+        ]);
+        assertEquals(unreadable.code, 2, unreadable.stderr);
+        assertStringIncludes(unreadable.stderr, "at most 536870888");
+        assertStringIncludes(unreadable.stderr, "the longest entry restore can read");
+      });
+
+      await t.step(
+        "a documents line under the byte cap that parses into 21 million objects is refused",
+        async () => {
+          // One line "[{},{},…]" of 62.9 MB (under the 64 MiB cap, one line): parsed, ~2.2 GB (the old code ran
+          // out of the 256 MiB heap, exit 133, leaving the staging folder behind).
+          const archive = `${work}/dense-line.wbak`;
+          const objects = encoder.encode("{},".repeat(349_525));
+          const chunks = [
+            encoder.encode("["),
+            ...Array.from({ length: 60 }, () => objects),
+            encoder.encode("{}]\n"),
+          ];
+          await writeCraftedArchive(archive, [{ name: entryName, chunks }], (r) => plainManifest(r, 1));
+          const expected = ["line 1 holds 41943002 JSON values", "over the 1048576 one line may hold"];
+          await refusedRestore(archive, expected);
+          await refusedVerify(archive, expected);
+        },
+      );
+
+      await t.step("an entry of 12 lines each at the value cap restores under the 256 MiB heap", async () => {
+        // Parsed whole, as the old code parsed a documents entry, its 12 lines are ~600 MB (exit 133); a batch at a
+        // time, one line's cap.
+        const archive = `${work}/dense-lines.wbak`;
+        const entries = [denseDocuments(entryName, 12)];
+        await writeCraftedArchive(archive, entries, (r) => plainManifest(r, 12));
+        const target = `${work}/dense-restored`;
+        const run = await runBackupMeasured(["restore", "--input", archive, "--data-dir", target], heapFlags);
+        console.log(
+          `restore of dense-lines.wbak: exit ${run.code}, peak RSS ${Math.round(run.peakKib / 1024)} MiB`,
+        );
+        assertEquals(run.code, 0, run.stderr);
+        assertStringIncludes(run.stdout, " 12 documents");
       });
 
       await t.step("an entry under the cap with more lines than a backup writes is refused", async () => {
         const archive = `${work}/many-lines.wbak`;
-        await writeCraftedArchive(archive, 32);
+        await writeLinesArchive(archive, 32);
         const expected = ["holds more than 10000 lines"];
         await refusedRestore(archive, expected);
         await refusedVerify(archive, expected);

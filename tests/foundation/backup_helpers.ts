@@ -38,13 +38,15 @@ export async function runBackup(args: string[], env: Record<string, string> = {}
 
 /**
  * `runBackup` with the child's peak resident memory (VmHWM, KiB), read from /proc every 10 ms while it runs
- * (Linux): the last reading before it exits. `denoFlags` go to `deno run` (e.g. `--v8-flags=…`).
+ * (Linux): the last reading before it exits. `denoFlags` go to `deno run` (e.g. `--v8-flags=…`); `env` is added to
+ * this process's environment.
  */
 export async function runBackupMeasured(
   args: string[],
   denoFlags: string[] = [],
+  env: Record<string, string> = {},
 ): Promise<CommandResult & { peakKib: number }> {
-  const child = backupCommand(args, {}, "piped", denoFlags).spawn();
+  const child = backupCommand(args, env, "piped", denoFlags).spawn();
   let peakKib = 0;
   let running = true;
   const watching = (async () => {

@@ -2,7 +2,8 @@
 // S3 API) while a node takes writes, then restored into an embedded data directory and into a fresh database
 // and bucket; each restored server holds the state at the snapshot's index, byte-identical blobs and the same
 // events; a second restore into the now non-empty database is refused. A restore into a database killed (-9) or
-// cut off from it mid-run leaves no wharf row behind, and running it again restores everything.
+// cut off from it mid-run leaves no wharf row behind, and running it again restores everything. Documents each at
+// the JSON-value cap restore into a database under a small heap.
 
 import postgres from "postgres";
 import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
@@ -11,6 +12,7 @@ import { aliceWithDevbox, Client } from "../registry/helpers.ts";
 import { rootSecret } from "../events/stream_helpers.ts";
 import { sha256Hex } from "../../lib/store/backup/archive.ts";
 import * as backup from "../foundation/backup_helpers.ts";
+import { denseDocuments, plainManifest, writeCraftedArchive } from "../foundation/backup_crafted.ts";
 import { bucketBlobs } from "../../lib/store/blob_endpoints.ts";
 import { s3Settings } from "../../lib/store/s3/settings.ts";
 import { clusterTest } from "./helpers.ts";
@@ -138,5 +140,34 @@ clusterTest(
     const otherDb = postgres(other.WHARF_DATABASE_URL, { max: 1, onnotice: () => {} });
     c.defer(() => otherDb.end({ timeout: 1 }));
     assertEquals(await wharfRows(otherDb), noWharfRows);
+
+    // Documents each one line at the JSON-value cap, into a database under a 256 MiB V8 heap: ~50 MB parsed each,
+    // written an INSERT per 1 MiB of lines (the old restore gathered 2,000 parsed documents per INSERT: exit 133).
+    const dense = `${work}/dense.wbak`;
+    await writeCraftedArchive(
+      dense,
+      [denseDocuments("documents/test/items/000001.ndjson", 12)],
+      (r) => plainManifest(r, 12),
+    );
+    const denseTarget = {
+      ...c.env,
+      ...c.swift!.env("wharf-backup-dense"),
+      WHARF_DATABASE_URL: await c.pg.createDatabase(),
+    };
+    const denseRun = await backup.runBackupMeasured(
+      ["restore", "--input", dense],
+      ["--v8-flags=--max-old-space-size=256"],
+      denseTarget,
+    );
+    console.log(
+      `restore of dense.wbak into a database: exit ${denseRun.code}, peak RSS ${denseRun.peakKib >> 10} MiB`,
+    );
+    assertEquals(denseRun.code, 0, denseRun.stderr);
+    assertStringIncludes(denseRun.stdout, " 12 documents");
+    const denseDb = postgres(denseTarget.WHARF_DATABASE_URL, { max: 1, onnotice: () => {} });
+    c.defer(() => denseDb.end({ timeout: 1 }));
+    const [row] =
+      await denseDb`SELECT count(*)::int AS n FROM wharf_documents WHERE collection = 'test/items'`;
+    assertEquals(row!.n, 12);
   },
 );

@@ -10,14 +10,19 @@
 import { createHash } from "node:crypto";
 import { writeAll } from "../file/fsutil.ts";
 import {
-  countLines,
+  bytesForValues,
   defaultMaxEntryBytes,
   entryCap,
   isLineEntry,
   linesPerEntry,
+  manifestBytesPerEntry,
   oversizedEntry,
   tooManyLines,
+  tooManyValues,
+  valueCap,
 } from "./entry_caps.ts";
+import { countJsonValues, JsonValueCounter } from "./json_values.ts";
+import { type BackupManifest, manifestShapeProblem } from "./manifest_shape.ts";
 
 export const archiveMagic = "WHARF-BACKUP 1\n";
 export const archiveEnd = "WHARF-BACKUP-END\n";
@@ -61,6 +66,11 @@ export class ArchiveWriter {
   readonly partialPath: string;
   readonly entries: EntryRecord[] = [];
   bytes = 0;
+  /**
+   * The `--max-entry-bytes` the JSON values of the entries read whole (documents and log per line, counters and
+   * the manifest whole) need (entry_caps.ts valueCap); their sizes need what `entries` says.
+   */
+  maxEntryBytesForValues = 0;
   #file: Deno.FsFile;
 
   private constructor(path: string, file: Deno.FsFile) {
@@ -87,11 +97,20 @@ export class ArchiveWriter {
   }
 
   async add(name: string, payload: Uint8Array): Promise<void> {
+    this.#countValues(name, payload);
     const record = { name, size: payload.length, sha256: sha256Hex(payload) };
     await this.#write(header(record));
     await this.#write(payload);
     await this.#write(encoder.encode("\n"));
     this.entries.push(record);
+  }
+
+  #countValues(name: string, payload: Uint8Array): void {
+    if (name.startsWith(blobEntryPrefix) || name === "root.key") return;
+    const most = countJsonValues(payload, isLineEntry(name)).most;
+    // The manifest's cap grows with the entries before it (entry_caps.ts entryCap).
+    const allowance = name === manifestEntry ? manifestBytesPerEntry * this.entries.length : 0;
+    this.maxEntryBytesForValues = Math.max(this.maxEntryBytesForValues, bytesForValues(most) - allowance);
   }
 
   /**
@@ -129,6 +148,7 @@ export class ArchiveWriter {
    */
   async finish(manifest: Record<string, unknown>): Promise<EntryRecord> {
     const body = encoder.encode(JSON.stringify({ ...manifest, entries: this.entries }, null, 1));
+    this.#countValues(manifestEntry, body);
     const record = { name: manifestEntry, size: body.length, sha256: sha256Hex(body) };
     await this.#write(header(record));
     await this.#write(body);
@@ -172,7 +192,8 @@ export interface ArchiveEntry extends EntryRecord {
 /** What reading an archive found: its entries in order, its manifest, and every problem, each naming its entry. */
 export interface ArchiveScan {
   entries: ArchiveEntry[];
-  manifest: Record<string, unknown> | undefined;
+  /** The manifest, once read and of the manifest's shape. */
+  manifest: BackupManifest | undefined;
   problems: string[];
 }
 
@@ -294,22 +315,38 @@ export class ArchiveReader {
         if (name === manifestEntry) return scan;
       } else if (options.hash || name === manifestEntry) {
         const hash = createHash("sha256");
-        const countsLines = options.hash && isLineEntry(name);
-        let lines = 0;
+        // What parsing it would build, counted where restore parses it: a documents or log line, a counters set
+        // or the manifest whole (root.key is not JSON, and its cap is small).
+        const lineEntry = isLineEntry(name);
+        const values = cap !== undefined && name !== "root.key" ? new JsonValueCounter(lineEntry) : undefined;
         for await (const chunk of this.chunks(entry)) {
           hash.update(chunk);
-          if (countsLines) lines += countLines(chunk);
+          values?.add(chunk);
         }
         const actual = hash.digest("hex");
-        if (lines > linesPerEntry) scan.problems.push(tooManyLines(name));
+        let parsable = true;
+        if (values) {
+          values.finish();
+          if (lineEntry && values.lines > linesPerEntry) scan.problems.push(tooManyLines(name));
+          const mostValues = valueCap(cap!);
+          if (values.most > mostValues) {
+            parsable = false;
+            const line = lineEntry ? values.mostAtLine : undefined;
+            scan.problems.push(tooManyValues(name, line, values.most, mostValues));
+          }
+        }
         if (actual !== entry.sha256) {
           scan.problems.push(`${name} is corrupt: its sha256 is ${actual}, its header says ${entry.sha256}`);
-        } else if (name === manifestEntry) {
+        } else if (name === manifestEntry && parsable) {
+          let parsed: unknown;
           try {
-            scan.manifest = JSON.parse(decoder.decode(await this.bytes(entry)));
+            parsed = JSON.parse(decoder.decode(await this.bytes(entry)));
           } catch {
             scan.problems.push(`${manifestEntry} is not valid JSON`);
           }
+          const problem = parsed === undefined ? undefined : manifestShapeProblem(parsed);
+          if (problem) scan.problems.push(`${manifestEntry} is damaged: ${problem}`);
+          else if (parsed !== undefined) scan.manifest = parsed as BackupManifest;
         }
       }
       // A blob is named by its sha256: a header that agrees with other bytes is a rewritten entry, not the blob.
@@ -337,12 +374,7 @@ export class ArchiveReader {
 /** Every entry must be listed in the manifest with its size and sha256, and every listed entry present. */
 function checkManifest(scan: ArchiveScan): void {
   const listed = new Map<string, EntryRecord>();
-  const raw = scan.manifest!.entries;
-  if (!Array.isArray(raw)) {
-    scan.problems.push(`${manifestEntry} lists no entries`);
-    return;
-  }
-  for (const e of raw as EntryRecord[]) listed.set(e.name, e);
+  for (const e of scan.manifest!.entries) listed.set(e.name, e);
   for (const entry of scan.entries) {
     if (entry.name === manifestEntry) continue;
     const l = listed.get(entry.name);

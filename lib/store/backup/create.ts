@@ -211,7 +211,11 @@ async function attemptBackup(
       : null,
   });
   summary.bytes = (await Deno.stat(options.output)).size;
-  const needed = neededMaxEntryBytes([...writer.entries, manifestRecord]);
+  // An entry's size, or a line holding more JSON values than the default cap allows (entry_caps.ts valueCap).
+  const needed = Math.max(
+    neededMaxEntryBytes([...writer.entries, manifestRecord]),
+    writer.maxEntryBytesForValues,
+  );
   if (needed > defaultMaxEntryBytes) summary.needsMaxEntryBytes = needed;
   return summary;
 }

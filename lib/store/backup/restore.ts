@@ -19,6 +19,7 @@ import {
   heldForCopy,
 } from "../blob_endpoints.ts";
 import { verifyBackup } from "./verify.ts";
+import { defaultMaxEntryBytes, valueCap } from "./entry_caps.ts";
 
 export interface RestoreOptions {
   input: string;
@@ -63,6 +64,8 @@ interface Source {
 }
 
 const decoder = new TextDecoder();
+/** The lines of a batch of documents parsed at once (1 MiB: 1,048,576 JSON values at most, as one line may hold). */
+const batchChars = valueCap(defaultMaxEntryBytes);
 
 export async function restoreBackup(options: RestoreOptions): Promise<RestoreSummary> {
   const { progress } = options;
@@ -84,7 +87,7 @@ export async function restoreBackup(options: RestoreOptions): Promise<RestoreSum
     const blobSources: Source[] = verified.scan.entries.filter((e) => e.name.startsWith(blobEntryPrefix))
       .map((entry) => ({ reader, entry }));
     if (baseReader) {
-      const wanted = new Set((manifest.base as { blobs: string[] }).blobs.map((s) => `blobs/${s}`));
+      const wanted = new Set(manifest.base!.blobs.map((s) => `blobs/${s}`));
       for (const entry of verified.base!.scan.entries) {
         if (wanted.has(entry.name)) blobSources.push({ reader: baseReader, entry });
       }
@@ -128,10 +131,17 @@ export async function restoreBackup(options: RestoreOptions): Promise<RestoreSum
 }
 
 /**
- * The archive's documents per collection, each collection once (its entries in archive order), each batch one
- * entry (at most 10,000 lines, within its cap: entry_caps.ts) read when it is asked for.
+ * The archive's documents per collection, each collection once (its entries in archive order), each entry (at most
+ * 10,000 lines, within its cap: entry_caps.ts) read when it is asked for and parsed a batch at a time.
  */
 async function* archivedCollections(reader: ArchiveReader, all: ArchiveEntry[]) {
+  for (const [collection, entries] of entriesByCollection(all)) {
+    yield { collection, batches: documentBatches(reader, entries) };
+  }
+}
+
+/** The documents entries of each collection, in archive order. */
+function entriesByCollection(all: ArchiveEntry[]): Map<string, ArchiveEntry[]> {
   const byCollection = new Map<string, ArchiveEntry[]>();
   for (const entry of all.filter((e) => e.name.startsWith("documents/"))) {
     // documents/<family>/<collection>/<part>.ndjson
@@ -140,23 +150,42 @@ async function* archivedCollections(reader: ArchiveReader, all: ArchiveEntry[]) 
     if (!entries) byCollection.set(collection, entries = []);
     entries.push(entry);
   }
-  for (const [collection, entries] of byCollection) {
-    yield { collection, batches: documentBatches(reader, entries) };
-  }
+  return byCollection;
 }
 
+/**
+ * An entry's documents parsed in batches of at most `batchChars` characters of lines (or one longer line): a batch
+ * holds at most that many JSON values (each `{`, `[` or `,` is a character), a line at most its cap (verified:
+ * entry_caps.ts valueCap), so what a batch's parse builds is bounded whatever the entry's shape.
+ */
 async function* documentBatches(reader: ArchiveReader, entries: ArchiveEntry[]): AsyncGenerator<StoredDoc[]> {
   for (const entry of entries) {
-    const lines = decoder.decode(await reader.bytes(entry)).split("\n");
-    yield lines.filter((line) => line).map((line) => JSON.parse(line) as StoredDoc);
+    let batch: StoredDoc[] = [];
+    let chars = 0;
+    for (const line of decoder.decode(await reader.bytes(entry)).split("\n")) {
+      if (!line) continue;
+      if (batch.length && chars + line.length > batchChars) {
+        yield batch;
+        batch = [];
+        chars = 0;
+      }
+      batch.push(JSON.parse(line) as StoredDoc);
+      chars += line.length;
+    }
+    if (batch.length) yield batch;
   }
 }
 
-/** The archive's documents one at a time (read an entry at a time). */
+/**
+ * The archive's documents one at a time (read an entry at a time, parsed a line at a time), each with the length of
+ * its line: importSnapshot cuts its INSERTs by it, so what it holds parsed is bounded as a batch is.
+ */
 async function* archivedDocuments(reader: ArchiveReader, all: ArchiveEntry[]) {
-  for await (const { collection, batches } of archivedCollections(reader, all)) {
-    for await (const batch of batches) {
-      for (const current of batch) yield { collection, current };
+  for (const [collection, entries] of entriesByCollection(all)) {
+    for (const entry of entries) {
+      for (const line of decoder.decode(await reader.bytes(entry)).split("\n")) {
+        if (line) yield { collection, current: JSON.parse(line) as StoredDoc, chars: line.length };
+      }
     }
   }
 }

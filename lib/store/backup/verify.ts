@@ -4,13 +4,6 @@
 
 import { ArchiveReader, type ArchiveScan, type EntryRecord, manifestEntry } from "./archive.ts";
 
-export interface BaseReference {
-  file: string;
-  manifest_sha256: string;
-  snapshot_index: number;
-  blobs: string[];
-}
-
 export interface VerifiedArchive {
   path: string;
   scan: ArchiveScan;
@@ -26,7 +19,7 @@ export async function verifyBackup(
 ): Promise<VerifiedArchive> {
   const scan = await scanFile(path, options);
   const result: VerifiedArchive = { path, scan, problems: [...scan.problems] };
-  const reference = scan.manifest?.base as BaseReference | null | undefined;
+  const reference = scan.manifest?.base;
   if (!reference) return result;
   const dir = path.includes("/") ? path.slice(0, path.lastIndexOf("/") + 1) : "";
   const basePath = options.basePath ?? `${dir}${reference.file}`;

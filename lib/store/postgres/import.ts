@@ -9,8 +9,10 @@ import { recordCheckpoint, writeDocumentRows } from "./snapshots.ts";
 
 /** Log lines written per INSERT. */
 const rowsPerInsert = 500;
-/** Documents written per INSERT (snapshots.ts cuts them again at its own bound). */
+/** Documents written per INSERT (snapshots.ts cuts them again at its own bound)... */
 const documentsPerInsert = 2000;
+/** ...or fewer, once their JSON (as the source gives its length) reaches this many characters. */
+const documentCharsPerInsert = 1 << 20;
 
 export interface LogRow {
   index: number;
@@ -85,8 +87,11 @@ export interface SnapshotRows {
   head: number;
   /** The retained log lines in index order. */
   log: AsyncIterable<LogRow>;
-  /** Every document as of `index`. */
-  documents: AsyncIterable<{ collection: string; current: StoredDoc }>;
+  /**
+   * Every document as of `index`; `chars`, when the source knows it, the length of the JSON it was parsed from (an
+   * INSERT is cut by it too, so a page of parsed documents is bounded by their text, not only by their number).
+   */
+  documents: AsyncIterable<{ collection: string; current: StoredDoc; chars?: number }>;
   /** Usage counter sets: name → key → value. */
   counters: AsyncIterable<{ name: string; values: Record<string, number> }>;
   /** Recorded as the checkpoint's writer (wharf_meta.written_by). */
@@ -121,15 +126,18 @@ export async function importSnapshot(
     const batches = await insertLog(tx, snapshot.log, progress.log);
     let documents = 0;
     let page: Array<{ collection: string; id: string; current: StoredDoc }> = [];
+    let pageChars = 0;
     const flush = async () => {
       await writeDocumentRows(tx, page, snapshot.index);
       documents += page.length;
       page = [];
+      pageChars = 0;
       progress.documents(documents);
     };
-    for await (const { collection, current } of snapshot.documents) {
+    for await (const { collection, current, chars } of snapshot.documents) {
       page.push({ collection, id: current.id, current });
-      if (page.length >= documentsPerInsert) await flush();
+      pageChars += chars ?? 0;
+      if (page.length >= documentsPerInsert || pageChars >= documentCharsPerInsert) await flush();
     }
     await flush();
     let counters = 0;
