@@ -4,6 +4,7 @@
 // closing mid-body at once.
 
 import { assert, assertEquals } from "../helpers/assert.ts";
+import { parsePrometheus } from "../helpers/prometheus_text.ts";
 import { startTestServer } from "../helpers/server.ts";
 import { parseResponse, type RawResponse, readAll } from "../registry_fuzz/raw_http.ts";
 
@@ -93,7 +94,8 @@ function accessStatuses(logLines: string[], path: string): number[] {
 
 Deno.test("bodies cut short answer 400 in each family's shape and log no error", async () => {
   const logLines: string[] = [];
-  const server = await startTestServer({}, undefined, { logLines });
+  const metricsToken = "metrics-token-0123456789abcdef";
+  const server = await startTestServer({ WHARF_METRICS_TOKEN: metricsToken }, undefined, { logLines });
   try {
     for (const target of targets) {
       for (const cut of ["short-content-length", "unterminated-chunks"] as const) {
@@ -129,6 +131,16 @@ Deno.test("bodies cut short answer 400 in each family's shape and log no error",
     }
     const errors = logLines.filter((l) => ["error", "warn"].includes(JSON.parse(l).level));
     assertEquals(errors, [], "warn/error log lines");
+
+    // The metrics count them as client errors (the only requests so far besides this scrape).
+    const scrape = await fetch(`${server.url}/v1/metrics?format=prometheus`, {
+      headers: { Authorization: `Bearer ${metricsToken}` },
+    });
+    assertEquals(scrape.status, 200);
+    const samples = parsePrometheus(await scrape.text()).get("wharf_http_requests_total")?.samples ?? [];
+    const byClass = (c: string) =>
+      samples.filter((x) => x.labels.status_class === c).reduce((sum, x) => sum + x.value, 0);
+    assertEquals({ "4xx": byClass("4xx"), "5xx": byClass("5xx") }, { "4xx": expected, "5xx": 0 });
   } finally {
     await server.stop();
   }
