@@ -28,10 +28,31 @@ export interface RequestContext {
 
 export type Handler = (ctx: RequestContext) => Response | Promise<Response>;
 
-/** Reads the body up to `limit` bytes; 413 past it. */
+/**
+ * Reads the body up to `limit` bytes; 413 past it, 400 when it ends early or its connection fails while it is
+ * read (the client's doing, like an interrupted upload: routes/registry/services/upload_transfers.ts).
+ */
 export async function readBody(request: Request, limit: number): Promise<Uint8Array> {
   const declared = request.headers.get("Content-Length");
   if (declared !== null && Number(declared) > limit) throw tooLarge(limit);
+  try {
+    return await readBodyBytes(request, declared, limit);
+  } catch (err) {
+    // Our own refusals (413, the 408 of a stalled body) as they are; whatever Deno's read threw (BadResource,
+    // Http "unexpected EOF", a reset) means the client cut the body short.
+    if (err instanceof ApiError) throw err;
+    throw new BodyCutShort();
+  }
+}
+
+/** The 400 for a body that ended early or whose connection failed while it was read. */
+export class BodyCutShort extends ApiError {
+  constructor() {
+    super(400, "The request body ended early or its connection failed");
+  }
+}
+
+async function readBodyBytes(request: Request, declared: string | null, limit: number): Promise<Uint8Array> {
   if (declared !== null && /^\d+$/.test(declared)) {
     // With a declared length within the limit, the HTTP layer delivers at most that many bytes: one read of
     // the whole body is cheaper than iterating its stream, and `request.body` is not touched first (its

@@ -50,7 +50,7 @@ async function writeAll(conn: Deno.Conn, bytes: Uint8Array): Promise<void> {
   while (offset < bytes.length) offset += await conn.write(bytes.subarray(offset));
 }
 
-async function readAll(conn: Deno.Conn): Promise<Uint8Array> {
+export async function readAll(conn: Deno.Conn): Promise<Uint8Array> {
   const chunks: Uint8Array[] = [];
   const buffer = new Uint8Array(64 * 1024);
   while (true) {
@@ -73,7 +73,7 @@ function indexOfHeaderEnd(raw: Uint8Array): number {
   return -1;
 }
 
-function parseResponse(raw: Uint8Array, isHead: boolean): RawResponse {
+export function parseResponse(raw: Uint8Array, isHead: boolean): RawResponse {
   const end = indexOfHeaderEnd(raw);
   if (end < 0) {
     throw new Error(`no HTTP response head in ${raw.length} bytes: ${decoder.decode(raw.slice(0, 200))}`);

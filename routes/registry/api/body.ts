@@ -2,7 +2,7 @@
 // member unwrapped when it is an object (the field readers are core/fields.ts).
 
 import { ApiError } from "../../../lib/errors.ts";
-import { readJson } from "../../../lib/http.ts";
+import { BodyCutShort, readJson } from "../../../lib/http.ts";
 import type { Req } from "./auth.ts";
 import type { Payload } from "../core/fields.ts";
 
@@ -17,7 +17,7 @@ export async function readBodyObject(req: Req): Promise<Payload> {
     // The route's limit (WHARF_MAX_BODY_BYTES unless the route sets its own), however the body is sent.
     parsed = await readJson(req.ctx);
   } catch (err) {
-    if (err instanceof ApiError && err.status === 400) {
+    if (err instanceof ApiError && err.status === 400 && !(err instanceof BodyCutShort)) {
       throw new ApiError(400, "Request body is not valid JSON");
     }
     throw err;
