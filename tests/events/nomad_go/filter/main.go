@@ -15,13 +15,14 @@ import (
 	"../gocheck"
 )
 
-func tokenNames(stubs []*api.ACLTokenListStub) []string {
-	names := []string{}
-	for _, t := range stubs {
-		names = append(names, t.Name)
+// tokenNames is the stubs' names, sorted and joined by commas.
+func tokenNames(stubs []*api.ACLTokenListStub) string {
+	names := make([]string, len(stubs))
+	for i, t := range stubs {
+		names[i] = t.Name
 	}
 	sort.Strings(names)
-	return names
+	return strings.Join(names, ",")
 }
 
 func main() {
@@ -40,11 +41,10 @@ func main() {
 	all, _, err := root.ACLTokens().List(nil)
 	gocheck.Check("ACLTokens.List unfiltered", err == nil && len(all) >= 3, "err=%v n=%d", err, len(all))
 	mine, _, err := root.ACLTokens().List(&api.QueryOptions{Filter: fmt.Sprintf("Policies contains %q", policy)})
-	want := []string{"go-ci-" + suffix, "go-web-" + suffix}
-	gocheck.Check("ACLTokens.List Filter contains", err == nil && fmt.Sprint(tokenNames(mine)) == fmt.Sprint(want),
+	gocheck.Check("ACLTokens.List Filter contains", err == nil && tokenNames(mine) == "go-ci-"+suffix+",go-web-"+suffix,
 		"err=%v names=%v", err, tokenNames(mine))
 	one, _, err := root.ACLTokens().List(&api.QueryOptions{Filter: fmt.Sprintf(`Name matches "^go-web-" and Policies contains %q`, policy)})
-	gocheck.Check("ACLTokens.List Filter and", err == nil && fmt.Sprint(tokenNames(one)) == fmt.Sprint(want[1:]),
+	gocheck.Check("ACLTokens.List Filter and", err == nil && tokenNames(one) == "go-web-"+suffix,
 		"err=%v names=%v", err, tokenNames(one))
 	mgmtOnly, _, err := root.ACLTokens().List(&api.QueryOptions{Filter: `Type == "management"`})
 	allMgmt := len(mgmtOnly) >= 1
@@ -58,17 +58,15 @@ func main() {
 	gocheck.Check("ACLTokens.List bad Filter refused", err != nil && strings.Contains(err.Error(), "400") &&
 		strings.Contains(err.Error(), "failed to read filter expression"), "err=%v", err)
 
-	for _, id := range []string{"go-svc-" + suffix, "go-batch-" + suffix} {
-		typ := strings.Split(id, "-")[1]
-		if typ == "svc" {
-			typ = "service"
-		}
-		job := &api.Job{ID: &id, Name: &id, Type: &typ, TaskGroups: []*api.TaskGroup{{Name: &id}}}
+	prefix := "go-filter-" + suffix + "-"
+	for _, typ := range []string{"service", "batch"} {
+		id, group := prefix+typ, "g"
+		job := &api.Job{ID: &id, Name: &id, Type: &typ, TaskGroups: []*api.TaskGroup{{Name: &group}}}
 		_, _, err = root.Jobs().Register(job, nil)
 		gocheck.Check("Jobs.Register "+typ, err == nil, "err=%v", err)
 	}
-	jobs, _, err := root.Jobs().List(&api.QueryOptions{Prefix: "go-", Filter: `Type == "batch"`})
-	ok := err == nil && len(jobs) == 1 && jobs[0].ID == "go-batch-"+suffix
+	jobs, _, err := root.Jobs().List(&api.QueryOptions{Prefix: prefix, Filter: `Type == "batch"`})
+	ok := err == nil && len(jobs) == 1 && jobs[0].ID == prefix+"batch"
 	gocheck.Check("Jobs.List Prefix and Filter", ok, "err=%v n=%d", err, len(jobs))
 	_, _, err = root.Jobs().List(&api.QueryOptions{Filter: `Type ==`})
 	gocheck.Check("Jobs.List bad Filter refused", err != nil && strings.Contains(err.Error(), "400") &&
