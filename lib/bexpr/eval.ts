@@ -51,6 +51,19 @@ export function evaluateFilter(expr: Expr, root: FilterRoot): boolean {
   }
 }
 
+/** An evaluation error reported to the caller (Nomad's list filters fail the whole page on one). */
+export class FilterEvalError extends Error {}
+
+/** Like evaluateFilter, but an evaluation error is thrown as a FilterEvalError instead of meaning "no match". */
+export function evaluateFilterOrThrow(expr: Expr, root: FilterRoot): boolean {
+  try {
+    return evaluate(expr, root, []);
+  } catch (err) {
+    if (err instanceof EvalError || err instanceof RangeError) throw new FilterEvalError(err.message);
+    throw err;
+  }
+}
+
 function evaluate(e: Expr, root: FilterRoot, env: Local[]): boolean {
   switch (e.kind) {
     case "and":

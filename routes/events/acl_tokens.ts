@@ -20,6 +20,7 @@ import { decodeObjectBody, emptyOk, nomadJson, requireAclsEnabled } from "./acl_
 import { invalidToken, parseTokenInput, type TokenLimits } from "./acl_token_input.ts";
 import { resolveRoleLinks } from "./acl_token_roles.ts";
 import { oneTimeLock, oneTimeTokenRemoval } from "./acl_onetime.ts";
+import { applyListFilter } from "./list_filter.ts";
 
 export function tokenEvent(
   acl: AclState,
@@ -207,7 +208,7 @@ export function createAclTokenRoutes(ctx: AppContext, acl: AclState, limits: Tok
     const tokens = [...store.list<StoredToken>(tokenCollection)].map((s) => s.doc);
     tokens.sort((a, b) => (a.AccessorID < b.AccessorID ? -1 : a.AccessorID > b.AccessorID ? 1 : 0));
     return nomadJson(
-      tokens.map((t) => renderTokenStub(t, acl.roleLinks(t))),
+      applyListFilter(req.url, tokens.map((t) => renderTokenStub(t, acl.roleLinks(t)))),
       acl.tableIndex(tokenCollection),
       true,
     );

@@ -18,6 +18,7 @@ import {
   nowNanos,
   renderJobStub,
 } from "./jobs_model.ts";
+import { applyListFilter } from "./list_filter.ts";
 import {
   permissionDenied,
   readObjectBody,
@@ -127,7 +128,7 @@ export function jobRoutes(ctx: AppContext, resolveCaller: ResolveCaller): ApiMod
       .map((j) => j.doc)
       .filter((j) => j.ID.startsWith(prefix) && visible(j))
       .sort((a, b) => compare(a.Namespace, b.Namespace) || compare(a.ID, b.ID));
-    return readResponse(jobs.map(renderJobStub), table.value);
+    return readResponse(applyListFilter(req.url, jobs.map(renderJobStub)), table.value);
   }
 
   async function read(req: RequestContext): Promise<Response> {

@@ -6,6 +6,7 @@ import { ApiError } from "../../lib/errors.ts";
 import type { RequestContext } from "../../lib/http.ts";
 import type { EventInput } from "../../lib/store/mod.ts";
 import type { AclCaller } from "./acl_types.ts";
+import { applyListFilter } from "./list_filter.ts";
 import { nodeCollection, type NodeDoc, renderNode, renderNodeStub } from "./nodes_model.ts";
 import {
   decodeDrainRequest,
@@ -155,7 +156,7 @@ export function nodeRoutes(ctx: AppContext, resolveCaller: ResolveCaller): ApiMo
       .map((n) => n.doc)
       .filter((n) => n.ID.startsWith(prefix))
       .sort((a, b) => (a.ID < b.ID ? -1 : a.ID > b.ID ? 1 : 0));
-    return readResponse(nodes.map(renderNodeStub), table.value);
+    return readResponse(applyListFilter(req.url, nodes.map(renderNodeStub)), table.value);
   }
 
   async function read(req: RequestContext): Promise<Response> {

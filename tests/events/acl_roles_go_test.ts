@@ -1,5 +1,5 @@
-// ACL roles, one-time tokens and policy/self through the real Nomad Go API client
-// (tests/events/nomad_go/roles/main.go; docs/events.md#acl-roles).
+// ACL roles, one-time tokens, policy/self and list filters through the real Nomad Go API client
+// (tests/events/nomad_go/roles/main.go, nomad_go/filter/main.go; docs/events.md#acl-roles, #list-filters).
 
 import { assert } from "../helpers/assert.ts";
 import { rootSecret } from "./stream_helpers.ts";
@@ -12,7 +12,8 @@ import {
 } from "./nomad_go.ts";
 
 Deno.test({
-  name: "the Nomad Go client manages roles, issues and exchanges one-time tokens and reads policy/self",
+  name:
+    "the Nomad Go client manages roles, one-time tokens and policy/self, and lists with QueryOptions.Filter",
   ignore: nomadGoMissing !== undefined,
   async fn() {
     const srv = await startServerForGo();
@@ -20,6 +21,8 @@ Deno.test({
       const run = await runNomadGoProgram("roles", [srv.url, rootSecret]);
       assertAllChecksPassed(run, 26);
       assert(run.checks.some((c) => c.name === "ACLTokens.ExchangeOneTimeToken twice refused"));
+      // Same server: the filter program narrows by names of its own (a suffix), whatever the roles run left.
+      assertAllChecksPassed(await runNomadGoProgram("filter", [srv.url, rootSecret]), 12);
     } finally {
       await srv.stop();
       await removeNomadGoBuilds();
