@@ -205,7 +205,10 @@ export function createAclTokenRoutes(ctx: AppContext, acl: AclState, limits: Tok
   function list(req: RequestContext): Response {
     requireAclsEnabled(acl);
     acl.requireManagement(req);
-    const tokens = [...store.list<StoredToken>(tokenCollection)].map((s) => s.doc);
+    // `prefix` narrows by accessor ID, as Nomad's ACLTokenByAccessorIDPrefix does.
+    const prefix = req.url.searchParams.get("prefix") ?? "";
+    const tokens = [...store.list<StoredToken>(tokenCollection)].map((s) => s.doc)
+      .filter((t) => t.AccessorID.startsWith(prefix));
     tokens.sort((a, b) => (a.AccessorID < b.AccessorID ? -1 : a.AccessorID > b.AccessorID ? 1 : 0));
     return nomadJson(
       applyListFilter(req.url, tokens.map((t) => renderTokenStub(t, acl.roleLinks(t)))),

@@ -44,6 +44,11 @@ Deno.test("nomad list filters narrow tokens, jobs and nodes and refuse bad expre
       assertEquals(names(await list("/v1/acl/tokens", `Name == "nobody"`)), []);
       // An empty filter is no filter.
       assertEquals(names(await list("/v1/acl/tokens", "")), names(all));
+      // `prefix` narrows by accessor ID before the filter, as Nomad's does.
+      const web = all.find((i) => i.Name === "web")!;
+      const accessor = String(web.AccessorID);
+      assertEquals(names(await list(`/v1/acl/tokens?prefix=${accessor.slice(0, 8)}`)), ["web"]);
+      assertEquals(names(await list(`/v1/acl/tokens?prefix=${accessor.slice(0, 8)}`, `Global == false`)), []);
     });
 
     await t.step(
