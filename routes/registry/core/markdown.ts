@@ -1,0 +1,96 @@
+// Markdown to HTML for descriptions and profiles: markdown-it with raw HTML escaped, a plain-text rendering for
+// sources whose markup would cost too much to parse, and a least-recently-used cache bounded in bytes.
+
+import MarkdownIt from "markdown-it";
+
+const markdown = new MarkdownIt({ html: false, linkify: false });
+
+/** Parses the block structure only: the text of each paragraph, heading and table cell is left unparsed. */
+const blocks = new MarkdownIt({ html: false, linkify: false });
+blocks.core.ruler.disable(["inline", "text_join"]);
+
+/**
+ * Work the inline parser may spend on link and image openers, in characters that end a text run scanned past
+ * (docs/security.md#descriptions-and-profiles). markdown-it 15 scans from each `[` to its matching `]` (or to the
+ * end of the paragraph) token by token: a 64 KiB description of `![` took ~210 ms, 2,048 `![` before 32 Ki `*_`
+ * ~340 ms. Measured ~1–2.5 ns a unit; a real README spends a few units on each link.
+ */
+export const MAX_LINK_SCAN = 2_000_000;
+
+/** The characters markdown-it's text rule stops at: each starts a token a link label scan steps over. */
+const TERMINATORS = new Set("\n!#$%&*+-:<=>@[\\]^_`{}~");
+
+/** An upper bound of the link-label scanning in one paragraph: terminators from each `[` to its `]` or the end. */
+function linkScanCost(text: string): number {
+  let terminators = 0;
+  let cost = 0;
+  const open: number[] = [];
+  for (const char of text) {
+    if (!TERMINATORS.has(char)) continue;
+    terminators++;
+    if (char === "[") open.push(terminators);
+    else if (char === "]" && open.length) cost += terminators - open.pop()!;
+  }
+  for (const at of open) cost += terminators - at;
+  return cost;
+}
+
+/** Whether the source's paragraphs would make the inline parser scan more than MAX_LINK_SCAN. */
+function tooCostly(source: string): boolean {
+  if (!source.includes("[")) return false;
+  let cost = 0;
+  for (const token of blocks.parse(source, {})) {
+    if (token.type !== "inline" || !token.content.includes("[")) continue;
+    cost += linkScanCost(token.content);
+    if (cost > MAX_LINK_SCAN) return true;
+  }
+  return false;
+}
+
+/** Bytes of source and HTML the cache keeps (strings counted at 2 bytes a character). */
+export const HTML_CACHE_BYTES = 32 * 1024 * 1024;
+
+/** Rendered HTML by source text, least recently used first: descriptions are rendered on every read, and rarely change. */
+const htmlCache = new Map<string, string>();
+let htmlCacheBytes = 0;
+
+function entryBytes(source: string, html: string): number {
+  return 2 * (source.length + html.length);
+}
+
+/** `&`, `<` and `>` escaped: what text inside an element needs. */
+function escapeText(text: string): string {
+  return text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
+}
+
+/** The HTML of one source, uncached: Markdown, or one escaped paragraph when its markup is too costly to parse. */
+export function renderMarkdown(source: string): string {
+  if (tooCostly(source)) return `<p>${escapeText(source.replaceAll("\0", "\uFFFD"))}</p>\n`;
+  return markdown.render(source);
+}
+
+export function markdownHtml(source: string | null): string | null {
+  if (source === null) return null;
+  let html = htmlCache.get(source);
+  if (html !== undefined) {
+    htmlCache.delete(source);
+    htmlCache.set(source, html);
+    return html;
+  }
+  html = renderMarkdown(source);
+  const bytes = entryBytes(source, html);
+  if (bytes > HTML_CACHE_BYTES) return html;
+  for (const [oldest, oldHtml] of htmlCache) {
+    if (htmlCacheBytes + bytes <= HTML_CACHE_BYTES) break;
+    htmlCache.delete(oldest);
+    htmlCacheBytes -= entryBytes(oldest, oldHtml);
+  }
+  htmlCache.set(source, html);
+  htmlCacheBytes += bytes;
+  return html;
+}
+
+/** What the cache holds now (for tests and metrics). */
+export function htmlCacheSize(): { entries: number; bytes: number } {
+  return { entries: htmlCache.size, bytes: htmlCacheBytes };
+}
