@@ -50,6 +50,12 @@ Deno.test("costly descriptions: bounded render time and a byte-bounded HTML cach
         return took;
       };
       await put(0);
+      // Shown as plain text, still escaped (the console shows it as HTML).
+      const script = await api.put("/api/v1/box/admin/slow", {
+        box: { description: "![".repeat(32740) + "<script>alert(1)</script>&" },
+      }, { token });
+      assertEquals(script.status, 200, script.text.slice(0, 300));
+      assert(script.body.description_html.endsWith("![![&lt;script&gt;alert(1)&lt;/script&gt;&amp;</p>\n"));
       const one: number[] = [];
       for (let n = 1; n <= 5; n++) one.push(await put(n));
       // The defect's shape: 20 such PUTs at once (4.5 s before) while /health is asked.

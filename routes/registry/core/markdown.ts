@@ -20,16 +20,23 @@ export const MAX_LINK_SCAN = 2_000_000;
 /** The characters markdown-it's text rule stops at: each starts a token a link label scan steps over. */
 const TERMINATORS = new Set("\n!#$%&*+-:<=>@[\\]^_`{}~");
 
-/** An upper bound of the link-label scanning in one paragraph: terminators from each `[` to its `]` or the end. */
+/**
+ * An upper bound of the link-label scanning in one paragraph: the terminators from each `[` to its `]`, or to the
+ * end when the paragraph has a backtick or `<` (a code span or autolink hides the `]` inside it from the scan).
+ * Escaped brackets (`\[`, `\]`) neither open nor close.
+ */
 function linkScanCost(text: string): number {
+  const closes = !text.includes("`") && !text.includes("<");
   let terminators = 0;
   let cost = 0;
   const open: number[] = [];
-  for (const char of text) {
+  for (let at = 0; at < text.length; at++) {
+    const char = text[at]!;
     if (!TERMINATORS.has(char)) continue;
     terminators++;
-    if (char === "[") open.push(terminators);
-    else if (char === "]" && open.length) cost += terminators - open.pop()!;
+    if (char === "\\") at++;
+    else if (char === "[") open.push(terminators);
+    else if (char === "]" && closes && open.length) cost += terminators - open.pop()!;
   }
   for (const at of open) cost += terminators - at;
   return cost;
