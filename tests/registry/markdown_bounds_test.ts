@@ -50,6 +50,19 @@ Deno.test("costly descriptions: bounded render time and a byte-bounded HTML cach
         return took;
       };
       await put(0);
+      // A long README of links is still Markdown: 1,000 list items.
+      const readme = Array.from(
+        { length: 1000 },
+        (_, i) => `- [Project ${i}](https://example.com/p${i}) - a tool.`,
+      );
+      const links = await api.put("/api/v1/box/admin/slow", { box: { description: readme.join("\n") } }, {
+        token,
+      });
+      assert(
+        links.body.description_html.includes(
+          '<li><a href="https://example.com/p999">Project 999</a> - a tool.</li>',
+        ),
+      );
       // Shown as plain text, still escaped (the console shows it as HTML).
       const script = await api.put("/api/v1/box/admin/slow", {
         box: { description: "![".repeat(32740) + "<script>alert(1)</script>&" },

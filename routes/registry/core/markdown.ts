@@ -3,11 +3,13 @@
 
 import MarkdownIt from "markdown-it";
 
-const markdown = new MarkdownIt({ html: false, linkify: false });
-
-/** Parses the block structure only: the text of each paragraph, heading and table cell is left unparsed. */
-const blocks = new MarkdownIt({ html: false, linkify: false });
-blocks.core.ruler.disable(["inline", "text_join"]);
+/**
+ * Markup characters (TERMINATORS) and lines a source may have to be parsed as Markdown: markdown-it spends ~1 µs
+ * on each inline token and ~4 µs on each line of a block (16,384 list items of `- [`: ~70 ms). Dense real documents
+ * of 64 KiB (Node.js's API docs) have at most ~8,300 and ~2,500 (docs/security.md#descriptions-and-profiles).
+ */
+export const MAX_MARKUP = 16384;
+export const MAX_LINES = 4096;
 
 /**
  * Work the inline parser may spend on link and image openers, in characters that end a text run scanned past
@@ -42,11 +44,23 @@ function linkScanCost(text: string): number {
   return cost;
 }
 
-/** Whether the source's paragraphs would make the inline parser scan more than MAX_LINK_SCAN. */
-function tooCostly(source: string): boolean {
-  if (!source.includes("[")) return false;
+/** Whether a source has more markup characters or lines than MAX_MARKUP and MAX_LINES: one linear pass. */
+function tooMuchMarkup(source: string): boolean {
+  let markup = 0;
+  let lines = 0;
+  for (let at = 0; at < source.length; at++) {
+    const char = source[at]!;
+    if (!TERMINATORS.has(char)) continue;
+    if (++markup > MAX_MARKUP) return true;
+    if (char === "\n" && ++lines > MAX_LINES) return true;
+  }
+  return false;
+}
+
+/** Whether the paragraphs of a block parse would make the inline parser scan more than MAX_LINK_SCAN. */
+function linkScanTooCostly(tokens: { type: string; content: string }[]): boolean {
   let cost = 0;
-  for (const token of blocks.parse(source, {})) {
+  for (const token of tokens) {
     if (token.type !== "inline" || !token.content.includes("[")) continue;
     cost += linkScanCost(token.content);
     if (cost > MAX_LINK_SCAN) return true;
@@ -70,10 +84,24 @@ function escapeText(text: string): string {
   return text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
 }
 
+const markdown = new MarkdownIt({ html: false, linkify: false });
+// Between the block and the inline parse: a source whose link openers cost too much is marked and not parsed further.
+markdown.core.ruler.before("inline", "wharf_link_scan_bound", (state) => {
+  if (!linkScanTooCostly(state.tokens)) return;
+  state.env.plainText = true;
+  state.tokens = [];
+});
+
+function plainText(source: string): string {
+  return `<p>${escapeText(source.replaceAll("\0", "\uFFFD"))}</p>\n`;
+}
+
 /** The HTML of one source, uncached: Markdown, or one escaped paragraph when its markup is too costly to parse. */
 export function renderMarkdown(source: string): string {
-  if (tooCostly(source)) return `<p>${escapeText(source.replaceAll("\0", "\uFFFD"))}</p>\n`;
-  return markdown.render(source);
+  if (tooMuchMarkup(source)) return plainText(source);
+  const env: { plainText?: boolean } = {};
+  const tokens = markdown.parse(source, env);
+  return env.plainText ? plainText(source) : markdown.renderer.render(tokens, markdown.options, env);
 }
 
 export function markdownHtml(source: string | null): string | null {
@@ -95,9 +123,4 @@ export function markdownHtml(source: string | null): string | null {
   htmlCache.set(source, html);
   htmlCacheBytes += bytes;
   return html;
-}
-
-/** What the cache holds now (for tests and metrics). */
-export function htmlCacheSize(): { entries: number; bytes: number } {
-  return { entries: htmlCache.size, bytes: htmlCacheBytes };
 }
