@@ -91,6 +91,7 @@ const storageIndependent = [
   "tests/foundation/shutdown_test.ts",
   "tests/hostile/chunked_body_memory_test.ts",
   "tests/hostile/token_cache_memory_test.ts",
+  "tests/registry/markdown_bounds_test.ts",
 ];
 
 /** The *_test.ts files under `paths` but the storage-independent ones (deno test's --ignore honours only the

@@ -77,16 +77,29 @@ const mainPath = new URL("../../main.ts", import.meta.url).pathname;
 
 /**
  * Starts `deno run main.ts` as a child process and waits for its "wharf listening on" line. `main`: another
- * checkout's main.ts (the benchmarks compare two revisions).
+ * checkout's main.ts (the benchmarks compare two revisions). `denoFlags`: before the script (e.g. `--v8-flags=…`).
  */
 export async function spawnServer(
   dataDir: string,
   env: Record<string, string> = {},
   extraArgs: string[] = [],
   main = mainPath,
+  denoFlags: string[] = [],
 ): Promise<ChildServer> {
   const command = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", main, "--port", "0", "--data-dir", dataDir, "--log-level", "warn", ...extraArgs],
+    args: [
+      "run",
+      "-A",
+      ...denoFlags,
+      main,
+      "--port",
+      "0",
+      "--data-dir",
+      dataDir,
+      "--log-level",
+      "warn",
+      ...extraArgs,
+    ],
     env: { WHARF_SHUTDOWN_GRACE: "2s", ...env },
     stdout: "piped",
     stderr: "piped",

@@ -1,34 +1,19 @@
-// JSON renderings of boxes, versions and providers, Markdown to HTML, and the event payloads.
+// JSON renderings of boxes, versions and providers (their Markdown through markdown.ts), and the event payloads.
 
-import MarkdownIt from "markdown-it";
 import type { StoredDoc } from "../../../lib/store/mod.ts";
 import { type BoxDoc, type ProviderDoc, providerIsValid, type VersionDoc } from "./model.ts";
 import { compareVersions } from "./rules.ts";
 import type { RegistryState } from "./state.ts";
 import { v1Providers } from "./architectures.ts";
+import { markdownHtml } from "./markdown.ts";
+
+export { markdownHtml };
 
 /**
  * The API a request is served under: 1 for /api/v1 and the root routes, 2 for /api/v2
  * (docs/registry.md#how-vagrant-23-and-24-see-the-same-box).
  */
 export type ApiVersion = 1 | 2;
-
-const markdown = new MarkdownIt({ html: false, linkify: false });
-
-/** Rendered HTML by source text: descriptions are rendered on every read, and rarely change. */
-const htmlCache = new Map<string, string>();
-const HTML_CACHE_ENTRIES = 5000;
-
-export function markdownHtml(source: string | null): string | null {
-  if (source === null) return null;
-  let html = htmlCache.get(source);
-  if (html === undefined) {
-    html = markdown.render(source);
-    if (htmlCache.size >= HTML_CACHE_ENTRIES) htmlCache.delete(htmlCache.keys().next().value!);
-    htmlCache.set(source, html);
-  }
-  return html;
-}
 
 /**
  * How a box is being looked at: `insider` sees non-active versions; `origin` prefixes emitted URLs; `api` 2 shows
