@@ -102,8 +102,9 @@ Deno.test("costly descriptions: bounded render time and a byte-bounded HTML cach
       }
       const growthMib = ((await heapUsedBytes(child.url)) - before) / (1024 * 1024);
       console.log(`heap in use grew by ${growthMib.toFixed(1)} MiB after 300 distinct descriptions`);
-      // Before: every one's ~0.4 MB of HTML was kept (5,000 entries); now at most 32 MiB for the whole cache.
-      assert(growthMib < 60, `the heap grew by ${growthMib.toFixed(1)} MiB`);
+      // Before: every one's ~0.4 MB of HTML was kept (5,000 entries: +123–129 MiB); now at most 32 MiB for the
+      // whole cache (+6–48 MiB measured, garbage included).
+      assert(growthMib < 85, `the heap grew by ${growthMib.toFixed(1)} MiB`);
     });
   } finally {
     child.kill();
