@@ -17,6 +17,7 @@
 // - and/or stop at the first operand that decides; errors propagate through not, and, or.
 
 import { RE2JS } from "re2js";
+import { maxRegexSize, regexSizeEstimate } from "./regex_size.ts";
 import type { Binding, Expr, MatchExpr, MatchOp, Selector } from "./parse.ts";
 import { goContains, GoNumError, goParseBool, goParseFloat, goParseInt } from "./gostr.ts";
 import { hasInvalidBytes } from "../gostr.ts";
@@ -241,6 +242,14 @@ function matches(e: MatchExpr, field: unknown): boolean {
 /** RE2 syntax as Go's regexp.Compile takes it (Perl classes and flags, Unicode groups, UTF-8 patterns only). */
 function compileRegex(pattern: string): NonNullable<MatchExpr["regex"]> {
   if (hasInvalidBytes(pattern)) return { error: "error parsing regexp: invalid UTF-8" };
+  // Refused before re2js spends time on it (lib/bexpr/regex_size.ts); Go's regexp words a far larger limit so.
+  const size = regexSizeEstimate(pattern);
+  if (size > maxRegexSize) {
+    return {
+      error:
+        `error parsing regexp: expression too large: about ${size} instructions, more than ${maxRegexSize}`,
+    };
+  }
   try {
     const re = RE2JS.compile(pattern);
     return { re: { test: (s: string) => re.test(s) } };

@@ -63,6 +63,11 @@ Deno.test("nomad list filters narrow tokens, jobs and nodes and refuse bad expre
         assert(long.includes("longer than 2048 characters"), long);
         const field = await refused("/v1/acl/tokens", `Nope == "x"`);
         assert(field.startsWith("failed to read result page: "), field);
+        // A pattern that would compile to 308,001 instructions is refused before re2js spends seconds on it.
+        const started = performance.now();
+        const large = await refused("/v1/acl/tokens", `Name matches "${"[a-z]{0,1000}".repeat(154)}Z"`);
+        assert(large.includes("expression too large"), large);
+        assert(performance.now() - started < 250, `${performance.now() - started} ms`);
       },
     );
 
