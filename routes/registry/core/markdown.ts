@@ -19,6 +19,21 @@ export const MAX_LINES = 4096;
  */
 export const MAX_LINK_SCAN = 2_000_000;
 
+/**
+ * Block tokens (3 for each table cell, 5 for each list item of one line) a source may have after the block parse:
+ * a header of 1,000 columns makes each short row below it 1,000 cells (markdown-it stops autocompleting at 65,536).
+ */
+export const MAX_BLOCK_TOKENS = 16384;
+
+/**
+ * Nesting levels markdown-it parses (its default 100; deeper content is dropped): each level of `>` or list
+ * re-reads every line it holds, 90 levels of `>` over 3,500 lines took ~35 ms.
+ */
+export const MAX_NESTING = 20;
+
+/** Characters of HTML one source may render to as Markdown, above it shown as plain text (at most 5× the source). */
+export const MAX_HTML = 256 * 1024;
+
 /** The characters markdown-it's text rule stops at: each starts a token a link label scan steps over. */
 const TERMINATORS = new Set("\n!#$%&*+-:<=>@[\\]^_`{}~");
 
@@ -44,13 +59,16 @@ function linkScanCost(text: string): number {
   return cost;
 }
 
-/** Whether a source has more markup characters or lines than MAX_MARKUP and MAX_LINES: one linear pass. */
+/**
+ * Whether a source (line breaks normalised to `\n`) has more markup characters or lines than MAX_MARKUP and
+ * MAX_LINES: one linear pass. Table pipes count too: each `|` of a table row makes a cell of three tokens.
+ */
 function tooMuchMarkup(source: string): boolean {
   let markup = 0;
   let lines = 0;
   for (let at = 0; at < source.length; at++) {
     const char = source[at]!;
-    if (!TERMINATORS.has(char)) continue;
+    if (char !== "|" && !TERMINATORS.has(char)) continue;
     if (++markup > MAX_MARKUP) return true;
     if (char === "\n" && ++lines > MAX_LINES) return true;
   }
@@ -68,15 +86,21 @@ function linkScanTooCostly(tokens: { type: string; content: string }[]): boolean
   return false;
 }
 
-/** Bytes of source and HTML the cache keeps (strings counted at 2 bytes a character). */
-export const HTML_CACHE_BYTES = 32 * 1024 * 1024;
+/**
+ * Bytes of source and HTML the cache keeps (strings counted at 2 bytes a character): at most 640 KiB an entry
+ * (64 KiB of source, MAX_HTML of HTML), so at least 102 of the costliest fit, e.g. a box page of 30 versions.
+ */
+export const HTML_CACHE_BYTES = 64 * 1024 * 1024;
 
-/** Rendered HTML by source text, least recently used first: descriptions are rendered on every read, and rarely change. */
-const htmlCache = new Map<string, string>();
+/**
+ * Rendered HTML by source text, least recently used first: descriptions are rendered on every read, and rarely
+ * change. `null`: shown as plain text, escaped again on each read (linear; up to 5× the source, not kept).
+ */
+const htmlCache = new Map<string, string | null>();
 let htmlCacheBytes = 0;
 
-function entryBytes(source: string, html: string): number {
-  return 2 * (source.length + html.length);
+function entryBytes(source: string, html: string | null): number {
+  return 2 * (source.length + (html?.length ?? 0));
 }
 
 /** `&`, `<` and `>` escaped: what text inside an element needs. */
@@ -84,7 +108,21 @@ function escapeText(text: string): string {
   return text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
 }
 
-const markdown = new MarkdownIt({ html: false, linkify: false });
+const markdown = new MarkdownIt({ html: false, linkify: false, maxNesting: MAX_NESTING });
+
+/** Thrown by the block parse at its MAX_BLOCK_TOKENS + 1st token: the source is shown as plain text. */
+class TooManyBlockTokens extends Error {}
+
+// The block parse stops at MAX_BLOCK_TOKENS: a table's rule pushes every cell it autocompletes, so counting the
+// source's characters cannot bound it.
+const BlockState = markdown.block.State;
+markdown.block.State = class BoundedBlockState extends BlockState {
+  override push(...args: Parameters<InstanceType<typeof BlockState>["push"]>) {
+    if (this.tokens.length >= MAX_BLOCK_TOKENS) throw new TooManyBlockTokens();
+    return super.push(...args);
+  }
+};
+
 // Between the block and the inline parse: a source whose link openers cost too much is marked and not parsed further.
 markdown.core.ruler.before("inline", "wharf_link_scan_bound", (state) => {
   if (!linkScanTooCostly(state.tokens)) return;
@@ -96,12 +134,34 @@ function plainText(source: string): string {
   return `<p>${escapeText(source.replaceAll("\0", "\uFFFD"))}</p>\n`;
 }
 
-/** The HTML of one source, uncached: Markdown, or one escaped paragraph when its markup is too costly to parse. */
-export function renderMarkdown(source: string): string {
-  if (tooMuchMarkup(source)) return plainText(source);
+/** `\r\n` and `\r` as `\n`: markdown-it reads them as line breaks too, so what is counted is what is parsed. */
+function normalisedLineBreaks(source: string): string {
+  return source.replace(/\r\n?/g, "\n");
+}
+
+/** Markdown's HTML of a source with normalised line breaks, or null when it is to be shown as plain text. */
+function boundedMarkdown(text: string): string | null {
+  if (tooMuchMarkup(text)) return null;
   const env: { plainText?: boolean } = {};
-  const tokens = markdown.parse(source, env);
-  return env.plainText ? plainText(source) : markdown.renderer.render(tokens, markdown.options, env);
+  let tokens;
+  try {
+    tokens = markdown.parse(text, env);
+  } catch (error) {
+    if (error instanceof TooManyBlockTokens) return null;
+    throw error;
+  }
+  if (env.plainText) return null;
+  const html = markdown.renderer.render(tokens, markdown.options, env);
+  return html.length > MAX_HTML ? null : html;
+}
+
+/**
+ * The HTML of one source, uncached: Markdown, or one escaped paragraph when its markup is too costly to parse or
+ * its HTML would be longer than MAX_HTML.
+ */
+export function renderMarkdown(source: string): string {
+  const text = normalisedLineBreaks(source);
+  return boundedMarkdown(text) ?? plainText(text);
 }
 
 export function markdownHtml(source: string | null): string | null {
@@ -110,11 +170,11 @@ export function markdownHtml(source: string | null): string | null {
   if (html !== undefined) {
     htmlCache.delete(source);
     htmlCache.set(source, html);
-    return html;
+    return html ?? plainText(normalisedLineBreaks(source));
   }
-  html = renderMarkdown(source);
+  const text = normalisedLineBreaks(source);
+  html = boundedMarkdown(text);
   const bytes = entryBytes(source, html);
-  if (bytes > HTML_CACHE_BYTES) return html;
   for (const [oldest, oldHtml] of htmlCache) {
     if (htmlCacheBytes + bytes <= HTML_CACHE_BYTES) break;
     htmlCache.delete(oldest);
@@ -122,5 +182,5 @@ export function markdownHtml(source: string | null): string | null {
   }
   htmlCache.set(source, html);
   htmlCacheBytes += bytes;
-  return html;
+  return html ?? plainText(text);
 }
