@@ -21,6 +21,7 @@ import {
   tooManyValues,
   valueCap,
 } from "./entry_caps.ts";
+import { documentLinesProblems } from "./document_lines.ts";
 import { countJsonValues, JsonValueCounter } from "./json_values.ts";
 import { type BackupManifest, manifestShapeProblem } from "./manifest_shape.ts";
 
@@ -347,6 +348,9 @@ export class ArchiveReader {
           const problem = parsed === undefined ? undefined : manifestShapeProblem(parsed);
           if (problem) scan.problems.push(`${manifestEntry} is damaged: ${problem}`);
           else if (parsed !== undefined) scan.manifest = parsed as BackupManifest;
+        } else if (parsable && name.startsWith("documents/")) {
+          // Restore writes each line as a stored document: one that is not would stop the server it restores.
+          scan.problems.push(...documentLinesProblems(name, await this.bytes(entry)));
         }
       }
       // A blob is named by its sha256: a header that agrees with other bytes is a rewritten entry, not the blob.
