@@ -86,6 +86,7 @@ const storageIndependent = [
   "tests/foundation/backup_entry_cap_test.ts",
   "tests/foundation/backup_manifest_shape_test.ts",
   "tests/foundation/backup_memory_test.ts",
+  "tests/foundation/backup_stale_files_test.ts",
   "tests/foundation/backup_test.ts",
   "tests/foundation/backup_value_cap_test.ts",
   "tests/foundation/crash_test.ts",

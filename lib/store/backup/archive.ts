@@ -22,6 +22,7 @@ import {
   valueCap,
 } from "./entry_caps.ts";
 import { documentLinesProblems } from "./document_lines.ts";
+import { openFreshFile } from "./fresh_file.ts";
 import { countJsonValues, JsonValueCounter } from "./json_values.ts";
 import { type BackupManifest, manifestShapeProblem } from "./manifest_shape.ts";
 
@@ -81,12 +82,7 @@ export class ArchiveWriter {
   }
 
   static async create(path: string): Promise<ArchiveWriter> {
-    const file = await Deno.open(`${path}.partial`, {
-      write: true,
-      create: true,
-      truncate: true,
-      mode: 0o600,
-    });
+    const file = await openFreshFile(`${path}.partial`);
     const writer = new ArchiveWriter(path, file);
     await writer.#write(encoder.encode(archiveMagic));
     return writer;
