@@ -324,7 +324,10 @@ export class ArchiveReader {
         let parsable = true;
         if (values) {
           values.finish();
-          if (lineEntry && values.lines > linesPerEntry) scan.problems.push(tooManyLines(name));
+          if (lineEntry && values.lines > linesPerEntry) {
+            scan.problems.push(tooManyLines(name));
+            parsable = false;
+          }
           const mostValues = valueCap(cap!);
           if (values.most > mostValues) {
             parsable = false;
@@ -346,7 +349,7 @@ export class ArchiveReader {
           else if (parsed !== undefined) scan.manifest = parsed as BackupManifest;
         } else if (parsable && name.startsWith("documents/")) {
           // Restore writes each line as a stored document: one that is not would stop the server it restores.
-          scan.problems.push(...documentLinesProblems(name, await this.bytes(entry)));
+          scan.problems.push(...await documentLinesProblems(name, this.chunks(entry)));
         }
       }
       // A blob is named by its sha256: a header that agrees with other bytes is a rewritten entry, not the blob.

@@ -33,20 +33,53 @@ export function storedDocProblem(value: unknown): string | undefined {
 /** An entry's first this many damaged lines are named; the rest are counted. */
 const namedPerEntry = 10;
 
-/** The problems of a documents entry's lines (`bytes`: its payload), each naming the entry and the 1-based line. */
-export function documentLinesProblems(name: string, bytes: Uint8Array): string[] {
+/**
+ * The problems of a documents entry's lines (its payload in `chunks`), each naming the entry and the 1-based line.
+ * One line is held at a time (its values within the cap verify counted before this reads it).
+ */
+export async function documentLinesProblems(
+  name: string,
+  chunks: AsyncIterable<Uint8Array>,
+): Promise<string[]> {
   const problems: string[] = [];
   let damaged = 0;
-  for (const [i, line] of decoder.decode(bytes).split("\n").entries()) {
-    if (!line) continue;
+  let lineNumber = 0;
+  const check = (bytes: Uint8Array) => {
+    lineNumber++;
+    if (!bytes.length) return;
     let problem: string | undefined;
     try {
-      problem = storedDocProblem(JSON.parse(line));
+      problem = storedDocProblem(JSON.parse(decoder.decode(bytes)));
     } catch {
       problem = "it is not valid JSON";
     }
-    if (problem && ++damaged <= namedPerEntry) problems.push(`${name} line ${i + 1} is damaged: ${problem}`);
+    if (problem && ++damaged <= namedPerEntry) {
+      problems.push(`${name} line ${lineNumber} is damaged: ${problem}`);
+    }
+  };
+  let pending: Uint8Array[] = [];
+  for await (const chunk of chunks) {
+    let from = 0;
+    for (let nl = chunk.indexOf(10); nl >= 0; nl = chunk.indexOf(10, from)) {
+      pending.push(chunk.subarray(from, nl));
+      check(concat(pending));
+      pending = [];
+      from = nl + 1;
+    }
+    if (from < chunk.length) pending.push(chunk.slice(from));
   }
+  if (pending.length) check(concat(pending));
   if (damaged > namedPerEntry) problems.push(`${name}: ${damaged - namedPerEntry} more lines are damaged`);
   return problems;
+}
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  if (parts.length === 1) return parts[0]!;
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
 }
