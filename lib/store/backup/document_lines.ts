@@ -3,6 +3,7 @@
 // 1, the log index that wrote it and an object. Whether the object suits its collection is the server's business.
 
 import { fileNameForId } from "../doc_names.ts";
+import { lineBytes } from "../file/line_reader.ts";
 
 const decoder = new TextDecoder();
 
@@ -57,29 +58,7 @@ export async function documentLinesProblems(
       problems.push(`${name} line ${lineNumber} is damaged: ${problem}`);
     }
   };
-  let pending: Uint8Array[] = [];
-  for await (const chunk of chunks) {
-    let from = 0;
-    for (let nl = chunk.indexOf(10); nl >= 0; nl = chunk.indexOf(10, from)) {
-      pending.push(chunk.subarray(from, nl));
-      check(concat(pending));
-      pending = [];
-      from = nl + 1;
-    }
-    if (from < chunk.length) pending.push(chunk.slice(from));
-  }
-  if (pending.length) check(concat(pending));
+  for await (const line of lineBytes(chunks)) check(line);
   if (damaged > namedPerEntry) problems.push(`${name}: ${damaged - namedPerEntry} more lines are damaged`);
   return problems;
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  if (parts.length === 1) return parts[0]!;
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }
