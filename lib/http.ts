@@ -38,11 +38,30 @@ export async function readBody(request: Request, limit: number): Promise<Uint8Ar
   try {
     return await readBodyBytes(request, declared, limit);
   } catch (err) {
-    // Our own refusals (413, the 408 of a stalled body) as they are; whatever Deno's read threw (BadResource,
-    // Http "unexpected EOF", a reset) means the client cut the body short.
-    if (err instanceof ApiError) throw err;
+    // Our own refusals (413, the 408 of a stalled body) as they are; what Deno's read throws when the client cut
+    // the body short or its connection failed is a 400; anything else (a second read's TypeError, a failed
+    // allocation's RangeError) is our fault and stays one.
+    if (err instanceof ApiError || !isConnectionFailure(err)) throw err;
     throw new BodyCutShort();
   }
+}
+
+/**
+ * The errors Deno's body read throws for a body cut short (2.9.6 throws BadResource for an early end of either
+ * shape: tests/foundation/body_cut_short_test.ts) or a failed connection.
+ */
+const connectionFailures = [
+  Deno.errors.BadResource,
+  Deno.errors.Http,
+  Deno.errors.ConnectionReset,
+  Deno.errors.ConnectionAborted,
+  Deno.errors.BrokenPipe,
+  Deno.errors.Interrupted,
+  Deno.errors.UnexpectedEof,
+];
+
+function isConnectionFailure(err: unknown): boolean {
+  return connectionFailures.some((kind) => err instanceof kind);
 }
 
 /** The 400 for a body that ended early or whose connection failed while it was read. */

@@ -82,9 +82,11 @@ const storageIndependent = [
   // `main.ts` spawned on a data directory: backups of it (the cluster's in tests/scale/backup_cluster_test.ts),
   // kill -9 replay, graceful shutdown, a child's memory and open files.
   "tests/events/acl_sso_stampede_fd_test.ts",
+  "tests/foundation/backup_document_lines_test.ts",
   "tests/foundation/backup_entry_cap_test.ts",
   "tests/foundation/backup_manifest_shape_test.ts",
   "tests/foundation/backup_memory_test.ts",
+  "tests/foundation/backup_stale_files_test.ts",
   "tests/foundation/backup_test.ts",
   "tests/foundation/backup_value_cap_test.ts",
   "tests/foundation/crash_test.ts",

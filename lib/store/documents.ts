@@ -138,7 +138,8 @@ export class DocumentStore {
   /**
    * Runs `plan` while holding `locks` (document keys like "registry/boxes/ID" or any uniqueness key),
    * then commits its writes and events as one durable log batch. The plan reads current state with
-   * get/list; a thrown error aborts without writing. Resolves after the commit is durable.
+   * get/list; a thrown error aborts without writing. Resolves after the commit is durable. A plan of no writes
+   * and no events commits nothing (no batch, no failure) and resolves with the log's last index.
    * `sharedLocks` are taken in shared mode: commits holding one shared key run together, and a commit holding
    * it exclusively (in `locks`) runs alone (e.g. logins share their auth method's key, its delete excludes them).
    */
@@ -190,6 +191,10 @@ export class DocumentStore {
     applyOwn: boolean,
   ): Promise<{ index: number; result: R }> {
     const planned = await plan();
+    // A plan that decides to write nothing (no writes, no events) commits nothing: no empty batch, not a failure.
+    if (typeof planned !== "function" && isEmptyPlan(planned)) {
+      return { index: this.log.lastIndex, result: planned.result as R };
+    }
     let result: R | undefined;
     let built = 0;
     try {
@@ -358,4 +363,9 @@ export function toStreamEvent(e: EventInput, index: number): StreamEvent {
     Index: index,
     Payload: e.Payload,
   };
+}
+
+/** A plan with no writes, no events and nothing kept for recovery. */
+function isEmptyPlan(plan: CommitPlan<unknown>): boolean {
+  return !plan.writes?.length && !plan.events?.length && plan.recovery === undefined;
 }

@@ -25,11 +25,6 @@ export interface SealedDocPlan<T, R> {
 /** Expired documents deleted per commit by the sweep. */
 const sweepBatch = 500;
 
-/** Thrown inside a plan that writes nothing, so the store appends no empty batch. */
-class NothingToWrite<R> {
-  constructor(readonly result: R) {}
-}
-
 export class SealedDocs<T extends Record<string, unknown>> {
   readonly #data: DataDir;
   readonly #options: SealedDocsOptions<T>;
@@ -82,20 +77,16 @@ export class SealedDocs<T extends Record<string, unknown>> {
   ): Promise<{ result: R }> {
     const { store } = this.#data;
     const collection = this.#options.collection;
-    try {
-      return await store.transact([this.lockOf(id)], () => {
-        const cur = store.get<T>(collection, id);
-        const decided = plan(cur);
-        if (decided.doc === undefined) throw new NothingToWrite(decided.result);
-        return {
-          writes: [{ collection, id, doc: decided.doc, ifVersion: cur?.version ?? 0 }],
-          result: decided.result,
-        };
-      });
-    } catch (err) {
-      if (err instanceof NothingToWrite) return { result: err.result as R };
-      throw err;
-    }
+    // A plan that writes nothing commits no batch (the store's transact).
+    return await store.transact([this.lockOf(id)], () => {
+      const cur = store.get<T>(collection, id);
+      const decided = plan(cur);
+      if (decided.doc === undefined) return { result: decided.result };
+      return {
+        writes: [{ collection, id, doc: decided.doc, ifVersion: cur?.version ?? 0 }],
+        result: decided.result,
+      };
+    });
   }
 
   /** Deletes expired documents, a batch per commit; one run at a time. */
@@ -124,11 +115,7 @@ export class SealedDocs<T extends Record<string, unknown>> {
             writes.push({ collection, id, doc: null, ifVersion: cur.version });
           }
         }
-        if (!writes.length) throw new NothingToWrite(0);
         return { writes, result: writes.length };
-      }).catch((err) => {
-        if (err instanceof NothingToWrite) return { result: 0 };
-        throw err;
       });
       removed += result;
       if (result === 0 || dead.length < sweepBatch) return removed;

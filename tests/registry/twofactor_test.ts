@@ -153,7 +153,17 @@ Deno.test("a failing SMS webhook gives 500 with the errors shape", () =>
     assertEquals(r.body.success, false);
   }));
 
-registryTest("TOTP enrolment and confirmation enable app codes that log in once", async (f) => {
+/** wharf_store_commit_failures_total on the server (WHARF_METRICS_PUBLIC=1). */
+async function commitFailures(f: Fixture): Promise<number> {
+  const text = await (await fetch(`${f.srv.url}/v1/metrics?format=prometheus`)).text();
+  const m = /^wharf_store_commit_failures_total (\S+)$/m.exec(text);
+  assert(m, "wharf_store_commit_failures_total in the metrics");
+  return Number(m[1]);
+}
+
+registryTest("TOTP enrolment and confirmation enable app codes that log in once", {
+  WHARF_METRICS_PUBLIC: "1",
+}, async (f) => {
   await createUser(f, "alice");
   const enrol = await f.api.post("/api/v1/admin/users/alice/totp", undefined, { token: f.admin });
   assertEquals(enrol.status, 200, enrol.text);
@@ -183,10 +193,13 @@ registryTest("TOTP enrolment and confirmation enable app codes that log in once"
   assertEquals(needed.body.two_factor, { default_delivery_method: "app", delivery_methods: ["app"] });
   const code = totp.generate();
   const before = (await loggedLines(f.srv)).length;
+  const failuresBefore = await commitFailures(f);
   const ok = await loginWithCode(f, code);
   assertEquals(ok.status, 200, ok.text);
-  // A right app code is checked under the user's lock but commits nothing of its own: no empty batch.
+  // A right app code is checked under the user's lock but commits nothing of its own: no empty batch, and no
+  // failed commit in the metrics (the old code threw a sentinel through the store's transact: +1).
   assertEquals((await loggedLines(f.srv)).slice(before).filter(emptyBatch), []);
+  assertEquals(await commitFailures(f), failuresBefore);
   const reuse = await loginWithCode(f, code);
   assertEquals(reuse.status, 406);
   const user = await f.api.get("/api/v1/admin/users/alice", { token: f.admin });

@@ -21,6 +21,8 @@ import {
   tooManyValues,
   valueCap,
 } from "./entry_caps.ts";
+import { documentLinesProblems } from "./document_lines.ts";
+import { openFreshFile } from "./fresh_file.ts";
 import { countJsonValues, JsonValueCounter } from "./json_values.ts";
 import { type BackupManifest, manifestShapeProblem } from "./manifest_shape.ts";
 
@@ -80,12 +82,7 @@ export class ArchiveWriter {
   }
 
   static async create(path: string): Promise<ArchiveWriter> {
-    const file = await Deno.open(`${path}.partial`, {
-      write: true,
-      create: true,
-      truncate: true,
-      mode: 0o600,
-    });
+    const file = await openFreshFile(`${path}.partial`);
     const writer = new ArchiveWriter(path, file);
     await writer.#write(encoder.encode(archiveMagic));
     return writer;
@@ -327,7 +324,10 @@ export class ArchiveReader {
         let parsable = true;
         if (values) {
           values.finish();
-          if (lineEntry && values.lines > linesPerEntry) scan.problems.push(tooManyLines(name));
+          if (lineEntry && values.lines > linesPerEntry) {
+            scan.problems.push(tooManyLines(name));
+            parsable = false;
+          }
           const mostValues = valueCap(cap!);
           if (values.most > mostValues) {
             parsable = false;
@@ -347,6 +347,9 @@ export class ArchiveReader {
           const problem = parsed === undefined ? undefined : manifestShapeProblem(parsed);
           if (problem) scan.problems.push(`${manifestEntry} is damaged: ${problem}`);
           else if (parsed !== undefined) scan.manifest = parsed as BackupManifest;
+        } else if (parsable && name.startsWith("documents/")) {
+          // Restore writes each line as a stored document: one that is not would stop the server it restores.
+          scan.problems.push(...await documentLinesProblems(name, this.chunks(entry)));
         }
       }
       // A blob is named by its sha256: a header that agrees with other bytes is a rewritten entry, not the blob.

@@ -2,6 +2,7 @@
 // on disk (not in memory) while it reads the log, then read back one collection at a time into the archive.
 
 import { writeAll } from "../file/fsutil.ts";
+import { openFreshFile } from "./fresh_file.ts";
 import { fileLines } from "../file/line_reader.ts";
 
 /** A checkpointed document as the archive writes it: its JSON line, with the blobs it names. */
@@ -35,13 +36,7 @@ export class DocSpool {
 
   static async create(output: string): Promise<DocSpool> {
     const path = `${output}.spool`;
-    const file = await Deno.open(path, {
-      read: true,
-      write: true,
-      create: true,
-      truncate: true,
-      mode: 0o600,
-    });
+    const file = await openFreshFile(path, { read: true });
     try {
       await Deno.remove(path);
     } catch (err) {

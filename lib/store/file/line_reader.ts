@@ -16,14 +16,31 @@ export async function* fileLineBytes(
   end: number,
   unterminated: "yield" | "drop" = "yield",
 ): AsyncGenerator<Uint8Array> {
+  yield* lineBytes(fileChunks(file, start, end), unterminated);
+}
+
+/** `file`'s bytes between `start` and `end`, 1 MiB at a time, in one buffer read into again for each chunk. */
+async function* fileChunks(file: Deno.FsFile, start: number, end: number): AsyncGenerator<Uint8Array> {
   await file.seek(start, Deno.SeekMode.Start);
   const chunk = new Uint8Array(chunkBytes);
-  let carried: Uint8Array[] = [];
   for (let position = start; position < end;) {
     const n = await file.read(chunk.subarray(0, Math.min(chunkBytes, end - position)));
     if (n === null) break;
     position += n;
-    const bytes = chunk.subarray(0, n);
+    yield chunk.subarray(0, n);
+  }
+}
+
+/**
+ * The lines (without their newline) of the bytes `chunks` deliver (a chunk's buffer may be reused once the next is
+ * asked for: a line's start that runs on is copied). Each line's bytes are valid until the next one is asked for.
+ */
+export async function* lineBytes(
+  chunks: AsyncIterable<Uint8Array>,
+  unterminated: "yield" | "drop" = "yield",
+): AsyncGenerator<Uint8Array> {
+  let carried: Uint8Array[] = [];
+  for await (const bytes of chunks) {
     let from = 0;
     for (let nl = bytes.indexOf(10); nl >= 0; nl = bytes.indexOf(10, from)) {
       const piece = bytes.subarray(from, nl);
@@ -31,8 +48,7 @@ export async function* fileLineBytes(
       carried = [];
       from = nl + 1;
     }
-    // The buffer is read into again: a line's start that runs on is copied.
-    if (from < n) carried.push(bytes.slice(from));
+    if (from < bytes.length) carried.push(bytes.slice(from));
   }
   if (carried.length && unterminated === "yield") yield join(carried);
 }

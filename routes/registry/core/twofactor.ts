@@ -45,11 +45,6 @@ export function twoFactorDetails(user: UserDoc) {
   return { default_delivery_method: methods.includes("app") ? "app" : "sms", delivery_methods: methods };
 }
 
-/** Thrown out of a code check's plan that writes nothing (a right app code), so the store commits no empty batch. */
-class NothingToCommit<T> {
-  constructor(readonly result: T) {}
-}
-
 export class TwoFactor {
   // Wrong codes: counted in the user's stored CODE_FAILURES document (code_failures.ts), across the cluster; this
   // node's throttle of the same limit holds a slot per check while it runs, so at most that many wait for the
@@ -170,7 +165,7 @@ export class TwoFactor {
       const failures = this.#storedFailures(userKey);
       this.#refuseWhileBlocked(failures?.doc, now);
       // Deleted meanwhile (on any node): no code of theirs is right, and nothing is kept for them.
-      if (!this.#reg.user(userKey)) throw new NothingToCommit(undefined);
+      if (!this.#reg.user(userKey)) return { result: undefined };
       const stored = this.#storedCode(userKey);
       if (sms !== undefined && stored && this.#matches(userKey, stored, text)) {
         const doc = withoutCode(stored.doc, now);
@@ -180,7 +175,8 @@ export class TwoFactor {
         };
       }
       const right = otherwise();
-      if (right !== undefined) throw new NothingToCommit(right);
+      // A right app code writes nothing: the store commits no batch for it.
+      if (right !== undefined) return { result: right };
       const failure: DocWrite = {
         collection: CODE_FAILURES,
         id: userKey,
@@ -189,14 +185,7 @@ export class TwoFactor {
       };
       return { writes: [failure, ...this.#wrongSmsCode(stored, now)], result: undefined };
     };
-    const judged = async () => {
-      try {
-        return await this.#reg.writeIn([registryLock.namespace(userKey)], plan);
-      } catch (err) {
-        if (err instanceof NothingToCommit) return err.result as T | undefined;
-        throw err;
-      }
-    };
+    const judged = () => this.#reg.writeIn([registryLock.namespace(userKey)], plan);
     return await attempt.run(judged, (outcome) => outcome !== undefined);
   }
 
