@@ -38,30 +38,13 @@ export async function readBody(request: Request, limit: number): Promise<Uint8Ar
   try {
     return await readBodyBytes(request, declared, limit);
   } catch (err) {
-    // Our own refusals (413, the 408 of a stalled body) as they are; what Deno's read throws when the client cut
-    // the body short or its connection failed is a 400; anything else (a second read's TypeError, a failed
-    // allocation's RangeError) is our fault and stays one.
-    if (err instanceof ApiError || !isConnectionFailure(err)) throw err;
+    // Our own refusals (413, the 408 of a stalled body) as they are, and our own faults (a second read's
+    // TypeError, a failed allocation's RangeError) stay 500s. Whatever else the read throws comes from the
+    // client's bytes or connection: Deno's BadResource for a body cut short (body_cut_short_test.ts), its
+    // connection errors, or a plain Error for chunked framing it cannot parse ("invalid HTTP/1 request").
+    if (err instanceof ApiError || err instanceof TypeError || err instanceof RangeError) throw err;
     throw new BodyCutShort();
   }
-}
-
-/**
- * The errors Deno's body read throws for a body cut short (2.9.6 throws BadResource for an early end of either
- * shape: tests/foundation/body_cut_short_test.ts) or a failed connection.
- */
-const connectionFailures = [
-  Deno.errors.BadResource,
-  Deno.errors.Http,
-  Deno.errors.ConnectionReset,
-  Deno.errors.ConnectionAborted,
-  Deno.errors.BrokenPipe,
-  Deno.errors.Interrupted,
-  Deno.errors.UnexpectedEof,
-];
-
-function isConnectionFailure(err: unknown): boolean {
-  return connectionFailures.some((kind) => err instanceof kind);
 }
 
 /** The 400 for a body that ended early or whose connection failed while it was read. */
