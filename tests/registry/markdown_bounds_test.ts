@@ -131,6 +131,11 @@ Deno.test("costly descriptions: bounded render time and a byte-bounded HTML cach
       // Both are over the markup budget: one escaped paragraph, its line breaks normalised.
       assert(shown[0]!.startsWith("<p>|||"), shown[0]!.slice(0, 40));
       assert(shown[1]!.startsWith("<p>1. a\n1. a\n"), shown[1]!.slice(0, 40));
+      // Nested past what is parsed (20 levels): shown as plain text, not with its deepest text dropped.
+      const deep = await timed(">".repeat(30) + " deep text");
+      assertEquals(deep.html, `<p>${"&gt;".repeat(30)} deep text</p>\n`);
+      assertEquals((await timed(">".repeat(19) + " kept")).html.match(/<blockquote>/g)?.length, 19);
+      assertEquals((await timed(">".repeat(20) + " gone")).html, `<p>${"&gt;".repeat(20)} gone</p>\n`);
     });
 
     await t.step(

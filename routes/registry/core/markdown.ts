@@ -26,8 +26,9 @@ export const MAX_LINK_SCAN = 2_000_000;
 export const MAX_BLOCK_TOKENS = 16384;
 
 /**
- * Nesting levels markdown-it parses (its default 100; deeper content is dropped): each level of `>` or list
- * re-reads every line it holds, 90 levels of `>` over 3,500 lines took ~35 ms.
+ * Nesting levels markdown-it parses (its default 100; it drops deeper content, so a deeper source is shown as
+ * plain text instead): each level of `>` or list re-reads every line it holds, 90 levels of `>` over 3,500 lines
+ * took ~35 ms.
  */
 export const MAX_NESTING = 20;
 
@@ -110,7 +111,10 @@ function escapeText(text: string): string {
 
 const markdown = new MarkdownIt({ html: false, linkify: false, maxNesting: MAX_NESTING });
 
-/** Thrown by the block parse at its MAX_BLOCK_TOKENS + 1st token: the source is shown as plain text. */
+/**
+ * Thrown by the block parse at its MAX_BLOCK_TOKENS + 1st token, or when a block opens at MAX_NESTING (whose
+ * content markdown-it would drop): the source is shown as plain text, every word of it.
+ */
 class TooManyBlockTokens extends Error {}
 
 // The block parse stops at MAX_BLOCK_TOKENS: a table's rule pushes every cell it autocompletes, so counting the
@@ -121,6 +125,12 @@ markdown.block.State = class BoundedBlockState extends BlockState {
     if (this.tokens.length >= MAX_BLOCK_TOKENS) throw new TooManyBlockTokens();
     return super.push(...args);
   }
+};
+// A block parse entered at MAX_NESTING would drop its lines (markdown-it stops there): plain text instead.
+const tokenize = markdown.block.tokenize.bind(markdown.block);
+markdown.block.tokenize = (state, startLine, endLine) => {
+  if (state.level >= MAX_NESTING && startLine < endLine) throw new TooManyBlockTokens();
+  tokenize(state, startLine, endLine);
 };
 
 // Between the block and the inline parse: a source whose link openers cost too much is marked and not parsed further.
