@@ -162,8 +162,7 @@ async function* documentBatches(reader: ArchiveReader, entries: ArchiveEntry[]):
   for (const entry of entries) {
     let batch: StoredDoc[] = [];
     let chars = 0;
-    for (const line of decoder.decode(await reader.bytes(entry)).split("\n")) {
-      if (!line) continue;
+    for await (const line of entryLines(reader, entry)) {
       if (batch.length && chars + line.length > batchChars) {
         yield batch;
         batch = [];
@@ -183,8 +182,8 @@ async function* documentBatches(reader: ArchiveReader, entries: ArchiveEntry[]):
 async function* archivedDocuments(reader: ArchiveReader, all: ArchiveEntry[]) {
   for (const [collection, entries] of entriesByCollection(all)) {
     for (const entry of entries) {
-      for (const line of decoder.decode(await reader.bytes(entry)).split("\n")) {
-        if (line) yield { collection, current: JSON.parse(line) as StoredDoc, chars: line.length };
+      for await (const line of entryLines(reader, entry)) {
+        yield { collection, current: JSON.parse(line) as StoredDoc, chars: line.length };
       }
     }
   }
@@ -193,10 +192,15 @@ async function* archivedDocuments(reader: ArchiveReader, all: ArchiveEntry[]) {
 /** The archive's log lines in index order, each with its index. */
 async function* archivedLog(reader: ArchiveReader, all: ArchiveEntry[]) {
   for (const entry of all.filter((e) => e.name.startsWith("log/"))) {
-    for (const line of decoder.decode(await reader.bytes(entry)).split("\n")) {
-      if (line) yield { index: JSON.parse(line).Index as number, line };
+    for await (const line of entryLines(reader, entry)) {
+      yield { index: JSON.parse(line).Index as number, line };
     }
   }
+}
+
+/** An ndjson entry's lines, empty ones left out (the entry is read whole: at most its verified cap). */
+async function* entryLines(reader: ArchiveReader, entry: ArchiveEntry): AsyncGenerator<string> {
+  for (const line of decoder.decode(await reader.bytes(entry)).split("\n")) if (line) yield line;
 }
 
 /** The archive's usage counter sets. */

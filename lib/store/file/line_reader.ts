@@ -1,6 +1,8 @@
 // Reads a file's lines a chunk at a time (a log segment, a pack, a backup's spool), so a file of any size is never
 // held whole.
 
+import { concatBytes } from "../../bytes.ts";
+
 const chunkBytes = 1 << 20;
 const decoder = new TextDecoder();
 
@@ -44,26 +46,16 @@ export async function* lineBytes(
     let from = 0;
     for (let nl = bytes.indexOf(10); nl >= 0; nl = bytes.indexOf(10, from)) {
       const piece = bytes.subarray(from, nl);
-      yield carried.length ? join([...carried, piece]) : piece;
+      yield carried.length ? concatBytes([...carried, piece]) : piece;
       carried = [];
       from = nl + 1;
     }
     if (from < bytes.length) carried.push(bytes.slice(from));
   }
-  if (carried.length && unterminated === "yield") yield join(carried);
+  if (carried.length && unterminated === "yield") yield concatBytes(carried);
 }
 
 /** fileLineBytes' lines as text. */
 export async function* fileLines(file: Deno.FsFile, start: number, end: number): AsyncGenerator<string> {
   for await (const bytes of fileLineBytes(file, start, end)) yield decoder.decode(bytes);
-}
-
-function join(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }

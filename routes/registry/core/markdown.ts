@@ -166,14 +166,9 @@ function boundedMarkdown(text: string): string | null {
 }
 
 /**
- * The HTML of one source, uncached: Markdown, or one escaped paragraph when its markup is too costly to parse or
+ * The HTML of a description, cached: Markdown, or one escaped paragraph when its markup is too costly to parse or
  * its HTML would be longer than MAX_HTML.
  */
-export function renderMarkdown(source: string): string {
-  const text = normalisedLineBreaks(source);
-  return boundedMarkdown(text) ?? plainText(text);
-}
-
 export function markdownHtml(source: string | null): string | null {
   if (source === null) return null;
   let html = htmlCache.get(source);
